@@ -1,0 +1,281 @@
+/*
+ * clops.h - DirectML-style tensor operators on any OpenCL device, or on the host.
+ *
+ * Operators: DepthToSpace and SpaceToDepth (orders DCR and CRD) and
+ * MaxUnpooling, exactly as DirectML defines them, for every fixed-width type of
+ * DirectML feature level 5.0 plus ONNX's BOOL, BFLOAT16, COMPLEX64 and
+ * COMPLEX128. Results are bit-exact: these operators only move bits.
+ *
+ * Use:
+ *   clops_context *ctx;   clops_context_create(&ctx);            // default device
+ *   clops_operator *op;   clops_operator_create(ctx, &desc, &op); // validates, builds
+ *   clops_operator_execute(op, &bufs, 0, NULL, &event);           // cl_mem, async
+ *   clops_operator_execute_host(op, &host_bufs);                  // host pointers, blocking
+ *   clops_operator_free(op); clops_context_free(ctx);
+ *
+ * Thread safety:
+ *   - clops_context: may be shared by threads. Creating and freeing operators on
+ *     one context from several threads at once is safe (the program table is
+ *     locked). A context created around the caller's queue enqueues on that
+ *     queue; OpenCL queues are thread-safe for enqueueing (OpenCL 1.1+).
+ *   - clops_operator: one thread at a time. An operator owns its cl_kernel
+ *     objects, whose arguments are set per execution; run one operator per thread,
+ *     or serialise calls on a shared one.
+ *   - Free a context only after every operator created on it is freed.
+ *   - Nothing in clops is global; clops_last_error_message() is per-thread.
+ *   - The library never prints and never exits.
+ */
+#ifndef CLOPS_H
+#define CLOPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+
+#include "clops_errors.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CLOPS_VERSION_MAJOR 0
+#define CLOPS_VERSION_MINOR 1
+#define CLOPS_VERSION_PATCH 0
+#define CLOPS_VERSION_NUMBER (CLOPS_VERSION_MAJOR * 10000 + CLOPS_VERSION_MINOR * 100 + CLOPS_VERSION_PATCH)
+#define CLOPS_VERSION_STRING "0.1.0"
+
+/*! clops_version_number() : CLOPS_VERSION_NUMBER of the library actually linked. */
+CLOPS_API unsigned clops_version_number(void);
+/*! clops_version_string() : CLOPS_VERSION_STRING of the library actually linked. */
+CLOPS_API const char *clops_version_string(void);
+
+/* ---- data types ---------------------------------------------------------------
+ * Values 0..11 are DML_TENSOR_DATA_TYPE's; the ONNX-only types start at 100. */
+typedef enum clops_data_type {
+    CLOPS_DATA_TYPE_UNKNOWN = 0,
+    CLOPS_DATA_TYPE_FLOAT32 = 1,
+    CLOPS_DATA_TYPE_FLOAT16 = 2,
+    CLOPS_DATA_TYPE_UINT32 = 3,
+    CLOPS_DATA_TYPE_UINT16 = 4,
+    CLOPS_DATA_TYPE_UINT8 = 5,
+    CLOPS_DATA_TYPE_INT32 = 6,
+    CLOPS_DATA_TYPE_INT16 = 7,
+    CLOPS_DATA_TYPE_INT8 = 8,
+    CLOPS_DATA_TYPE_FLOAT64 = 9,
+    CLOPS_DATA_TYPE_UINT64 = 10,
+    CLOPS_DATA_TYPE_INT64 = 11,
+    CLOPS_DATA_TYPE_BOOL = 100,
+    CLOPS_DATA_TYPE_BFLOAT16 = 101,
+    CLOPS_DATA_TYPE_COMPLEX64 = 102,
+    CLOPS_DATA_TYPE_COMPLEX128 = 103
+} clops_data_type;
+
+/*! clops_data_type_size() : bytes per element (1, 2, 4, 8 or 16), 0 if unknown. */
+CLOPS_API size_t clops_data_type_size(clops_data_type type);
+/*! clops_data_type_name() : "FLOAT32", "BFLOAT16", ...; "UNKNOWN" if unknown. */
+CLOPS_API const char *clops_data_type_name(clops_data_type type);
+
+/* ---- tensors ------------------------------------------------------------------
+ * As DML_BUFFER_TENSOR_DESC with four dimensions: sizes are { N, C, H, W };
+ * strides are in elements, NULL means packed NCHW. A zero stride broadcasts an
+ * input along that dimension (not allowed on outputs, whose elements must not
+ * overlap). A zero size is valid and gives an empty tensor. */
+typedef struct clops_tensor_desc {
+    clops_data_type data_type;
+    uint32_t sizes[4];
+    const uint64_t *strides; /* 4 strides in elements, or NULL for packed */
+} clops_tensor_desc;
+
+/* ---- operators ---------------------------------------------------------------- */
+typedef enum clops_depth_space_order {
+    CLOPS_ORDER_DEPTH_COLUMN_ROW = 0, /* DCR: DML's default, ONNX mode "DCR" */
+    CLOPS_ORDER_COLUMN_ROW_DEPTH = 1  /* CRD: ONNX mode "CRD", PyTorch pixel_(un)shuffle */
+} clops_depth_space_order;
+
+/* DML_DEPTH_TO_SPACE1_OPERATOR_DESC: output { N, C/b², H*b, W*b }. */
+typedef struct clops_depth_to_space_desc {
+    const clops_tensor_desc *input;
+    const clops_tensor_desc *output;
+    uint32_t block_size;
+    clops_depth_space_order order;
+} clops_depth_to_space_desc;
+
+/* DML_SPACE_TO_DEPTH1_OPERATOR_DESC: output { N, C*b², H/b, W/b }. */
+typedef struct clops_space_to_depth_desc {
+    const clops_tensor_desc *input;
+    const clops_tensor_desc *output;
+    uint32_t block_size;
+    clops_depth_space_order order;
+} clops_space_to_depth_desc;
+
+/* DML_MAX_UNPOOLING_OPERATOR_DESC. The output is zero-filled, then each input
+ * value X.flat[k] is written at Y.flat[I.flat[k]], indices being flat over the
+ * whole packed output (batch and channel included). Indices: UINT32, UINT64 or
+ * INT64 (as ONNX and PyTorch emit). Duplicate indices: the input element that
+ * comes last in row-major order wins, on every device and every run. */
+typedef struct clops_max_unpooling_desc {
+    const clops_tensor_desc *input;
+    const clops_tensor_desc *indices;
+    const clops_tensor_desc *output;
+} clops_max_unpooling_desc;
+
+typedef enum clops_operator_type {
+    CLOPS_OPERATOR_DEPTH_TO_SPACE = 1,
+    CLOPS_OPERATOR_SPACE_TO_DEPTH = 2,
+    CLOPS_OPERATOR_MAX_UNPOOLING = 3
+} clops_operator_type;
+
+/* As DML_OPERATOR_DESC: a type and a pointer to that type's descriptor. */
+typedef struct clops_operator_desc {
+    clops_operator_type type;
+    const void *desc;
+} clops_operator_desc;
+
+/*! clops_operator_validate() : checks a descriptor without any device: types,
+ *  sizes against the operator's rules, strides, and overflow of every size
+ *  product. @return CLOPS_SUCCESS or the specific CLOPS_ERROR_* code, with the
+ *  offending value in clops_last_error_message(). */
+CLOPS_API clops_status clops_operator_validate(const clops_operator_desc *desc);
+
+/* ---- devices ------------------------------------------------------------------ */
+typedef struct clops_device_info {
+    unsigned index;               /* as used by CLOPS_DEVICE and the CLI's --device */
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_device_type type;
+    char platform_name[128];
+    char device_name[128];
+    char device_version[128];     /* "OpenCL 3.0 PoCL ..." */
+    char opencl_c_version[64];
+    int has_fp16;                 /* cl_khr_fp16 */
+    int has_fp64;                 /* cl_khr_fp64 */
+    int has_int64;                /* 64-bit integers: FULL_PROFILE, or cl_khr_int64 on EMBEDDED */
+    int compiler_available;
+    uint64_t max_alloc_bytes;
+} clops_device_info;
+
+/*! clops_device_list() : every device of every platform, in platform order.
+ *  Writes up to `capacity` entries to `infos` (may be NULL when capacity is 0)
+ *  and the total count to `*count`. No platform at all gives *count = 0 and
+ *  CLOPS_SUCCESS. */
+CLOPS_API clops_status clops_device_list(clops_device_info *infos, size_t capacity, size_t *count);
+
+/* ---- contexts ----------------------------------------------------------------- */
+typedef struct clops_context clops_context;
+
+typedef enum clops_backend {
+    CLOPS_BACKEND_OPENCL = 1,
+    CLOPS_BACKEND_HOST = 2
+} clops_backend;
+
+/*! clops_context_create() : a context on the default device: the environment
+ *  variable CLOPS_DEVICE if set ("host", or an index from clops_device_list()),
+ *  else the first GPU, else the first device of any type, else the host.
+ *  A CLOPS_DEVICE naming a device that does not exist is an error
+ *  (CLOPS_ERROR_INVALID_DEVICE_SELECTION), never a silent substitute. */
+CLOPS_API clops_status clops_context_create(clops_context **out);
+
+/*! clops_context_create_device() : a context (with its own cl_context and
+ *  in-order queue) on device `index` of clops_device_list(). */
+CLOPS_API clops_status clops_context_create_device(unsigned index, clops_context **out);
+
+/*! clops_context_create_host() : a context that runs the host kernels. */
+CLOPS_API clops_status clops_context_create_host(clops_context **out);
+
+/*! clops_context_create_from_cl() : wraps the caller's context, device and
+ *  queue (clops retains them and releases them on free). Work is enqueued on
+ *  `queue`, which may be in-order or out-of-order: clops orders its own
+ *  commands with events. */
+CLOPS_API clops_status clops_context_create_from_cl(cl_context context, cl_device_id device,
+                                          cl_command_queue queue, clops_context **out);
+
+/*! clops_context_free() : releases everything the context holds. NULL is fine. */
+CLOPS_API void clops_context_free(clops_context *ctx);
+
+/*! clops_context_backend() : CLOPS_BACKEND_OPENCL or CLOPS_BACKEND_HOST. */
+CLOPS_API clops_backend clops_context_backend(const clops_context *ctx);
+
+/*! clops_context_device_name() : the device's name, or "host". */
+CLOPS_API const char *clops_context_device_name(const clops_context *ctx);
+
+/*! clops_context_queue() : the queue clops enqueues on (NULL on the host). */
+CLOPS_API cl_command_queue clops_context_queue(const clops_context *ctx);
+/*! clops_context_cl_context() : the cl_context (NULL on the host). */
+CLOPS_API cl_context clops_context_cl_context(const clops_context *ctx);
+
+/* ---- operator objects --------------------------------------------------------- */
+typedef struct clops_operator clops_operator;
+
+/*! clops_operator_create() : validates `desc` (as clops_operator_validate),
+ *  copies it, and prepares it on `ctx`: builds (or reuses) the program
+ *  specialised for it and creates its kernels. Each program is compiled once
+ *  per context. @return CLOPS_SUCCESS and *out, or an error and *out = NULL. */
+CLOPS_API clops_status clops_operator_create(clops_context *ctx, const clops_operator_desc *desc,
+                                   clops_operator **out);
+
+/*! clops_operator_free() : NULL is fine. */
+CLOPS_API void clops_operator_free(clops_operator *op);
+
+/* Buffers for an execution. `indices` only for MaxUnpooling. Each buffer must
+ * hold its tensor's whole span (checked against CL_MEM_SIZE). */
+typedef struct clops_buffers {
+    cl_mem input;
+    cl_mem indices;
+    cl_mem output;
+} clops_buffers;
+
+/*! clops_operator_execute() : enqueues the operator on the context's queue,
+ *  after the events in `wait_list`; `*event` (if not NULL) receives an event
+ *  that completes when the output is written (release it with clReleaseEvent).
+ *  DepthToSpace and SpaceToDepth return without waiting. MaxUnpooling waits for
+ *  the device before returning, because it reports bad indices in its status:
+ *  CLOPS_ERROR_INDEX_OUT_OF_RANGE means at least one index was negative or past
+ *  the output; such elements are never written anywhere, every other element
+ *  is written as usual. Needs an OpenCL context (else CLOPS_ERROR_WRONG_BACKEND). */
+CLOPS_API clops_status clops_operator_execute(clops_operator *op, const clops_buffers *buffers,
+                                    cl_uint num_events_in_wait_list, const cl_event *wait_list,
+                                    cl_event *event);
+
+/* Host memory for clops_operator_execute_host(); sizes in bytes. */
+typedef struct clops_host_buffers {
+    const void *input;
+    size_t input_bytes;
+    const void *indices;
+    size_t indices_bytes;
+    void *output;
+    size_t output_bytes;
+} clops_host_buffers;
+
+/*! clops_operator_execute_host() : runs the operator on host memory and waits.
+ *  On an OpenCL context the data goes through device buffers; on the host
+ *  context the host kernels run in place. On any error the caller's output
+ *  memory is left untouched (for MaxUnpooling too: bad indices are found before
+ *  the output is written). The output must not overlap an input. */
+CLOPS_API clops_status clops_operator_execute_host(clops_operator *op, const clops_host_buffers *buffers);
+
+/* What an operator chose on its context, for diagnostics (the CLI's --verbose). */
+typedef struct clops_operator_info {
+    clops_backend backend;
+    const char *kernel_name;      /* "" on the host */
+    size_t global_size[3];
+    size_t local_size[3];
+    unsigned work_dim;
+    const char *build_options;    /* "" on the host */
+} clops_operator_info;
+
+/*! clops_operator_get_info() : fills `info` (pointers stay valid while op lives). */
+CLOPS_API clops_status clops_operator_get_info(const clops_operator *op, clops_operator_info *info);
+
+/* ---- host kernels ---------------------------------------------------------------
+ * The plain C implementation used by the host backend, callable directly. The
+ * descriptor is validated first; the byte counts are checked against the spans. */
+CLOPS_API clops_status clops_host_run(const clops_operator_desc *desc, const clops_host_buffers *buffers);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CLOPS_H */

@@ -1,0 +1,82 @@
+/*
+ * clops_errors.h - status codes of clops.
+ *
+ * Values are pinned: callers may store and compare them across versions.
+ * Zero is success. OpenCL's own negative codes (CL_OUT_OF_RESOURCES = -5,
+ * CL_BUILD_PROGRAM_FAILURE = -11, ...) are passed through unchanged, so a
+ * status may be any cl_int error; clops's own codes live at -15000 to -15299,
+ * clear of the ranges OpenCL and its extensions use (down to -1200).
+ */
+#ifndef CLOPS_ERRORS_H
+#define CLOPS_ERRORS_H
+
+#ifndef CLOPS_API
+#if defined(__GNUC__) || defined(__clang__)
+#define CLOPS_API __attribute__((visibility("default")))
+#else
+#define CLOPS_API
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* X(name, value, message): one table makes the enum, the names and the
+ * messages, so they cannot drift apart. */
+#define CLOPS_STATUS_TABLE(X)                                                                      \
+    X(CLOPS_SUCCESS, 0, "success")                                                                 \
+    /* arguments and descriptors */                                                                \
+    X(CLOPS_ERROR_NULL_ARGUMENT, -15000, "a required pointer argument is NULL")                    \
+    X(CLOPS_ERROR_INVALID_OPERATOR_TYPE, -15001, "unknown operator type")                          \
+    X(CLOPS_ERROR_UNSUPPORTED_DATA_TYPE, -15002, "data type not supported by this operator")       \
+    X(CLOPS_ERROR_DATA_TYPE_MISMATCH, -15003, "input and output data types differ")                \
+    X(CLOPS_ERROR_INVALID_BLOCK_SIZE, -15004, "block size must be at least 1")                     \
+    X(CLOPS_ERROR_INVALID_ORDER, -15005, "unknown depth/space order")                              \
+    X(CLOPS_ERROR_CHANNELS_NOT_DIVISIBLE, -15006, "channel count not divisible by block size squared") \
+    X(CLOPS_ERROR_SPATIAL_NOT_DIVISIBLE, -15007, "height or width not divisible by block size")    \
+    X(CLOPS_ERROR_OUTPUT_SIZE_MISMATCH, -15008, "output sizes do not match the operator's rule")   \
+    X(CLOPS_ERROR_INDICES_SIZE_MISMATCH, -15009, "indices sizes differ from the input's")          \
+    X(CLOPS_ERROR_UNSUPPORTED_INDEX_TYPE, -15010, "indices must be UINT32, UINT64 or INT64")       \
+    X(CLOPS_ERROR_BATCH_CHANNEL_MISMATCH, -15011, "output batch or channel count differs from the input's") \
+    X(CLOPS_ERROR_SIZE_OVERFLOW, -15012, "a size, element count or byte count overflows")         \
+    X(CLOPS_ERROR_OVERLAPPING_OUTPUT, -15013, "output strides make distinct elements overlap")     \
+    X(CLOPS_ERROR_BUFFER_TOO_SMALL, -15014, "a buffer is smaller than its tensor's strides span")  \
+    X(CLOPS_ERROR_ALIASED_BUFFERS, -15015, "the output buffer is also an input buffer")            \
+    X(CLOPS_ERROR_MISSING_BUFFER, -15016, "a buffer the operator needs was not given")             \
+    /* execution */                                                                                \
+    X(CLOPS_ERROR_INDEX_OUT_OF_RANGE, -15100, "an unpooling index is negative or past the output") \
+    X(CLOPS_ERROR_WRONG_BACKEND, -15101, "this call needs an OpenCL context, not the host backend") \
+    X(CLOPS_ERROR_TOO_LARGE_FOR_DEVICE, -15102, "a buffer exceeds the device's maximum allocation") \
+    /* devices, programs and resources */                                                          \
+    X(CLOPS_ERROR_NO_DEVICE, -15200, "no OpenCL device is available")                              \
+    X(CLOPS_ERROR_INVALID_DEVICE_SELECTION, -15201, "the requested device does not exist")         \
+    X(CLOPS_ERROR_OUT_OF_HOST_MEMORY, -15202, "host memory allocation failed")                     \
+    X(CLOPS_ERROR_BUILD_FAILED, -15203, "the OpenCL program failed to build")                      \
+    X(CLOPS_ERROR_KERNEL_SOURCE_UNAVAILABLE, -15204, "a kernel source file could not be read")     \
+    X(CLOPS_ERROR_INTERNAL, -15299, "internal error")
+
+typedef enum clops_status {
+#define CLOPS_X_ENUM(name, value, msg) name = value,
+    CLOPS_STATUS_TABLE(CLOPS_X_ENUM)
+#undef CLOPS_X_ENUM
+} clops_status;
+
+/*! clops_status_name() : the enumerator's name ("CLOPS_ERROR_SIZE_OVERFLOW",
+ *  "CL_OUT_OF_RESOURCES"), or "CLOPS_UNKNOWN_STATUS". Never NULL. */
+CLOPS_API const char *clops_status_name(int status);
+
+/*! clops_status_message() : a fixed English sentence for the code. Never NULL.
+ *  For the specific values behind a failure, see clops_last_error_message(). */
+CLOPS_API const char *clops_status_message(int status);
+
+/*! clops_last_error_message() : the detailed message of the last call on this
+ *  thread that failed (it names the offending value, for example
+ *  "input channels 7 not divisible by block size squared 4"). Thread-local,
+ *  like errno: calls on other threads never change it. "" when none failed. */
+CLOPS_API const char *clops_last_error_message(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CLOPS_ERRORS_H */

@@ -1,0 +1,94 @@
+/* max_unpooling.cl - MaxUnpooling: zero-fill, scatter, and a check for duplicates.
+ *
+ * Build options (besides clops_common.cl's):
+ *   -DINDEX_BYTES=4|8        width of the indices; 8-byte indices (UINT64 or INT64)
+ *                            are read as uint2, so no 64-bit integer support is needed
+ *                            unless OFFSET_64 is set
+ *   -DOUT_PACKED=1|0         1: the output is packed NCHW, a flat index is its offset
+ *
+ * Status word `flag` (atomic_or): bit 0, an index was out of range (never written);
+ * bit 1, an element does not hold the value its index sent (two different values
+ * collided on one index: the host then redoes the scatter in input order).
+ *
+ * NDRange as depth_space.cl: (W, H, N * C) of the tensor the kernel walks.
+ */
+#define FLAG_OUT_OF_RANGE 1u
+#define FLAG_CONFLICT 2u
+
+/* Zero every element of y. */
+__kernel void zero_fill(__global elem_t *restrict y, dims4 sizes, dims4 strides)
+{
+    const offs_t w = (offs_t)get_global_id(0), h = (offs_t)get_global_id(1), nc = (offs_t)get_global_id(2);
+    if (w >= sizes.v[3] || h >= sizes.v[2] || nc >= sizes.v[0] * sizes.v[1]) return;
+    y[offset4(strides, nc / sizes.v[1], nc % sizes.v[1], h, w)] = (elem_t)(0);
+}
+
+/* The flat output index at input position (n, c, h, w), or `count` if it is out
+ * of range (negative INT64 and UINT64 past 2^32 included when !OFFSET_64). */
+inline offs_t load_index(__global const void *indices, dims4 s, offs_t n, offs_t c, offs_t h, offs_t w, offs_t count)
+{
+    const offs_t k = offset4(s, n, c, h, w);
+#if INDEX_BYTES == 4
+    const offs_t v = ((__global const uint *)indices)[k];
+#else
+    const uint2 raw = ((__global const uint2 *)indices)[k];
+#if OFFSET_64
+    const offs_t v = ((offs_t)raw.y << 32) | raw.x; /* INT64 < 0 reads as >= 2^63 > count */
+#else
+    const offs_t v = raw.y ? count : raw.x;
+#endif
+#endif
+    return v < count ? v : count;
+}
+
+/* Offset in y of the flat (row-major, packed) index v. */
+inline offs_t flat_offset(offs_t v, dims4 sizes, dims4 strides)
+{
+#if OUT_PACKED
+    (void)sizes;
+    (void)strides;
+    return v;
+#else
+    const offs_t w = v % sizes.v[3];
+    v /= sizes.v[3];
+    const offs_t h = v % sizes.v[2];
+    v /= sizes.v[2];
+    return offset4(strides, v / sizes.v[1], v % sizes.v[1], h, w);
+#endif
+}
+
+#define UNPOOL_ARGS                                                                                    \
+    __global const elem_t *restrict x, __global const void *restrict indices, __global elem_t *restrict y, \
+        __global uint *restrict flag, dims4 in_sizes, dims4 x_strides, dims4 i_strides, dims4 out_sizes, \
+        dims4 y_strides, offs_t out_count
+
+#define UNPOOL_PROLOGUE                                                                                \
+    const offs_t w = (offs_t)get_global_id(0), h = (offs_t)get_global_id(1), nc = (offs_t)get_global_id(2); \
+    if (w >= in_sizes.v[3] || h >= in_sizes.v[2] || nc >= in_sizes.v[0] * in_sizes.v[1]) return;       \
+    const offs_t n = nc / in_sizes.v[1], c = nc % in_sizes.v[1];                                       \
+    const offs_t v = load_index(indices, i_strides, n, c, h, w, out_count);
+
+/* y.flat[I[k]] = x[k]; out-of-range indices set bit 0 and write nothing. */
+__kernel void scatter(UNPOOL_ARGS)
+{
+    UNPOOL_PROLOGUE
+    if (v == out_count) {
+        atomic_or(flag, FLAG_OUT_OF_RANGE);
+        return;
+    }
+    y[flat_offset(v, out_sizes, y_strides)] = x[offset4(x_strides, n, c, h, w)];
+}
+
+/* After scatter: each element must hold what its index sent, bit for bit. */
+__kernel void verify(UNPOOL_ARGS)
+{
+    UNPOOL_PROLOGUE
+    if (v == out_count) return;
+    const elem_t got = y[flat_offset(v, out_sizes, y_strides)], want = x[offset4(x_strides, n, c, h, w)];
+#if ELEM_BYTES <= 4
+    if (got != want)
+#else
+    if (any(got != want))
+#endif
+        atomic_or(flag, FLAG_CONFLICT);
+}

@@ -1,0 +1,103 @@
+/* device.c - enumerating devices and reading the capabilities that matter here. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <CL/cl_ext.h>
+
+#include "internal.h"
+
+static void get_string(cl_device_id dev, cl_device_info what, char *buf, size_t size)
+{
+    if (clGetDeviceInfo(dev, what, size, buf, NULL) != CL_SUCCESS) buf[0] = '\0';
+    buf[size - 1] = '\0';
+}
+
+/* Whole-word match in a space-separated extension list. */
+static bool has_extension(const char *list, const char *ext)
+{
+    const size_t n = strlen(ext);
+    for (const char *p = list; (p = strstr(p, ext)) != NULL; p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return true;
+    return false;
+}
+
+clops_status clops_query_device(cl_platform_id platform, cl_device_id device, unsigned index,
+                                clops_device_info *info)
+{
+    memset(info, 0, sizeof *info);
+    info->index = index;
+    info->platform = platform;
+    info->device = device;
+    if (platform &&
+        clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof info->platform_name, info->platform_name, NULL) != CL_SUCCESS)
+        info->platform_name[0] = '\0';
+    info->platform_name[sizeof info->platform_name - 1] = '\0';
+    get_string(device, CL_DEVICE_NAME, info->device_name, sizeof info->device_name);
+    get_string(device, CL_DEVICE_VERSION, info->device_version, sizeof info->device_version);
+    get_string(device, CL_DEVICE_OPENCL_C_VERSION, info->opencl_c_version, sizeof info->opencl_c_version);
+    cl_int err = clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof info->type, &info->type, NULL);
+    if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetDeviceInfo(CL_DEVICE_TYPE)");
+
+    size_t ext_size = 0;
+    err = clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, NULL, &ext_size);
+    if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetDeviceInfo(CL_DEVICE_EXTENSIONS)");
+    char *ext = calloc(ext_size + 1, 1);
+    if (!ext) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "device extension list of %zu bytes", ext_size);
+    err = clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, ext_size, ext, NULL);
+    char profile[64];
+    get_string(device, CL_DEVICE_PROFILE, profile, sizeof profile);
+    info->has_fp16 = has_extension(ext, "cl_khr_fp16");
+    info->has_fp64 = has_extension(ext, "cl_khr_fp64");
+    /* FULL_PROFILE guarantees 64-bit integers; EMBEDDED_PROFILE only with cl_khr_int64. */
+    info->has_int64 = strcmp(profile, "FULL_PROFILE") == 0 || has_extension(ext, "cl_khr_int64");
+    free(ext);
+    if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetDeviceInfo(CL_DEVICE_EXTENSIONS)");
+
+    cl_bool compiler = CL_FALSE;
+    if (clGetDeviceInfo(device, CL_DEVICE_COMPILER_AVAILABLE, sizeof compiler, &compiler, NULL) != CL_SUCCESS)
+        compiler = CL_FALSE;
+    info->compiler_available = compiler == CL_TRUE;
+    cl_ulong max_alloc = 0;
+    if (clGetDeviceInfo(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL) != CL_SUCCESS)
+        max_alloc = 0;
+    info->max_alloc_bytes = max_alloc;
+    return CLOPS_SUCCESS;
+}
+
+clops_status clops_device_list(clops_device_info *infos, size_t capacity, size_t *count)
+{
+    if (!count || (capacity && !infos)) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_device_list: NULL argument");
+    *count = 0;
+    cl_uint nplat = 0;
+    cl_int err = clGetPlatformIDs(0, NULL, &nplat);
+    if (err == CL_PLATFORM_NOT_FOUND_KHR || nplat == 0) return CLOPS_SUCCESS; /* no ICD: no devices */
+    if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetPlatformIDs");
+    cl_platform_id *plats = calloc(nplat, sizeof *plats);
+    if (!plats) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "platform list of %u entries", nplat);
+    clops_status st = CLOPS_SUCCESS;
+    err = clGetPlatformIDs(nplat, plats, NULL);
+    if (err != CL_SUCCESS) st = clops_fail_cl(err, "clGetPlatformIDs");
+    size_t total = 0;
+    for (cl_uint pi = 0; st == CLOPS_SUCCESS && pi < nplat; pi++) {
+        cl_uint ndev = 0;
+        err = clGetDeviceIDs(plats[pi], CL_DEVICE_TYPE_ALL, 0, NULL, &ndev);
+        if (err == CL_DEVICE_NOT_FOUND || ndev == 0) continue;
+        if (err != CL_SUCCESS) {
+            st = clops_fail_cl(err, "clGetDeviceIDs");
+            break;
+        }
+        cl_device_id *devs = calloc(ndev, sizeof *devs);
+        if (!devs) {
+            st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "device list of %u entries", ndev);
+            break;
+        }
+        err = clGetDeviceIDs(plats[pi], CL_DEVICE_TYPE_ALL, ndev, devs, NULL);
+        if (err != CL_SUCCESS) st = clops_fail_cl(err, "clGetDeviceIDs");
+        for (cl_uint di = 0; st == CLOPS_SUCCESS && di < ndev; di++, total++)
+            if (total < capacity) st = clops_query_device(plats[pi], devs[di], (unsigned)total, &infos[total]);
+        free(devs);
+    }
+    free(plats);
+    if (st == CLOPS_SUCCESS) *count = total;
+    return st;
+}

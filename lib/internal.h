@@ -1,0 +1,179 @@
+/*
+ * internal.h - what the files of lib/ share. Not installed.
+ *
+ * Path of one call, from the header down:
+ *   clops_operator_create (operator.c)
+ *     -> clops_validate_operator (validate.c): types, sizes, strides, overflow
+ *     -> the operator's plan (depth_space.c / max_unpooling.c): kernel, build options, args
+ *     -> clops_program_get (program.c): build once per context and options
+ *     -> clops_schedule (scheduler.c): global and local work sizes
+ *   clops_operator_execute -> plan's enqueue; clops_operator_execute_host -> host_kernels.c
+ */
+#ifndef CLOPS_INTERNAL_H
+#define CLOPS_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "clops/clops.h"
+
+/* ---- status reporting (status.c) ------------------------------------------------ */
+
+/* Records a formatted detail message for this thread and returns `status`. */
+clops_status clops_fail(clops_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* A cl_int error from `what` as a status, with the call named in the message. */
+clops_status clops_fail_cl(cl_int err, const char *what);
+
+/* ---- checked arithmetic (validate.c) ---------------------------------------------- */
+static inline bool clops_mul_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+    return !__builtin_mul_overflow(a, b, out);
+}
+static inline bool clops_add_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+    return !__builtin_add_overflow(a, b, out);
+}
+
+/* ---- tensors (validate.c) ---------------------------------------------------------- */
+
+/* A validated tensor: sizes, strides made explicit, and the derived counts. */
+typedef struct clops_tensor {
+    clops_data_type type;
+    size_t elem_size;
+    uint64_t sizes[4];
+    uint64_t strides[4];   /* in elements; packed strides filled in when absent */
+    bool packed;           /* strides equal the packed NCHW strides */
+    uint64_t count;        /* product of sizes */
+    uint64_t span;         /* elements from the first to one past the last addressed */
+    uint64_t span_bytes;
+} clops_tensor;
+
+typedef enum clops_tensor_role { CLOPS_ROLE_INPUT, CLOPS_ROLE_INDICES, CLOPS_ROLE_OUTPUT } clops_tensor_role;
+
+/* A validated operator: the descriptor copied into plain values. */
+typedef struct clops_op_params {
+    clops_operator_type type;
+    clops_tensor input;
+    clops_tensor indices; /* MaxUnpooling only */
+    clops_tensor output;
+    uint32_t block_size;  /* DepthToSpace / SpaceToDepth */
+    clops_depth_space_order order;
+} clops_op_params;
+
+clops_status clops_validate_operator(const clops_operator_desc *desc, clops_op_params *out);
+
+/* Checks host buffers against the spans (missing, too small, aliased). */
+clops_status clops_check_host_buffers(const clops_op_params *p, const clops_host_buffers *b);
+
+bool clops_data_type_valid(clops_data_type type);
+bool clops_index_type_valid(clops_data_type type);
+
+/* ---- host kernels (host_kernels.c) ------------------------------------------------ */
+
+/* Runs a validated operator on buffers already checked. For MaxUnpooling, every
+ * index is checked before anything is written. */
+clops_status clops_host_execute(const clops_op_params *p, const clops_host_buffers *b);
+
+/* MaxUnpooling's zero-fill and scatter in input order (the last duplicate wins),
+ * skipping out-of-range indices: the reference result on any backend. */
+void clops_host_unpool_scatter(const clops_op_params *p, const void *in, const void *idx, void *out);
+
+/* Reads index k (logical row-major over the indices tensor) as int64; values
+ * past INT64_MAX from UINT64 indices come back negative (= out of range). */
+int64_t clops_read_index(const clops_tensor *t, const void *base, const uint64_t coord[4]);
+
+/* ---- devices (device.c) ------------------------------------------------------------- */
+clops_status clops_query_device(cl_platform_id platform, cl_device_id device, unsigned index,
+                                clops_device_info *info);
+
+/* ---- contexts (context.c) ------------------------------------------------------------ */
+typedef struct clops_program_entry clops_program_entry;
+
+struct clops_context {
+    clops_backend backend;
+    cl_context cl_ctx;
+    cl_device_id device;
+    cl_command_queue queue;
+    clops_device_info info;      /* device capabilities (zeroed for the host) */
+    pthread_mutex_t lock;        /* guards the program table */
+    clops_program_entry *programs;
+};
+
+/* ---- programs (program.c) -------------------------------------------------------------- */
+
+/* The program built from `source_name` (one of kernels/ .cl files, after clops_common.cl)
+ * with `options`, built on first use and kept for the life of the context.
+ * The returned program is owned by the context. */
+clops_status clops_program_get(clops_context *ctx, const char *source_name, const char *options,
+                               cl_program *out);
+void clops_programs_release(clops_context *ctx);
+
+/* ---- scheduler (scheduler.c) --------------------------------------------------------------- */
+
+/* Chooses a local size for `kernel` over a `work_dim`-dimensional range of
+ * `items` work-items, and the global size rounded up to it. Dimension 0 is the
+ * contiguous one. Never relies on non-uniform work-groups. */
+clops_status clops_schedule(const clops_context *ctx, cl_kernel kernel, unsigned work_dim,
+                            const uint64_t items[3], size_t global[3], size_t local[3]);
+
+/* ---- operator objects (operator.c) ---------------------------------------------------------- */
+#define CLOPS_MAX_LAUNCHES 3
+#define CLOPS_OPTIONS_MAX 512
+
+/* One kernel launch: kernel, work sizes; arguments are set at execute time. */
+typedef struct clops_launch {
+    cl_kernel kernel;
+    unsigned work_dim;
+    size_t global[3];
+    size_t local[3];
+} clops_launch;
+
+struct clops_operator {
+    clops_context *ctx;
+    clops_op_params params;
+    char options[CLOPS_OPTIONS_MAX];
+    const char *kernel_name;
+    clops_launch launches[CLOPS_MAX_LAUNCHES];
+    unsigned num_launches;
+    bool offset_64;              /* kernels use ulong offsets */
+    cl_mem flag;                 /* MaxUnpooling: status word the kernels set */
+};
+
+/* Per-operator plans: prepare builds the program and kernels and picks work sizes;
+ * enqueue sets arguments and enqueues on the context's queue. */
+clops_status clops_depth_space_prepare(clops_operator *op);
+clops_status clops_depth_space_enqueue(clops_operator *op, const clops_buffers *b, cl_uint nwait,
+                                       const cl_event *wait, cl_event *event);
+clops_status clops_max_unpooling_prepare(clops_operator *op);
+clops_status clops_max_unpooling_enqueue(clops_operator *op, const clops_buffers *b, cl_uint nwait,
+                                         const cl_event *wait, cl_event *event);
+
+/* Creates kernel `name` of `program` into the next launch slot of `op`. */
+clops_status clops_operator_add_launch(clops_operator *op, cl_program program, const char *name,
+                                       unsigned work_dim, const uint64_t items[3]);
+
+/* Sets kernel argument `index`, turning a failure into a status. */
+clops_status clops_set_arg(cl_kernel kernel, cl_uint index, size_t size, const void *value);
+
+/* Enqueues launch `l`; `nwait`/`wait` and `event` as clEnqueueNDRangeKernel. */
+clops_status clops_enqueue_launch(const clops_operator *op, const clops_launch *l, cl_uint nwait,
+                                  const cl_event *wait, cl_event *event);
+
+/* Completes `*event` (if wanted) after the wait list, with nothing to compute. */
+clops_status clops_enqueue_nothing(clops_context *ctx, cl_uint nwait, const cl_event *wait, cl_event *event);
+
+/* Sets kernel arguments `first`, `first+1`, ...: four-element size or stride
+ * vectors as the kernel's dims4 (uint or ulong per OFFSET_64). */
+clops_status clops_set_dims_args(const clops_operator *op, cl_kernel kernel, cl_uint first, unsigned count,
+                                 const uint64_t *const dims[]);
+/* Sets one offs_t scalar argument. */
+clops_status clops_set_offset_arg(const clops_operator *op, cl_kernel kernel, cl_uint index, uint64_t value);
+
+/* Whether offsets into this operator's buffers fit 32-bit unsigned arithmetic. */
+bool clops_fits_u32(const clops_op_params *p);
+
+#endif /* CLOPS_INTERNAL_H */
