@@ -1,46 +1,110 @@
 /* depth_space.cl - DepthToSpace and SpaceToDepth, both orders.
  *
  * Build options (besides clops_common.cl's):
- *   -DBLOCK=b                block size, a compile-time constant so that / and %
- *                            by it become shifts or multiplies
- *   -DORDER_DCR=1|0          1: depth-column-row; 0: column-row-depth
+ *   -DBLOCK=b            block size, a compile-time constant: / and % by it become
+ *                        shifts or multiplies, and the loops over a block unroll
+ *   -DORDER_DCR=1|0      1: depth-column-row; 0: column-row-depth
+ *   -DCHUNK=k            positions of the inner axis each work-item walks
+ *   -DCHANNELS_INNER=0|1 the inner axis: 0: W (packed NCHW), 1: C (NHWC through strides)
+ *   -DUNIT_W=0|1         1: both tensors have W stride 1 (known to the compiler)
+ *   -DUNIT_C=0|1         1: both tensors have C stride 1
  *
- * NDRange: dimension 0 runs along the output's W (the contiguous axis of a packed
- * output), 1 along its H, 2 over N * C_out: the batch is folded in, one launch for
- * the whole tensor. The global size is rounded up to the work-group size, so every
- * kernel guards its range (no reliance on non-uniform work-groups).
+ * A work-item walks CHUNK consecutive positions of the inner axis (a piece of a
+ * row), moving a whole block at each. The loop nest is ordered so that the
+ * innermost loop runs along memory on both sides where the layout allows (for
+ * packed NCHW DepthToSpace: contiguous loads from b rows, one interleaved
+ * contiguous store), which compilers turn into vector loads, shuffles and vector
+ * stores; measured on PoCL this is 3 to 5 times faster than one element per
+ * work-item, whose neighbouring work-items gather. The batch is folded into
+ * NDRange dimension 2; the global size is rounded up to the work-group size and
+ * every kernel guards its range (OpenCL 1.2: no non-uniform work-groups).
  */
-
-/* Y[n, c, h*b+i, w*b+j] = X[n, ci, h, w],  ci = DCR ? (i*b+j)*C_out + c : c*b*b + i*b + j */
-__kernel void depth_to_space(__global const elem_t *restrict x, __global elem_t *restrict y,
-                             dims4 out_sizes, dims4 x_strides, dims4 y_strides)
-{
-    const offs_t wo = (offs_t)get_global_id(0), ho = (offs_t)get_global_id(1), nc = (offs_t)get_global_id(2);
-    const offs_t cout = out_sizes.v[1];
-    if (wo >= out_sizes.v[3] || ho >= out_sizes.v[2] || nc >= out_sizes.v[0] * cout) return;
-    const offs_t n = nc / cout, co = nc % cout;
-    const offs_t i = ho % B, j = wo % B;
-#if ORDER_DCR
-    const offs_t ci = (i * B + j) * cout + co;
+#if UNIT_W
+#define XS3 ((offs_t)1)
+#define YS3 ((offs_t)1)
 #else
-    const offs_t ci = co * (B * B) + i * B + j;
+#define XS3 xs.v[3]
+#define YS3 ys.v[3]
 #endif
-    y[offset4(y_strides, n, co, ho, wo)] = x[offset4(x_strides, n, ci, ho / B, wo / B)];
+#if UNIT_C
+#define XS1 ((offs_t)1)
+#define YS1 ((offs_t)1)
+#else
+#define XS1 xs.v[1]
+#define YS1 ys.v[1]
+#endif
+#define XOFF(n, c, h, w) ((n) * xs.v[0] + (c) * XS1 + (h) * xs.v[2] + (w) * XS3)
+#define YOFF(n, c, h, w) ((n) * ys.v[0] + (c) * YS1 + (h) * ys.v[2] + (w) * YS3)
+
+/* Work-item coordinates. sizes = (N, C, H, W) of the axes items are indexed by.
+ * W inner: range (ceil(W/CHUNK), H, N*C): the item walks w in [p0, p1), fixed c.
+ * C inner: range (ceil(C/CHUNK), W, N*H): the item walks c in [p0, p1), fixed w. */
+#if CHANNELS_INNER
+#define ITEM_COORDS(sizes)                                                                       \
+    const offs_t p0 = (offs_t)get_global_id(0) * CHUNK, w_ = (offs_t)get_global_id(1);           \
+    const offs_t nh_ = (offs_t)get_global_id(2);                                                 \
+    if (p0 >= sizes.v[1] || w_ >= sizes.v[3] || nh_ >= sizes.v[0] * sizes.v[2]) return;          \
+    const offs_t n = nh_ / sizes.v[2], h = nh_ % sizes.v[2];                                     \
+    const offs_t p1 = min(p0 + (offs_t)CHUNK, sizes.v[1]);
+#define C_AT(p) (p)
+#define W_AT(p) (w_)
+#else
+#define ITEM_COORDS(sizes)                                                                       \
+    const offs_t p0 = (offs_t)get_global_id(0) * CHUNK, h = (offs_t)get_global_id(1);            \
+    const offs_t nc_ = (offs_t)get_global_id(2);                                                 \
+    if (p0 >= sizes.v[3] || h >= sizes.v[2] || nc_ >= sizes.v[0] * sizes.v[1]) return;           \
+    const offs_t n = nc_ / sizes.v[1], c_ = nc_ % sizes.v[1];                                    \
+    const offs_t p1 = min(p0 + (offs_t)CHUNK, sizes.v[3]);
+#define C_AT(p) (c_)
+#define W_AT(p) (p)
+#endif
+
+/* Channel of X (DepthToSpace) or Y (SpaceToDepth) for block position (i, j) of
+ * channel c of the other tensor, which has `cs` channels. */
+#if ORDER_DCR
+#define DEPTH_CHANNEL(i, j, c, cs) (((i) * B + (j)) * (cs) + (c))
+#else
+#define DEPTH_CHANNEL(i, j, c, cs) ((c) * (B * B) + (i) * B + (j))
+#endif
+
+/* DepthToSpace: Y[n, c, h*b+i, w*b+j] = X[n, DEPTH_CHANNEL(i, j, c, C_out), h, w].
+ * sizes = (N, C_out, H_out, W_in); the item writes output row h (i = h % b). */
+#define D2S_MOVE(p, j) \
+    y[YOFF(n, C_AT(p), h, W_AT(p) * B + (j))] = x[XOFF(n, DEPTH_CHANNEL(i, (j), C_AT(p), cout), hi, W_AT(p))]
+
+__kernel void depth_to_space(__global const elem_t *restrict x, __global elem_t *restrict y,
+                             dims4 sizes, dims4 xs, dims4 ys)
+{
+    ITEM_COORDS(sizes)
+    const offs_t cout = sizes.v[1], i = h % B, hi = h / B;
+#if CHANNELS_INNER
+    for (offs_t j = 0; j < B; j++)
+        for (offs_t p = p0; p < p1; p++) D2S_MOVE(p, j);
+#else
+    for (offs_t p = p0; p < p1; p++)
+#pragma unroll
+        for (offs_t j = 0; j < B; j++) D2S_MOVE(p, j);
+#endif
 }
 
-/* Y[n, co, h, w] = X[n, c, h*b+i, w*b+j],  co = DCR ? (i*b+j)*C_in + c : c*b*b + i*b + j */
+/* SpaceToDepth: Y[n, DEPTH_CHANNEL(i, j, c, C_in), h, w] = X[n, c, h*b+i, w*b+j].
+ * sizes = (N, C_in, H_out, W_out). */
+#define S2D_MOVE(p, i, j) \
+    y[YOFF(n, DEPTH_CHANNEL((i), (j), C_AT(p), cin), h, W_AT(p))] = x[XOFF(n, C_AT(p), h * B + (i), W_AT(p) * B + (j))]
+
 __kernel void space_to_depth(__global const elem_t *restrict x, __global elem_t *restrict y,
-                             dims4 out_sizes, dims4 x_strides, dims4 y_strides, offs_t cin)
+                             dims4 sizes, dims4 xs, dims4 ys)
 {
-    const offs_t wo = (offs_t)get_global_id(0), ho = (offs_t)get_global_id(1), nc = (offs_t)get_global_id(2);
-    const offs_t cout = out_sizes.v[1];
-    if (wo >= out_sizes.v[3] || ho >= out_sizes.v[2] || nc >= out_sizes.v[0] * cout) return;
-    const offs_t n = nc / cout, co = nc % cout;
-#if ORDER_DCR
-    const offs_t blk = co / cin, c = co % cin;
+    ITEM_COORDS(sizes)
+    const offs_t cin = sizes.v[1];
+    for (offs_t i = 0; i < B; i++) {
+#if CHANNELS_INNER
+        for (offs_t j = 0; j < B; j++)
+            for (offs_t p = p0; p < p1; p++) S2D_MOVE(p, i, j);
 #else
-    const offs_t blk = co % (B * B), c = co / (B * B);
+        for (offs_t p = p0; p < p1; p++)
+#pragma unroll
+            for (offs_t j = 0; j < B; j++) S2D_MOVE(p, i, j);
 #endif
-    const offs_t i = blk / B, j = blk % B;
-    y[offset4(y_strides, n, co, ho, wo)] = x[offset4(x_strides, n, c, ho * B + i, wo * B + j)];
+    }
 }

@@ -140,6 +140,7 @@ struct clops_operator {
     clops_launch launches[CLOPS_MAX_LAUNCHES];
     unsigned num_launches;
     bool offset_64;              /* kernels use ulong offsets */
+    unsigned vec;                /* inner-axis positions per work-item */
     cl_mem flag;                 /* MaxUnpooling: status word the kernels set */
 };
 

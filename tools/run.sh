@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# tools/run.sh - set up, build, and run clops on a Debian machine.
+#
+#   bash tools/run.sh demo   install what is missing, build, run the specification's
+#                            examples through the CLI on the default device
+#   bash tools/run.sh test   install what is missing, build, run the whole test suite
+#
+# Environment: BUILD_DIR (default: build), JOBS (default: nproc).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+mode=${1:-demo}
+build=${BUILD_DIR:-build}
+jobs=${JOBS:-$(nproc)}
+
+# Debian packages: compiler and CMake, the OpenCL ICD loader and headers, PoCL's
+# CPU device, Check, and pkg-config to find Check.
+packages=(build-essential cmake pkg-config ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo check)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "run.sh: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release
+cmake --build "$build" -j "$jobs"
+
+case "$mode" in
+  demo)
+    bash tools/demo.sh "$build"
+    ;;
+  test)
+    # Fail rather than skip when no OpenCL device exists: PoCL was installed above.
+    CLOPS_REQUIRE_DEVICE=1 ctest --test-dir "$build" --output-on-failure -j "$jobs"
+    ;;
+  *)
+    echo "usage: bash tools/run.sh demo|test" >&2
+    exit 2
+    ;;
+esac
