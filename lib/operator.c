@@ -7,10 +7,12 @@
 bool clops_fits_u32(const clops_op_params *p)
 {
     /* Every offset a kernel forms is below a span, and every size product below a
-     * count, so 32-bit arithmetic is exact when all of them fit. */
+     * count, so 32-bit arithmetic is exact when all of them fit; the margin covers
+     * a work-item's chunk start past the end of a row (guarded, but computed). */
+    const uint64_t limit = UINT32_MAX - (UINT64_C(1) << 24);
     const clops_tensor *t[3] = {&p->input, &p->indices, &p->output};
     for (int i = 0; i < 3; i++)
-        if (t[i]->span > UINT32_MAX || t[i]->count > UINT32_MAX) return false;
+        if (t[i]->span > limit || t[i]->count > limit) return false;
     return true;
 }
 
