@@ -1,5 +1,6 @@
 /* context.c - contexts: on a chosen device, around the caller's OpenCL objects, or the host. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,12 @@ static clops_status context_alloc(clops_backend backend, clops_context **out)
         return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "context mutex");
     }
     ctx->backend = backend;
+    if (backend == CLOPS_BACKEND_OPENCL) {
+        clops_cache_config_from_env(&ctx->cache);
+    } else {
+        ctx->cache.mode = CLOPS_CACHE_OFF;
+        snprintf(ctx->cache.status, sizeof ctx->cache.status, "not used by the host backend");
+    }
     *out = ctx;
     return CLOPS_SUCCESS;
 }
@@ -41,6 +48,7 @@ clops_status clops_context_create_from_cl(cl_context context, cl_device_id devic
     clops_status st = context_alloc(CLOPS_BACKEND_OPENCL, &ctx);
     if (st != CLOPS_SUCCESS) return st;
     st = clops_query_device(platform, device, 0, &ctx->info);
+    if (st == CLOPS_SUCCESS) st = clops_device_identity(&ctx->info, &ctx->identity);
     if (st != CLOPS_SUCCESS) {
         clops_context_free(ctx);
         return st;
@@ -152,6 +160,7 @@ void clops_context_free(clops_context *ctx)
     if (ctx->queue) clReleaseCommandQueue(ctx->queue);
     if (ctx->cl_ctx) clReleaseContext(ctx->cl_ctx);
     pthread_mutex_destroy(&ctx->lock);
+    free(ctx->identity);
     free(ctx);
 }
 
@@ -173,4 +182,9 @@ cl_command_queue clops_context_queue(const clops_context *ctx)
 cl_context clops_context_cl_context(const clops_context *ctx)
 {
     return ctx ? ctx->cl_ctx : NULL;
+}
+
+const char *clops_context_cache_status(const clops_context *ctx)
+{
+    return ctx ? ctx->cache.status : "";
 }

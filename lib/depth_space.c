@@ -54,7 +54,7 @@ clops_status clops_depth_space_prepare(clops_operator *op)
              x->strides[3] == 1 && y->strides[3] == 1, x->strides[1] == 1 && y->strides[1] == 1);
     if (y->count == 0) return CLOPS_SUCCESS; /* nothing to launch */
     cl_program program;
-    clops_status st = clops_program_get(op->ctx, "depth_space.cl", op->options, &program);
+    clops_status st = clops_program_get(op->ctx, "depth_space.cl", op->options, &program, &op->program_origin);
     if (st != CLOPS_SUCCESS) return st;
     uint64_t sizes[4], items[3];
     kernel_sizes(p, op->vec, sizes, items);

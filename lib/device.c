@@ -1,4 +1,5 @@
 /* device.c - enumerating devices and reading the capabilities that matter here. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,21 @@ static bool has_extension(const char *list, const char *ext)
     const size_t n = strlen(ext);
     for (const char *p = list; (p = strstr(p, ext)) != NULL; p += n)
         if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return true;
+    return false;
+}
+
+/* Whether CLOPS_DISABLE (comma-separated: fp64, int64, fp16, compiler) names `cap`. */
+static bool disabled(const char *cap)
+{
+    const char *env = getenv("CLOPS_DISABLE");
+    if (!env) return false;
+    const size_t n = strlen(cap);
+    for (const char *p = env; *p;) {
+        const size_t len = strcspn(p, ",");
+        if (len == n && strncmp(p, cap, n) == 0) return true;
+        p += len;
+        if (*p == ',') p++;
+    }
     return false;
 }
 
@@ -46,17 +62,17 @@ clops_status clops_query_device(cl_platform_id platform, cl_device_id device, un
     err = clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, ext_size, ext, NULL);
     char profile[64];
     get_string(device, CL_DEVICE_PROFILE, profile, sizeof profile);
-    info->has_fp16 = has_extension(ext, "cl_khr_fp16");
-    info->has_fp64 = has_extension(ext, "cl_khr_fp64");
+    info->has_fp16 = has_extension(ext, "cl_khr_fp16") && !disabled("fp16");
+    info->has_fp64 = has_extension(ext, "cl_khr_fp64") && !disabled("fp64");
     /* FULL_PROFILE guarantees 64-bit integers; EMBEDDED_PROFILE only with cl_khr_int64. */
-    info->has_int64 = strcmp(profile, "FULL_PROFILE") == 0 || has_extension(ext, "cl_khr_int64");
+    info->has_int64 = (strcmp(profile, "FULL_PROFILE") == 0 || has_extension(ext, "cl_khr_int64")) && !disabled("int64");
     free(ext);
     if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetDeviceInfo(CL_DEVICE_EXTENSIONS)");
 
     cl_bool compiler = CL_FALSE;
     if (clGetDeviceInfo(device, CL_DEVICE_COMPILER_AVAILABLE, sizeof compiler, &compiler, NULL) != CL_SUCCESS)
         compiler = CL_FALSE;
-    info->compiler_available = compiler == CL_TRUE;
+    info->compiler_available = compiler == CL_TRUE && !disabled("compiler");
     cl_ulong max_alloc = 0;
     if (clGetDeviceInfo(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL) != CL_SUCCESS)
         max_alloc = 0;
@@ -100,4 +116,73 @@ clops_status clops_device_list(clops_device_info *infos, size_t capacity, size_t
     free(plats);
     if (st == CLOPS_SUCCESS) *count = total;
     return st;
+}
+
+/* Appends "label: value\n" for a string query of the device or platform. */
+static void append_info(char **buf, size_t *len, size_t *cap, const char *label, const char *value)
+{
+    const size_t need = strlen(label) + strlen(value) + 3;
+    if (!*buf) return;
+    if (*len + need + 1 > *cap) {
+        size_t grown = (*cap + need + 1) * 2;
+        char *b = realloc(*buf, grown);
+        if (!b) {
+            free(*buf);
+            *buf = NULL;
+            return;
+        }
+        *buf = b;
+        *cap = grown;
+    }
+    *len += (size_t)snprintf(*buf + *len, *cap - *len, "%s: %s\n", label, value);
+}
+
+/* A string property of the device (param >= 0) or of its platform (param < 0). */
+static char *query_string(const clops_device_info *info, cl_device_info dev_param, cl_platform_info plat_param)
+{
+    size_t size = 0;
+    cl_int err = dev_param ? clGetDeviceInfo(info->device, dev_param, 0, NULL, &size)
+                           : clGetPlatformInfo(info->platform, plat_param, 0, NULL, &size);
+    char *s = err == CL_SUCCESS ? calloc(size + 1, 1) : NULL;
+    if (s) {
+        err = dev_param ? clGetDeviceInfo(info->device, dev_param, size, s, NULL)
+                        : clGetPlatformInfo(info->platform, plat_param, size, s, NULL);
+        if (err != CL_SUCCESS) s[0] = '\0';
+    }
+    return s;
+}
+
+clops_status clops_device_identity(const clops_device_info *info, char **out)
+{
+    size_t len = 0, cap = 1024;
+    char *buf = calloc(cap, 1);
+    struct {
+        const char *label;
+        cl_device_info dev;
+        cl_platform_info plat;
+    } const fields[] = {
+        {"platform", 0, CL_PLATFORM_NAME},          {"platform version", 0, CL_PLATFORM_VERSION},
+        {"device", CL_DEVICE_NAME, 0},              {"vendor", CL_DEVICE_VENDOR, 0},
+        {"device version", CL_DEVICE_VERSION, 0},   {"driver version", CL_DRIVER_VERSION, 0},
+        {"extensions", CL_DEVICE_EXTENSIONS, 0},
+    };
+    for (size_t i = 0; buf && i < sizeof fields / sizeof fields[0]; i++) {
+        char *v = query_string(info, fields[i].dev, fields[i].plat);
+        if (!v) {
+            free(buf);
+            return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "device identity");
+        }
+        append_info(&buf, &len, &cap, fields[i].label, v);
+        free(v);
+    }
+    cl_uint bits = 0;
+    clGetDeviceInfo(info->device, CL_DEVICE_ADDRESS_BITS, sizeof bits, &bits, NULL);
+    char num[32];
+    snprintf(num, sizeof num, "%u", bits);
+    append_info(&buf, &len, &cap, "address bits", num);
+    const char *dis = getenv("CLOPS_DISABLE");
+    append_info(&buf, &len, &cap, "disabled", dis ? dis : "");
+    if (!buf) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "device identity");
+    *out = buf;
+    return CLOPS_SUCCESS;
 }

@@ -178,3 +178,64 @@ clops_status clops_host_run(const clops_operator_desc *desc, const clops_host_bu
     if (st == CLOPS_SUCCESS) st = clops_host_execute(&p, buffers);
     return st;
 }
+
+/* Maps `bytes` of `m` after the wait list (blocking). */
+static clops_status map_buffer(cl_command_queue q, cl_mem m, cl_map_flags flags, size_t bytes, cl_uint nwait,
+                               const cl_event *wait, void **out)
+{
+    cl_int err;
+    *out = NULL;
+    if (bytes == 0) return CLOPS_SUCCESS;
+    *out = clEnqueueMapBuffer(q, m, CL_TRUE, flags, 0, bytes, nwait, nwait ? wait : NULL, NULL, &err);
+    return *out ? CLOPS_SUCCESS : clops_fail_cl(err, "clEnqueueMapBuffer");
+}
+
+/* Counts the indices that are negative or past the output. */
+static uint64_t bad_indices(const clops_op_params *p, const void *idx)
+{
+    uint64_t c[4], bad = 0;
+    CLOPS_FOR_EACH_ELEMENT(p->input.sizes, c) {
+        const int64_t k = clops_read_index(&p->indices, idx, c);
+        bad += k < 0 || (uint64_t)k >= p->output.count;
+    }
+    return bad;
+}
+
+clops_status clops_host_execute_cl(clops_operator *op, const clops_buffers *b, cl_uint nwait, const cl_event *wait,
+                                   cl_event *event)
+{
+    const clops_op_params *p = &op->params;
+    const bool unpool = p->type == CLOPS_OPERATOR_MAX_UNPOOLING;
+    cl_command_queue q = op->ctx->queue;
+    void *x = NULL, *idx = NULL, *y = NULL;
+    clops_status st = map_buffer(q, b->input, CL_MAP_READ, (size_t)p->input.span_bytes, nwait, wait, &x);
+    if (st == CLOPS_SUCCESS && unpool)
+        st = map_buffer(q, b->indices, CL_MAP_READ, (size_t)p->indices.span_bytes, nwait, wait, &idx);
+    /* READ as well as WRITE: a strided output's gaps must come back unchanged. */
+    if (st == CLOPS_SUCCESS)
+        st = map_buffer(q, b->output, CL_MAP_READ | CL_MAP_WRITE, (size_t)p->output.span_bytes, nwait, wait, &y);
+    uint64_t bad = 0;
+    if (st == CLOPS_SUCCESS) {
+        if (unpool) {
+            /* As on the device: bad indices are skipped, everything else written. */
+            bad = bad_indices(p, idx);
+            clops_host_unpool_scatter(p, x, idx, y);
+        } else {
+            const clops_host_buffers hb = {x, (size_t)p->input.span_bytes, NULL, 0, y, (size_t)p->output.span_bytes};
+            st = clops_host_execute(p, &hb);
+        }
+    }
+    if (y) clEnqueueUnmapMemObject(q, b->output, y, 0, NULL, NULL);
+    if (idx) clEnqueueUnmapMemObject(q, b->indices, idx, 0, NULL, NULL);
+    if (x) clEnqueueUnmapMemObject(q, b->input, x, 0, NULL, NULL);
+    if (st == CLOPS_SUCCESS) st = clops_enqueue_nothing(op->ctx, 0, NULL, event);
+    if (st == CLOPS_SUCCESS && !event) {
+        const cl_int err = clFinish(q); /* unmaps done before the caller reuses the buffers */
+        if (err != CL_SUCCESS) st = clops_fail_cl(err, "clFinish");
+    }
+    if (st == CLOPS_SUCCESS && bad)
+        st = clops_fail(CLOPS_ERROR_INDEX_OUT_OF_RANGE,
+                        "%llu indices are negative or not below the output's %llu elements; those were skipped",
+                        (unsigned long long)bad, (unsigned long long)p->output.count);
+    return st;
+}

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "cache.h"
 #include "clops/clops.h"
 
 /* ---- status reporting (status.c) ------------------------------------------------ */
@@ -87,14 +88,24 @@ void clops_host_unpool_scatter(const clops_op_params *p, const void *in, const v
 int64_t clops_read_index(const clops_tensor *t, const void *base, const uint64_t coord[4]);
 
 /* ---- devices (device.c) ------------------------------------------------------------- */
+
+/* Fills `info`; capabilities named in CLOPS_DISABLE (fp64, int64, fp16, compiler,
+ * comma-separated) are reported absent, so every path can be tested anywhere. */
 clops_status clops_query_device(cl_platform_id platform, cl_device_id device, unsigned index,
                                 clops_device_info *info);
+
+/* The device's identity for cache keys: platform name and version, device name,
+ * vendor, version, driver version, address bits, extensions, and the disabled
+ * capabilities. Freed by the caller. */
+clops_status clops_device_identity(const clops_device_info *info, char **out);
 
 /* ---- contexts (context.c) ------------------------------------------------------------ */
 typedef struct clops_program_entry clops_program_entry;
 
 struct clops_context {
     clops_backend backend;
+    char *identity;              /* device identity for cache keys (OpenCL only) */
+    clops_cache_config cache;
     cl_context cl_ctx;
     cl_device_id device;
     cl_command_queue queue;
@@ -106,10 +117,11 @@ struct clops_context {
 /* ---- programs (program.c) -------------------------------------------------------------- */
 
 /* The program built from `source_name` (one of kernels/ .cl files, after clops_common.cl)
- * with `options`, built on first use and kept for the life of the context.
- * The returned program is owned by the context. */
+ * with `options`: from the context's table, else from the on-disk cache, else
+ * compiled (and stored on disk); kept for the life of the context and owned by it.
+ * `*origin` says which ("in-process", "disk cache", "compiled"). */
 clops_status clops_program_get(clops_context *ctx, const char *source_name, const char *options,
-                               cl_program *out);
+                               cl_program *out, const char **origin);
 void clops_programs_release(clops_context *ctx);
 
 /* ---- scheduler (scheduler.c) --------------------------------------------------------------- */
@@ -139,6 +151,10 @@ struct clops_operator {
     const char *kernel_name;
     clops_launch launches[CLOPS_MAX_LAUNCHES];
     unsigned num_launches;
+    const char *program_origin;  /* "compiled", "disk cache", "in-process" */
+    const char *local_size_origin; /* "tuned" or "heuristic" */
+    bool fallback;               /* runs on the host although the context is OpenCL */
+    char fallback_reason[512];
     bool offset_64;              /* kernels use ulong offsets */
     unsigned vec;                /* inner-axis positions per work-item */
     cl_mem flag;                 /* MaxUnpooling: status word the kernels set */
@@ -152,6 +168,11 @@ clops_status clops_depth_space_enqueue(clops_operator *op, const clops_buffers *
 clops_status clops_max_unpooling_prepare(clops_operator *op);
 clops_status clops_max_unpooling_enqueue(clops_operator *op, const clops_buffers *b, cl_uint nwait,
                                          const cl_event *wait, cl_event *event);
+
+/* Runs a fallback operator on cl_mem buffers: maps them (after the wait list),
+ * runs the host kernels, unmaps, and returns an event for the unmaps. */
+clops_status clops_host_execute_cl(clops_operator *op, const clops_buffers *b, cl_uint nwait, const cl_event *wait,
+                                   cl_event *event);
 
 /* Creates kernel `name` of `program` into the next launch slot of `op`. */
 clops_status clops_operator_add_launch(clops_operator *op, cl_program program, const char *name,

@@ -28,7 +28,7 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     op->flag = clCreateBuffer(op->ctx->cl_ctx, CL_MEM_READ_WRITE, sizeof(cl_uint), NULL, &err);
     if (!op->flag) return clops_fail_cl(err, "clCreateBuffer(status word)");
     cl_program program;
-    clops_status st = clops_program_get(op->ctx, "max_unpooling.cl", op->options, &program);
+    clops_status st = clops_program_get(op->ctx, "max_unpooling.cl", op->options, &program, &op->program_origin);
     if (st != CLOPS_SUCCESS) return st;
     const uint64_t out_items[3] = {p->output.sizes[3], p->output.sizes[2], p->output.sizes[0] * p->output.sizes[1]};
     const uint64_t in_items[3] = {p->input.sizes[3], p->input.sizes[2], p->input.sizes[0] * p->input.sizes[1]};

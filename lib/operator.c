@@ -1,4 +1,5 @@
 /* operator.c - operator objects: create (validate + prepare), execute, free. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,10 +54,42 @@ static clops_status check_device_limits(const clops_operator *op)
             return clops_fail(CLOPS_ERROR_TOO_LARGE_FOR_DEVICE,
                               "%s spans %llu bytes, more than the device's maximum allocation of %llu", names[i],
                               (unsigned long long)t[i]->span_bytes, (unsigned long long)op->ctx->info.max_alloc_bytes);
-    if (!clops_fits_u32(p) && !op->ctx->info.has_int64)
-        return clops_fail(CLOPS_ERROR_TOO_LARGE_FOR_DEVICE,
-                          "tensors past 2^32 elements need 64-bit integers, which %s lacks", op->ctx->info.device_name);
     return CLOPS_SUCCESS;
+}
+
+/* Releases what a failed prepare left and marks the operator for the host path. */
+static void fall_back(clops_operator *op, const char *why)
+{
+    for (unsigned i = 0; i < op->num_launches; i++) clReleaseKernel(op->launches[i].kernel);
+    op->num_launches = 0;
+    if (op->flag) clReleaseMemObject(op->flag);
+    op->flag = NULL;
+    op->fallback = true;
+    op->kernel_name = "";
+    op->program_origin = "";
+    op->local_size_origin = "";
+    snprintf(op->fallback_reason, sizeof op->fallback_reason, "%s", why);
+}
+
+/* The OpenCL plan, or the host path where the device cannot run it: tensors
+ * past 2^32 elements without 64-bit integers, no compiler and no cached binary,
+ * or a failed build. Other failures are errors. */
+static clops_status prepare_on_device(clops_operator *op)
+{
+    if (!clops_fits_u32(&op->params) && !op->ctx->info.has_int64) {
+        char why[256];
+        snprintf(why, sizeof why, "tensors past 2^32 elements need 64-bit integers, which %s lacks",
+                 op->ctx->info.device_name);
+        fall_back(op, why);
+        return CLOPS_SUCCESS;
+    }
+    const clops_status st = op->params.type == CLOPS_OPERATOR_MAX_UNPOOLING ? clops_max_unpooling_prepare(op)
+                                                                            : clops_depth_space_prepare(op);
+    if (st == CLOPS_ERROR_COMPILER_UNAVAILABLE || st == CLOPS_ERROR_BUILD_FAILED) {
+        fall_back(op, clops_last_error_message());
+        return CLOPS_SUCCESS;
+    }
+    return st;
 }
 
 clops_status clops_operator_create(clops_context *ctx, const clops_operator_desc *desc, clops_operator **out)
@@ -68,12 +101,12 @@ clops_status clops_operator_create(clops_context *ctx, const clops_operator_desc
     if (!op) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "operator of %zu bytes", sizeof *op);
     op->ctx = ctx;
     op->kernel_name = "";
+    op->program_origin = "";
+    op->local_size_origin = "";
     clops_status st = clops_validate_operator(desc, &op->params);
     if (st == CLOPS_SUCCESS && ctx->backend == CLOPS_BACKEND_OPENCL) {
         st = check_device_limits(op);
-        if (st == CLOPS_SUCCESS)
-            st = op->params.type == CLOPS_OPERATOR_MAX_UNPOOLING ? clops_max_unpooling_prepare(op)
-                                                                  : clops_depth_space_prepare(op);
+        if (st == CLOPS_SUCCESS) st = prepare_on_device(op);
     }
     if (st != CLOPS_SUCCESS) {
         clops_operator_free(op);
@@ -152,6 +185,7 @@ clops_status clops_operator_execute(clops_operator *op, const clops_buffers *buf
                                                      "clops_operator_execute_host");
     clops_status st = check_cl_buffers(&op->params, buffers);
     if (st != CLOPS_SUCCESS) return st;
+    if (op->fallback) return clops_host_execute_cl(op, buffers, nwait, wait, event);
     if (op->params.type == CLOPS_OPERATOR_MAX_UNPOOLING)
         return clops_max_unpooling_enqueue(op, buffers, nwait, wait, event);
     if (op->num_launches == 0) return clops_enqueue_nothing(op->ctx, nwait, wait, event);
@@ -198,7 +232,7 @@ clops_status clops_operator_execute_host(clops_operator *op, const clops_host_bu
     if (!op) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_operator_execute_host: operator is NULL");
     clops_status st = clops_check_host_buffers(&op->params, buffers);
     if (st != CLOPS_SUCCESS) return st;
-    if (op->ctx->backend == CLOPS_BACKEND_HOST) return clops_host_execute(&op->params, buffers);
+    if (op->ctx->backend == CLOPS_BACKEND_HOST || op->fallback) return clops_host_execute(&op->params, buffers);
     return execute_via_device(op, buffers);
 }
 
@@ -206,9 +240,12 @@ clops_status clops_operator_get_info(const clops_operator *op, clops_operator_in
 {
     if (!op || !info) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_operator_get_info: NULL argument");
     memset(info, 0, sizeof *info);
-    info->backend = op->ctx->backend;
+    info->backend = op->fallback ? CLOPS_BACKEND_HOST : op->ctx->backend;
     info->kernel_name = op->kernel_name;
-    info->build_options = op->options;
+    info->build_options = op->fallback ? "" : op->options;
+    info->program_origin = op->program_origin;
+    info->local_size_origin = op->local_size_origin;
+    info->fallback_reason = op->fallback_reason;
     /* The launch that does the operator's work: the last one (after any zero-fill). */
     if (op->num_launches) {
         const clops_launch *l = &op->launches[op->params.type == CLOPS_OPERATOR_MAX_UNPOOLING ? 1 : 0];

@@ -202,6 +202,10 @@ CLOPS_API clops_backend clops_context_backend(const clops_context *ctx);
 /*! clops_context_device_name() : the device's name, or "host". */
 CLOPS_API const char *clops_context_device_name(const clops_context *ctx);
 
+/*! clops_context_cache_status() : one line saying where the on-disk program
+ *  cache is and whether it is read-write or read-only, or why it is off. */
+CLOPS_API const char *clops_context_cache_status(const clops_context *ctx);
+
 /*! clops_context_queue() : the queue clops enqueues on (NULL on the host). */
 CLOPS_API cl_command_queue clops_context_queue(const clops_context *ctx);
 /*! clops_context_cl_context() : the cl_context (NULL on the host). */
@@ -265,10 +269,39 @@ typedef struct clops_operator_info {
     size_t local_size[3];
     unsigned work_dim;
     const char *build_options;    /* "" on the host */
+    const char *program_origin;   /* "compiled", "disk cache", "in-process" or "" (host) */
+    const char *local_size_origin; /* "tuned" or "heuristic" ("" on the host) */
+    const char *fallback_reason;  /* why an OpenCL context runs this operator on the
+                                     host ("" when it does not) */
 } clops_operator_info;
 
 /*! clops_operator_get_info() : fills `info` (pointers stay valid while op lives). */
 CLOPS_API clops_status clops_operator_get_info(const clops_operator *op, clops_operator_info *info);
+
+/* ---- on-disk program cache ----------------------------------------------------------
+ * Built programs are kept per device in $CLOPS_CACHE_DIR, else $XDG_CACHE_HOME/clops,
+ * else ~/.cache/clops. CLOPS_CACHE=off disables it, CLOPS_CACHE=ro only reads it,
+ * CLOPS_CACHE_MAX_SIZE (bytes, or with K, M or G) bounds it (default 256M; least
+ * recently used entries are evicted). These calls read the same variables. */
+
+/*! clops_cache_status() : the cache's one-line status, as clops_context_cache_status(). */
+CLOPS_API const char *clops_cache_status(char *buf, size_t size);
+
+/* One entry: its file, size, last use (seconds since the epoch), and the first
+ * lines of its key (device and build options), or NULL for an unreadable entry. */
+typedef void (*clops_cache_entry_fn)(void *user, const char *file, uint64_t bytes, long long last_used,
+                                     const char *key, size_t key_len);
+/*! clops_cache_list_entries() : visits every entry, least recently used first. */
+CLOPS_API clops_status clops_cache_list_entries(clops_cache_entry_fn fn, void *user, size_t *count);
+/*! clops_cache_prune() : evicts least recently used entries past the size bound. */
+CLOPS_API clops_status clops_cache_prune(size_t *removed);
+/*! clops_cache_clear_all() : removes every entry. */
+CLOPS_API clops_status clops_cache_clear_all(size_t *removed);
+/*! clops_cache_export_pack() : writes every valid entry to one pack file, for a
+ *  device that cannot compile at run time (an FPGA whose toolchain builds offline). */
+CLOPS_API clops_status clops_cache_export_pack(const char *path, size_t *count);
+/*! clops_cache_import_pack() : checks and installs every entry of a pack file. */
+CLOPS_API clops_status clops_cache_import_pack(const char *path, size_t *count);
 
 /* ---- host kernels ---------------------------------------------------------------
  * The plain C implementation used by the host backend, callable directly. The

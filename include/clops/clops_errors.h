@@ -54,6 +54,10 @@ extern "C" {
     X(CLOPS_ERROR_OUT_OF_HOST_MEMORY, -15202, "host memory allocation failed")                     \
     X(CLOPS_ERROR_BUILD_FAILED, -15203, "the OpenCL program failed to build")                      \
     X(CLOPS_ERROR_KERNEL_SOURCE_UNAVAILABLE, -15204, "a kernel source file could not be read")     \
+    X(CLOPS_ERROR_COMPILER_UNAVAILABLE, -15205, "the device has no compiler and no prebuilt binary is cached") \
+    X(CLOPS_ERROR_CACHE_UNAVAILABLE, -15206, "the program cache is off or its directory is unusable") \
+    X(CLOPS_ERROR_CACHE_IO, -15207, "reading or writing a cache file failed")                      \
+    X(CLOPS_ERROR_BAD_PACK, -15208, "a kernel pack file is malformed")                             \
     X(CLOPS_ERROR_INTERNAL, -15299, "internal error")
 
 typedef enum clops_status {
