@@ -44,7 +44,7 @@ clops_status clops_context_create_from_cl(cl_context context, cl_device_id devic
     cl_platform_id platform = NULL;
     cl_int err = clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL);
     if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetDeviceInfo(CL_DEVICE_PLATFORM)");
-    clops_context *ctx;
+    clops_context *ctx = NULL;
     clops_status st = context_alloc(CLOPS_BACKEND_OPENCL, &ctx);
     if (st != CLOPS_SUCCESS) return st;
     st = clops_query_device(platform, device, 0, &ctx->info);

@@ -140,7 +140,11 @@ static clops_status validate_depth_space(clops_op_params *p)
             return clops_fail(CLOPS_ERROR_SPATIAL_NOT_DIVISIBLE,
                               "input height %llu and width %llu must both be divisible by block size %llu",
                               (unsigned long long)in[2], (unsigned long long)in[3], (unsigned long long)b);
-        want[1] = in[1] * bb;
+        /* C * b^2 can pass 2^64; then no uint32 output size can match it. */
+        if (!clops_mul_u64(in[1], bb, &want[1]))
+            return clops_fail(CLOPS_ERROR_OUTPUT_SIZE_MISMATCH,
+                              "output channels would be %llu x %llu, which overflows 64 bits",
+                              (unsigned long long)in[1], (unsigned long long)bb);
         want[2] = in[2] / b;
         want[3] = in[3] / b;
     }

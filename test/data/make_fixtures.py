@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Writes the .npy fixtures in this directory. Run once; the outputs are committed.
+
+Needs only the Python standard library (no numpy): the files are written byte
+for byte as numpy.save() writes them (format 1.0, header padded to 64 bytes).
+The expected outputs are typed in from the specification's published examples
+(../../../shared/spec/dml_depth_to_space1.txt, onnx_depth_to_space.txt), not
+computed, so they check the operators independently.
+"""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def header(descr, shape, fortran):
+    d = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (
+        descr, 'True' if fortran else 'False', repr(tuple(shape)))
+    if shape:
+        d += ' ' * (21 - len(repr(shape[-1 if fortran else 0])))
+    raw = d.encode('latin1')
+    hlen = len(raw) + 1
+    pad = 64 - ((6 + 2 + 2 + hlen) % 64)
+    return b'\x93NUMPY\x01\x00' + struct.pack('<H', hlen + pad) + raw + b' ' * pad + b'\n'
+
+
+def flat(nested):
+    if isinstance(nested, list):
+        out = []
+        for x in nested:
+            out.extend(flat(x))
+        return out
+    return [nested]
+
+
+def c_to_f(values, shape):
+    """Reorders a C-order flat list into Fortran order."""
+    n = len(values)
+    out = [None] * n
+    for ci in range(n):
+        idx, rem = [], ci
+        for d in reversed(shape):
+            idx.append(rem % d)
+            rem //= d
+        idx.reverse()
+        fi, mul = 0, 1
+        for k, d in enumerate(shape):
+            fi += idx[k] * mul
+            mul *= d
+        out[fi] = values[ci]
+    return out
+
+
+def save(name, descr, fmt, shape, values, fortran=False):
+    if fortran:
+        values = c_to_f(values, shape)
+    n = 1
+    for d in shape:
+        n *= d
+    assert len(values) == n, (name, len(values), n)
+    with open(os.path.join(HERE, name), 'wb') as f:
+        f.write(header(descr, list(shape), fortran))
+        f.write(struct.pack('<%d%s' % (n, fmt), *values))
+
+
+DML_IN = [[[[0, 1, 2], [3, 4, 5]], [[9, 10, 11], [12, 13, 14]],
+           [[18, 19, 20], [21, 22, 23]], [[27, 28, 29], [30, 31, 32]],
+           [[36, 37, 38], [39, 40, 41]], [[45, 46, 47], [48, 49, 50]],
+           [[54, 55, 56], [57, 58, 59]], [[63, 64, 65], [66, 67, 68]]]]
+DCR_OUT = [[[[0, 18, 1, 19, 2, 20], [36, 54, 37, 55, 38, 56],
+             [3, 21, 4, 22, 5, 23], [39, 57, 40, 58, 41, 59]],
+            [[9, 27, 10, 28, 11, 29], [45, 63, 46, 64, 47, 65],
+             [12, 30, 13, 31, 14, 32], [48, 66, 49, 67, 50, 68]]]]
+CRD_OUT = [[[[0, 9, 1, 10, 2, 11], [18, 27, 19, 28, 20, 29],
+             [3, 12, 4, 13, 5, 14], [21, 30, 22, 31, 23, 32]],
+            [[36, 45, 37, 46, 38, 47], [54, 63, 55, 64, 56, 65],
+             [39, 48, 40, 49, 41, 50], [57, 66, 58, 67, 59, 68]]]]
+
+# DirectML DEPTH_TO_SPACE1 examples (UINT32) and SpaceToDepth back.
+save('dml_input_u32.npy', '<u4', 'I', (1, 8, 2, 3), flat(DML_IN))
+save('dml_input_u32_fortran.npy', '<u4', 'I', (1, 8, 2, 3), flat(DML_IN), fortran=True)
+save('dml_d2s_dcr_u32.npy', '<u4', 'I', (1, 2, 4, 6), flat(DCR_OUT))
+save('dml_d2s_crd_u32.npy', '<u4', 'I', (1, 2, 4, 6), flat(CRD_OUT))
+save('dml_d2s_dcr_u32_fortran.npy', '<u4', 'I', (1, 2, 4, 6), flat(DCR_OUT), fortran=True)
+
+# ONNX DepthToSpace examples (float32, same values).
+save('onnx_input_f32.npy', '<f4', 'f', (1, 8, 2, 3), [float(v) for v in flat(DML_IN)])
+save('onnx_d2s_dcr_f32.npy', '<f4', 'f', (1, 2, 4, 6), [float(v) for v in flat(DCR_OUT)])
+save('onnx_d2s_crd_f32.npy', '<f4', 'f', (1, 2, 4, 6), [float(v) for v in flat(CRD_OUT)])
+
+# MaxUnpooling: a 2x2/stride-2 max pool of two 4x4 channels, undone. Indices are
+# flat over the whole 1x2x4x4 output (channel 1 starts at 16), as DirectML and ONNX.
+UNPOOL_X = [5.0, 6.0, 7.0, 8.0, 1.5, -2.0, 3.25, 4.0]
+UNPOOL_I = [1, 7, 8, 15, 16, 22, 29, 26]
+UNPOOL_Y = [0.0, 5.0, 0.0, 0.0,
+            0.0, 0.0, 0.0, 6.0,
+            7.0, 0.0, 0.0, 0.0,
+            0.0, 0.0, 0.0, 8.0,
+            1.5, 0.0, 0.0, 0.0,
+            0.0, 0.0, -2.0, 0.0,
+            0.0, 0.0, 4.0, 0.0,
+            0.0, 3.25, 0.0, 0.0]
+save('unpool_input_f32.npy', '<f4', 'f', (1, 2, 2, 2), UNPOOL_X)
+save('unpool_indices_i64.npy', '<i8', 'q', (1, 2, 2, 2), UNPOOL_I)
+save('unpool_indices_u32.npy', '<u4', 'I', (1, 2, 2, 2), UNPOOL_I)
+save('unpool_indices_bad_i64.npy', '<i8', 'q', (1, 2, 2, 2), UNPOOL_I[:7] + [32])
+save('unpool_expected_f32.npy', '<f4', 'f', (1, 2, 4, 4), UNPOOL_Y)
