@@ -157,6 +157,7 @@ void clops_context_free(clops_context *ctx)
 {
     if (!ctx) return;
     clops_programs_release(ctx);
+    clops_tuning_release(ctx);
     if (ctx->queue) clReleaseCommandQueue(ctx->queue);
     if (ctx->cl_ctx) clReleaseContext(ctx->cl_ctx);
     pthread_mutex_destroy(&ctx->lock);

@@ -46,19 +46,25 @@ clops_status clops_depth_space_prepare(clops_operator *op)
     const clops_tensor *x = &p->input, *y = &p->output;
     op->offset_64 = !clops_fits_u32(p);
     op->kernel_name = d2s ? "depth_to_space" : "space_to_depth";
-    op->vec = chunk_positions(x->elem_size);
-    snprintf(op->options, sizeof op->options,
-             "-DELEM_BYTES=%zu -DOFFSET_64=%d -DBLOCK=%uu -DCHUNK=%uu -DORDER_DCR=%d -DCHANNELS_INNER=%d -DUNIT_W=%d "
-             "-DUNIT_C=%d",
-             x->elem_size, op->offset_64, p->block_size, op->vec, p->order == CLOPS_ORDER_DEPTH_COLUMN_ROW, channels_inner(p),
+    /* The variant: everything but the tunable CHUNK. */
+    char variant[CLOPS_OPTIONS_MAX - 32];
+    snprintf(variant, sizeof variant,
+             "-DELEM_BYTES=%zu -DOFFSET_64=%d -DBLOCK=%uu -DORDER_DCR=%d -DCHANNELS_INNER=%d -DUNIT_W=%d -DUNIT_C=%d",
+             x->elem_size, op->offset_64, p->block_size, p->order == CLOPS_ORDER_DEPTH_COLUMN_ROW, channels_inner(p),
              x->strides[3] == 1 && y->strides[3] == 1, x->strides[1] == 1 && y->strides[1] == 1);
+    snprintf(op->tune_key, sizeof op->tune_key, "%s %s", op->kernel_name, variant);
+    clops_tuning tuned = {0, {0, 0, 0}};
+    if (op->forced) tuned = op->force;
+    else if (y->count) clops_tuning_lookup(op->ctx, op->tune_key, &tuned);
+    op->vec = tuned.chunk ? tuned.chunk : chunk_positions(x->elem_size);
+    snprintf(op->options, sizeof op->options, "%s -DCHUNK=%uu", variant, op->vec);
     if (y->count == 0) return CLOPS_SUCCESS; /* nothing to launch */
     cl_program program;
     clops_status st = clops_program_get(op->ctx, "depth_space.cl", op->options, &program, &op->program_origin);
     if (st != CLOPS_SUCCESS) return st;
     uint64_t sizes[4], items[3];
     kernel_sizes(p, op->vec, sizes, items);
-    return clops_operator_add_launch(op, program, op->kernel_name, 3, items);
+    return clops_operator_add_launch(op, program, op->kernel_name, 3, items, tuned.local[0] ? tuned.local : NULL);
 }
 
 clops_status clops_depth_space_enqueue(clops_operator *op, const clops_buffers *b, cl_uint nwait,

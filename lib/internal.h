@@ -110,8 +110,9 @@ struct clops_context {
     cl_device_id device;
     cl_command_queue queue;
     clops_device_info info;      /* device capabilities (zeroed for the host) */
-    pthread_mutex_t lock;        /* guards the program table */
+    pthread_mutex_t lock;        /* guards the program table and the tuning table */
     clops_program_entry *programs;
+    struct clops_tuning_table *tuning; /* loaded on first lookup */
 };
 
 /* ---- programs (program.c) -------------------------------------------------------------- */
@@ -124,13 +125,27 @@ clops_status clops_program_get(clops_context *ctx, const char *source_name, cons
                                cl_program *out, const char **origin);
 void clops_programs_release(clops_context *ctx);
 
-/* ---- scheduler (scheduler.c) --------------------------------------------------------------- */
+/* ---- scheduler (scheduler.c) and tuning database (tune.c) ------------------------------------ */
+
+/* A kernel variant's tunable parameters: positions per work-item (0: the
+ * kernel's default) and the local size (all 0: the heuristic's). */
+typedef struct clops_tuning {
+    unsigned chunk;
+    size_t local[3];
+} clops_tuning;
 
 /* Chooses a local size for `kernel` over a `work_dim`-dimensional range of
- * `items` work-items, and the global size rounded up to it. Dimension 0 is the
- * contiguous one. Never relies on non-uniform work-groups. */
+ * `items` work-items, and the global size rounded up to it. `want` (may be NULL)
+ * is a tuned local size, used when the device and kernel accept it. Never relies
+ * on non-uniform work-groups. `*origin` is "tuned" or "heuristic". */
 clops_status clops_schedule(const clops_context *ctx, cl_kernel kernel, unsigned work_dim,
-                            const uint64_t items[3], size_t global[3], size_t local[3]);
+                            const uint64_t items[3], const size_t *want, size_t global[3], size_t local[3],
+                            const char **origin);
+
+/* This device's tuned parameters for the kernel variant `key`, from the tuning
+ * database beside the program cache (unless CLOPS_TUNE=off); false if none. */
+bool clops_tuning_lookup(clops_context *ctx, const char *key, clops_tuning *out);
+void clops_tuning_release(clops_context *ctx);
 
 /* ---- operator objects (operator.c) ---------------------------------------------------------- */
 #define CLOPS_MAX_LAUNCHES 3
@@ -148,6 +163,7 @@ struct clops_operator {
     clops_context *ctx;
     clops_op_params params;
     char options[CLOPS_OPTIONS_MAX];
+    char tune_key[CLOPS_OPTIONS_MAX]; /* kernel and variant options (all but CHUNK) */
     const char *kernel_name;
     clops_launch launches[CLOPS_MAX_LAUNCHES];
     unsigned num_launches;
@@ -156,6 +172,8 @@ struct clops_operator {
     bool fallback;               /* runs on the host although the context is OpenCL */
     char fallback_reason[512];
     bool offset_64;              /* kernels use ulong offsets */
+    bool forced;                 /* the tuner's candidate parameters below apply */
+    clops_tuning force;
     unsigned vec;                /* inner-axis positions per work-item */
     cl_mem flag;                 /* MaxUnpooling: status word the kernels set */
 };
@@ -174,9 +192,15 @@ clops_status clops_max_unpooling_enqueue(clops_operator *op, const clops_buffers
 clops_status clops_host_execute_cl(clops_operator *op, const clops_buffers *b, cl_uint nwait, const cl_event *wait,
                                    cl_event *event);
 
-/* Creates kernel `name` of `program` into the next launch slot of `op`. */
+/* Creates kernel `name` of `program` into the next launch slot of `op`, with
+ * `want` (may be NULL) as the tuned local size. */
 clops_status clops_operator_add_launch(clops_operator *op, cl_program program, const char *name,
-                                       unsigned work_dim, const uint64_t items[3]);
+                                       unsigned work_dim, const uint64_t items[3], const size_t *want);
+
+/* An operator whose kernel variant uses `force` instead of the tuned or default
+ * parameters: how the tuner builds its candidates. */
+clops_status clops_operator_create_forced(clops_context *ctx, const clops_operator_desc *desc,
+                                          const clops_tuning *force, clops_operator **out);
 
 /* Sets kernel argument `index`, turning a failure into a status. */
 clops_status clops_set_arg(cl_kernel kernel, cl_uint index, size_t size, const void *value);

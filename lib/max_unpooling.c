@@ -32,9 +32,9 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     if (st != CLOPS_SUCCESS) return st;
     const uint64_t out_items[3] = {p->output.sizes[3], p->output.sizes[2], p->output.sizes[0] * p->output.sizes[1]};
     const uint64_t in_items[3] = {p->input.sizes[3], p->input.sizes[2], p->input.sizes[0] * p->input.sizes[1]};
-    st = clops_operator_add_launch(op, program, "zero_fill", 3, out_items);
-    if (st == CLOPS_SUCCESS && p->input.count) st = clops_operator_add_launch(op, program, "scatter", 3, in_items);
-    if (st == CLOPS_SUCCESS && p->input.count) st = clops_operator_add_launch(op, program, "verify", 3, in_items);
+    st = clops_operator_add_launch(op, program, "zero_fill", 3, out_items, NULL);
+    if (st == CLOPS_SUCCESS && p->input.count) st = clops_operator_add_launch(op, program, "scatter", 3, in_items, NULL);
+    if (st == CLOPS_SUCCESS && p->input.count) st = clops_operator_add_launch(op, program, "verify", 3, in_items, NULL);
     return st;
 }
 

@@ -24,7 +24,7 @@ clops_status clops_set_arg(cl_kernel kernel, cl_uint index, size_t size, const v
 }
 
 clops_status clops_operator_add_launch(clops_operator *op, cl_program program, const char *name, unsigned work_dim,
-                                       const uint64_t items[3])
+                                       const uint64_t items[3], const size_t *want)
 {
     if (op->num_launches == CLOPS_MAX_LAUNCHES) return clops_fail(CLOPS_ERROR_INTERNAL, "too many launches");
     clops_launch *l = &op->launches[op->num_launches];
@@ -33,7 +33,7 @@ clops_status clops_operator_add_launch(clops_operator *op, cl_program program, c
     if (!l->kernel) return clops_fail_cl(err, "clCreateKernel");
     op->num_launches++;
     l->work_dim = work_dim;
-    return clops_schedule(op->ctx, l->kernel, work_dim, items, l->global, l->local);
+    return clops_schedule(op->ctx, l->kernel, work_dim, items, want, l->global, l->local, &op->local_size_origin);
 }
 
 clops_status clops_enqueue_launch(const clops_operator *op, const clops_launch *l, cl_uint nwait,
@@ -94,6 +94,12 @@ static clops_status prepare_on_device(clops_operator *op)
 
 clops_status clops_operator_create(clops_context *ctx, const clops_operator_desc *desc, clops_operator **out)
 {
+    return clops_operator_create_forced(ctx, desc, NULL, out);
+}
+
+clops_status clops_operator_create_forced(clops_context *ctx, const clops_operator_desc *desc,
+                                          const clops_tuning *force, clops_operator **out)
+{
     if (!out) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_operator_create: out is NULL");
     *out = NULL;
     if (!ctx) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_operator_create: context is NULL");
@@ -103,6 +109,10 @@ clops_status clops_operator_create(clops_context *ctx, const clops_operator_desc
     op->kernel_name = "";
     op->program_origin = "";
     op->local_size_origin = "";
+    if (force) {
+        op->forced = true;
+        op->force = *force;
+    }
     clops_status st = clops_validate_operator(desc, &op->params);
     if (st == CLOPS_SUCCESS && ctx->backend == CLOPS_BACKEND_OPENCL) {
         st = check_device_limits(op);

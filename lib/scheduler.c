@@ -28,8 +28,35 @@ static size_t target_group_size(cl_device_type type)
     return 64;
 }
 
+/* A tuned local size the device and kernel accept, or false. */
+static bool accept_local(unsigned work_dim, const size_t *want, size_t kernel_max, const size_t dev_max[3])
+{
+    size_t total = 1;
+    for (unsigned d = 0; d < 3; d++) {
+        const size_t w = want[d];
+        if (w == 0 || (d >= work_dim && w != 1) || w > (dev_max[d] ? dev_max[d] : 1)) return false;
+        total *= w;
+    }
+    return total <= kernel_max;
+}
+
+/* Global size: items rounded up to whole groups. */
+static clops_status round_up(unsigned work_dim, const uint64_t items[3], const size_t local[3], size_t global[3])
+{
+    for (unsigned d = 0; d < 3; d++) global[d] = 1;
+    for (unsigned d = 0; d < work_dim; d++) {
+        const uint64_t groups = (items[d] + local[d] - 1) / local[d];
+        const uint64_t g = (groups ? groups : 1) * local[d];
+        if (g > SIZE_MAX || g < items[d])
+            return clops_fail(CLOPS_ERROR_TOO_LARGE_FOR_DEVICE, "global size %llu in dimension %u is too large",
+                              (unsigned long long)items[d], d);
+        global[d] = (size_t)g;
+    }
+    return CLOPS_SUCCESS;
+}
+
 clops_status clops_schedule(const clops_context *ctx, cl_kernel kernel, unsigned work_dim, const uint64_t items[3],
-                            size_t global[3], size_t local[3])
+                            const size_t *want, size_t global[3], size_t local[3], const char **origin)
 {
     size_t kernel_max = 1, multiple = 1, dev_max[3] = {1, 1, 1};
     cl_int err = clGetKernelWorkGroupInfo(kernel, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kernel_max,
@@ -41,11 +68,14 @@ clops_status clops_schedule(const clops_context *ctx, cl_kernel kernel, unsigned
     err = clGetDeviceInfo(ctx->device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof dev_max, dev_max, NULL);
     if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetDeviceInfo(CL_DEVICE_MAX_WORK_ITEM_SIZES)");
 
-    size_t budget = min_size(target_group_size(ctx->info.type), kernel_max ? kernel_max : 1);
-    for (unsigned d = 0; d < 3; d++) {
-        local[d] = 1;
-        global[d] = 1;
+    if (want && accept_local(work_dim, want, kernel_max, dev_max)) {
+        for (unsigned d = 0; d < 3; d++) local[d] = want[d];
+        *origin = "tuned";
+        return round_up(work_dim, items, local, global);
     }
+    *origin = "heuristic";
+    size_t budget = min_size(target_group_size(ctx->info.type), kernel_max ? kernel_max : 1);
+    for (unsigned d = 0; d < 3; d++) local[d] = 1;
     for (unsigned d = 0; d < work_dim; d++) {
         size_t l = min_size(min_size(pow2_at_least(items[d]), budget), dev_max[d] ? dev_max[d] : 1);
         /* Dimension 0 prefers a whole multiple of the preferred size when it has the items. */
@@ -53,12 +83,6 @@ clops_status clops_schedule(const clops_context *ctx, cl_kernel kernel, unsigned
         local[d] = l ? l : 1;
         budget /= local[d];
         if (budget == 0) budget = 1;
-        const uint64_t groups = (items[d] + local[d] - 1) / local[d];
-        const uint64_t g = (groups ? groups : 1) * local[d];
-        if (g > SIZE_MAX || g < items[d])
-            return clops_fail(CLOPS_ERROR_TOO_LARGE_FOR_DEVICE, "global size %llu in dimension %u is too large",
-                              (unsigned long long)items[d], d);
-        global[d] = (size_t)g;
     }
-    return CLOPS_SUCCESS;
+    return round_up(work_dim, items, local, global);
 }

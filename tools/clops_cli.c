@@ -22,9 +22,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <clops/clops.h>
 
+#include "bench.h"
 #include "npy.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
@@ -45,6 +47,7 @@ typedef struct cli_args {
     clops_data_type type_override;
     int verbose;
     uint32_t output_shape[4];
+    int quick;
 } cli_args;
 
 /* Parses an option's value into args; 0, or -1 with a message in err. */
@@ -207,6 +210,15 @@ static int opt_verbose(cli_args *args, const char *value, char *err, size_t err_
     return 0;
 }
 
+static int opt_quick(cli_args *args, const char *value, char *err, size_t err_size)
+{
+    (void)value;
+    (void)err;
+    (void)err_size;
+    args->quick = 1;
+    return 0;
+}
+
 static int opt_output_shape(cli_args *args, const char *value, char *err, size_t err_size)
 {
     const char *p = value;
@@ -268,6 +280,11 @@ static const cli_option print_options[] = {
     OPT_HELP, OPT_END};
 
 static const cli_option help_only_options[] = {OPT_HELP, OPT_END};
+
+static const cli_option tune_options[] = {
+    {"--device", "N", 0, opt_device, "tune device N of 'clops devices' (default: the default device)"},
+    {"--quick", NULL, 0, opt_quick, "tune only uint8 and float32 at block size 2 (about a minute)"},
+    OPT_HELP, OPT_END};
 
 /* ---- help ------------------------------------------------------------------------------------- */
 
@@ -1000,6 +1017,185 @@ static const cli_command print_command = {
     "complex as a+bj, bool as True/False.",
     print_options, NULL, run_print};
 
+/* ---- cache and tune ---------------------------------------------------------------------- */
+
+static int dispatch(const cli_command *cmd, int argc, char **argv);
+
+static void print_entry(void *user, const char *file, uint64_t bytes, long long last_used, const char *key,
+                        size_t key_len)
+{
+    (void)user;
+    char when[32] = "?";
+    const time_t t = (time_t)last_used;
+    struct tm tm;
+    if (gmtime_r(&t, &tm)) strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+    if (!key) {
+        printf("%s  %10" PRIu64 "  %s  (invalid entry: removed when next read)\n", file, bytes, when);
+        return;
+    }
+    /* The key's "device:" and "options:" lines say what the binary is for. */
+    const char *dev = NULL, *opt = NULL;
+    size_t dev_len = 0, opt_len = 0;
+    for (const char *p = key; p < key + key_len;) {
+        const char *nl = memchr(p, '\n', (size_t)(key + key_len - p));
+        const size_t len = nl ? (size_t)(nl - p) : (size_t)(key + key_len - p);
+        if (len > 8 && strncmp(p, "device: ", 8) == 0) dev = p + 8, dev_len = len - 8;
+        if (len > 9 && strncmp(p, "options: ", 9) == 0) opt = p + 9, opt_len = len - 9;
+        if (strncmp(p, "source:", 7) == 0) break;
+        p += len + 1;
+    }
+    printf("%s  %10" PRIu64 "  %s  %.*s  %.*s\n", file, bytes, when, (int)dev_len, dev ? dev : "", (int)opt_len,
+           opt ? opt : "");
+}
+
+static int run_cache_path(const cli_command *cmd, const cli_args *args)
+{
+    (void)cmd;
+    (void)args;
+    char status[4300];
+    puts(clops_cache_status(status, sizeof status));
+    return EXIT_OK;
+}
+
+static int run_cache_list(const cli_command *cmd, const cli_args *args)
+{
+    (void)cmd;
+    (void)args;
+    size_t n = 0;
+    const clops_status st = clops_cache_list_entries(print_entry, NULL, &n);
+    if (st != CLOPS_SUCCESS) return fail_clops("cache list", st);
+    printf("%zu entr%s\n", n, n == 1 ? "y" : "ies");
+    return EXIT_OK;
+}
+
+static int run_cache_clear(const cli_command *cmd, const cli_args *args)
+{
+    (void)cmd;
+    (void)args;
+    size_t n = 0;
+    const clops_status st = clops_cache_clear_all(&n);
+    if (st != CLOPS_SUCCESS) return fail_clops("cache clear", st);
+    printf("removed %zu entr%s\n", n, n == 1 ? "y" : "ies");
+    return EXIT_OK;
+}
+
+static int run_cache_prune(const cli_command *cmd, const cli_args *args)
+{
+    (void)cmd;
+    (void)args;
+    size_t n = 0;
+    const clops_status st = clops_cache_prune(&n);
+    if (st != CLOPS_SUCCESS) return fail_clops("cache prune", st);
+    printf("evicted %zu entr%s\n", n, n == 1 ? "y" : "ies");
+    return EXIT_OK;
+}
+
+static int run_cache_export(const cli_command *cmd, const cli_args *args)
+{
+    (void)cmd;
+    size_t n = 0;
+    const clops_status st = clops_cache_export_pack(args->positional[0], &n);
+    if (st != CLOPS_SUCCESS) return fail_clops("cache export", st);
+    printf("exported %zu entr%s to %s\n", n, n == 1 ? "y" : "ies", args->positional[0]);
+    return EXIT_OK;
+}
+
+static int run_cache_import(const cli_command *cmd, const cli_args *args)
+{
+    (void)cmd;
+    size_t n = 0;
+    const clops_status st = clops_cache_import_pack(args->positional[0], &n);
+    if (st != CLOPS_SUCCESS) return fail_clops("cache import", st);
+    printf("imported %zu entr%s from %s\n", n, n == 1 ? "y" : "ies", args->positional[0]);
+    return EXIT_OK;
+}
+
+static const cli_command cache_commands[] = {
+    {"cache path", "", 0, "Prints where the program cache is (read-write or read-only), or why it is off.",
+     help_only_options, NULL, run_cache_path},
+    {"cache list", "", 0, "Lists the cached program binaries, least recently used first.", help_only_options, NULL,
+     run_cache_list},
+    {"cache clear", "", 0, "Removes every cached program binary.", help_only_options, NULL, run_cache_clear},
+    {"cache prune", "", 0,
+     "Evicts least recently used entries until the cache is within CLOPS_CACHE_MAX_SIZE (default 256M).",
+     help_only_options, NULL, run_cache_prune},
+    {"cache export", "FILE", 1,
+     "Writes every valid cached binary to one kernel pack FILE, to give a device that\n"
+     "cannot compile at run time (an FPGA built offline) its prebuilt programs.",
+     help_only_options, NULL, run_cache_export},
+    {"cache import", "FILE", 1, "Checks and installs every entry of a kernel pack FILE into the cache.",
+     help_only_options, NULL, run_cache_import},
+};
+#define CACHE_COMMAND_COUNT (sizeof(cache_commands) / sizeof(cache_commands[0]))
+
+static void print_tune_progress(void *user, const clops_tune_result *r, unsigned done, unsigned total)
+{
+    (void)user;
+    printf("[%2u/%u] %-14s %s %-10s block %u: chunk %4u local %zu,%zu,%zu  %7.2f GB/s (default %7.2f, x%.2f)\n",
+           done, total, r->operator_type == CLOPS_OPERATOR_DEPTH_TO_SPACE ? "depth-to-space" : "space-to-depth",
+           r->order == CLOPS_ORDER_DEPTH_COLUMN_ROW ? "dcr" : "crd", clops_data_type_name(r->data_type),
+           r->block_size, r->chunk, r->local[0], r->local[1], r->local[2], r->gbps, r->default_gbps,
+           r->default_gbps > 0 ? r->gbps / r->default_gbps : 0.0);
+    fflush(stdout);
+}
+
+static int run_tune(const cli_command *cmd, const cli_args *args)
+{
+    (void)cmd;
+    if (args->device == DEVICE_HOST) return fail_line("tune", "the host backend has nothing to tune");
+    unsigned index = args->device_index;
+    if (args->device == DEVICE_DEFAULT) {
+        clops_context *ctx = NULL;
+        clops_status st = clops_context_create(&ctx);
+        if (st != CLOPS_SUCCESS) return fail_clops("tune", st);
+        const int host = clops_context_backend(ctx) == CLOPS_BACKEND_HOST;
+        clops_context_free(ctx);
+        if (host) return fail_line("tune", "the default device is the host backend; nothing to tune");
+        /* The default device's index: the first GPU, else device 0, unless CLOPS_DEVICE says. */
+        const char *env = getenv("CLOPS_DEVICE");
+        index = env && *env ? (unsigned)strtoul(env, NULL, 10) : 0;
+        size_t count = 0;
+        clops_device_info infos[64];
+        if (!(env && *env) && clops_device_list(infos, 64, &count) == CLOPS_SUCCESS)
+            for (size_t i = 0; i < count && i < 64; i++)
+                if (infos[i].type & CL_DEVICE_TYPE_GPU) {
+                    index = (unsigned)i;
+                    break;
+                }
+    }
+    char status[4300];
+    printf("tuning device %u; results go to %s\n", index, clops_cache_status(status, sizeof status));
+    const clops_status st = clops_tune(index, args->quick, print_tune_progress, NULL);
+    if (st != CLOPS_SUCCESS) return fail_clops("tune", st);
+    puts("tuning database written");
+    return EXIT_OK;
+}
+
+static const cli_command tune_command = {
+    "tune", "", 0,
+    "Times candidate work-group sizes and per-work-item chunk lengths of DepthToSpace\n"
+    "and SpaceToDepth on a device (median of 5 profiled runs each, every candidate's\n"
+    "output checked) and stores the winners in the device's tuning database beside\n"
+    "the program cache. CLOPS_TUNE=off makes operators ignore it.",
+    tune_options, NULL, run_tune};
+
+static int main_cache(int argc, char **argv)
+{
+    if (argc < 1 || is_help(argv[0])) {
+        FILE *out = argc < 1 ? stderr : stdout;
+        fputs("usage: clops cache SUBCOMMAND\n\nsubcommands:\n", out);
+        for (size_t i = 0; i < CACHE_COMMAND_COUNT; i++) print_command_usage(out, "  ", &cache_commands[i]);
+        return argc < 1 ? EXIT_USAGE : EXIT_OK;
+    }
+    for (size_t i = 0; i < CACHE_COMMAND_COUNT; i++)
+        if (strcmp(argv[0], cache_commands[i].name + 6) == 0)
+            return dispatch(&cache_commands[i], argc - 1, argv + 1);
+    char err[ERR_SIZE];
+    set_err(err, sizeof err, "unknown cache subcommand '%s' (path, list, clear, prune, export, import)", argv[0]);
+    fprintf(stderr, "clops: %s\nTry 'clops cache --help'.\n", err);
+    return EXIT_USAGE;
+}
+
 static void print_top_help(FILE *out)
 {
     fprintf(out,
@@ -1013,6 +1209,10 @@ static void print_top_help(FILE *out)
         print_command_usage(out, "  ", &run_commands[i]);
     print_command_usage(out, "  ", &devices_command);
     print_command_usage(out, "  ", &print_command);
+    for (size_t i = 0; i < CACHE_COMMAND_COUNT; i++)
+        print_command_usage(out, "  ", &cache_commands[i]);
+    print_command_usage(out, "  ", &tune_command);
+    fputs("  clops bench [options]\n", out);
     fputs("\nEvery command takes -h/--help. Exit status: 0 success, 1 operator or file\n"
           "error, 2 usage error.\n",
           out);
@@ -1084,6 +1284,12 @@ int main(int argc, char **argv)
         return dispatch(&devices_command, argc - 2, argv + 2);
     if (strcmp(command, "print") == 0)
         return dispatch(&print_command, argc - 2, argv + 2);
+    if (strcmp(command, "cache") == 0)
+        return main_cache(argc - 2, argv + 2);
+    if (strcmp(command, "tune") == 0)
+        return dispatch(&tune_command, argc - 2, argv + 2);
+    if (strcmp(command, "bench") == 0)
+        return clops_bench_main(argc - 1, argv + 1);
     set_err(err, sizeof err, "unknown command '%s'", command);
     return usage_error(NULL, err);
 }

@@ -303,6 +303,30 @@ CLOPS_API clops_status clops_cache_export_pack(const char *path, size_t *count);
 /*! clops_cache_import_pack() : checks and installs every entry of a pack file. */
 CLOPS_API clops_status clops_cache_import_pack(const char *path, size_t *count);
 
+/* ---- tuning ------------------------------------------------------------------------------
+ * clops_tune() times candidate work-group sizes and per-work-item chunk lengths
+ * for DepthToSpace and SpaceToDepth on one device (profiling events, median of 5
+ * runs each, every candidate's output checked against the host kernels) and
+ * stores the winners in a per-device database beside the program cache. Later
+ * operators on that exact device use them (CLOPS_TUNE=off ignores them; the
+ * heuristic applies to anything not tuned). MaxUnpooling is not tuned. */
+typedef struct clops_tune_result {
+    clops_operator_type operator_type;
+    clops_depth_space_order order;
+    clops_data_type data_type;
+    uint32_t block_size;
+    unsigned chunk;               /* winner: inner-axis positions per work-item */
+    size_t local[3];              /* winner: local work size */
+    double gbps;                  /* winner's throughput (bytes read + written) */
+    double default_gbps;          /* the untuned choice's, measured in the same run */
+} clops_tune_result;
+typedef void (*clops_tune_progress_fn)(void *user, const clops_tune_result *result, unsigned done, unsigned total);
+
+/*! clops_tune() : tunes device `device_index` of clops_device_list(); `quick`
+ *  tunes a small subset (uint8 and float32, block 2). Calls `progress` (may be
+ *  NULL) after each variant. Needs a writable cache directory. */
+CLOPS_API clops_status clops_tune(unsigned device_index, int quick, clops_tune_progress_fn progress, void *user);
+
 /* ---- host kernels ---------------------------------------------------------------
  * The plain C implementation used by the host backend, callable directly. The
  * descriptor is validated first; the byte counts are checked against the spans. */

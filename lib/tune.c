@@ -1,0 +1,385 @@
+/* tune.c - the per-device tuning database and the tuner that fills it.
+ *
+ * The database is a text file per device beside the program cache,
+ * "tune-<hash of the device identity>.txt":
+ *     clops-tune 1
+ *     device <device name>
+ *     <kernel> <variant options>\t<chunk>\t<l0>,<l1>,<l2>\t<GB/s>\t<default GB/s>
+ * one line per kernel variant (the build options other than CHUNK). It is
+ * written to a temporary file and renamed, like cache entries. Lookup order:
+ * this device's entry, else the heuristic (scheduler.c). CLOPS_TUNE=off ignores
+ * the file. A file with another version, device or malformed lines is ignored
+ * line by line, never trusted. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define TUNE_MAGIC "clops-tune 1"
+
+typedef struct tuning_entry {
+    char key[CLOPS_OPTIONS_MAX];
+    clops_tuning value;
+    double gbps, default_gbps;
+} tuning_entry;
+
+struct clops_tuning_table {
+    tuning_entry *entries;
+    size_t count, cap;
+};
+
+static void db_path(const clops_context *ctx, char *out, size_t size)
+{
+    snprintf(out, size, "%s/tune-%016llx.txt", ctx->cache.dir,
+             (unsigned long long)clops_fnv1a(0xcbf29ce484222325ull, ctx->identity, strlen(ctx->identity)));
+}
+
+static bool table_put(struct clops_tuning_table *t, const tuning_entry *e)
+{
+    for (size_t i = 0; i < t->count; i++)
+        if (strcmp(t->entries[i].key, e->key) == 0) {
+            t->entries[i] = *e;
+            return true;
+        }
+    if (t->count == t->cap) {
+        const size_t cap = t->cap ? 2 * t->cap : 32;
+        tuning_entry *grown = realloc(t->entries, cap * sizeof *grown);
+        if (!grown) return false;
+        t->entries = grown;
+        t->cap = cap;
+    }
+    t->entries[t->count++] = *e;
+    return true;
+}
+
+/* Parses "<key>\t<chunk>\t<l0>,<l1>,<l2>\t<gbps>\t<default>"; false if malformed. */
+static bool parse_line(char *line, tuning_entry *e)
+{
+    char *fields[5];
+    int n = 0;
+    for (char *save = NULL, *tok = strtok_r(line, "\t\n", &save); tok && n < 5; tok = strtok_r(NULL, "\t\n", &save))
+        fields[n++] = tok;
+    if (n != 5 || strlen(fields[0]) >= sizeof e->key) return false;
+    unsigned long long chunk, l[3];
+    int used = 0;
+    if (sscanf(fields[1], "%llu%n", &chunk, &used) != 1 || fields[1][used] || chunk == 0 || chunk > 65536) return false;
+    if (sscanf(fields[2], "%llu,%llu,%llu%n", &l[0], &l[1], &l[2], &used) != 3 || fields[2][used]) return false;
+    for (int d = 0; d < 3; d++)
+        if (l[d] == 0 || l[d] > 65536) return false;
+    snprintf(e->key, sizeof e->key, "%s", fields[0]);
+    e->value.chunk = (unsigned)chunk;
+    for (int d = 0; d < 3; d++) e->value.local[d] = (size_t)l[d];
+    e->gbps = strtod(fields[3], NULL);
+    e->default_gbps = strtod(fields[4], NULL);
+    return true;
+}
+
+static struct clops_tuning_table *load_table(const clops_context *ctx)
+{
+    struct clops_tuning_table *t = calloc(1, sizeof *t);
+    if (!t || ctx->cache.mode == CLOPS_CACHE_OFF) return t;
+    char path[CLOPS_CACHE_PATH_MAX + 64];
+    db_path(ctx, path, sizeof path);
+    FILE *f = fopen(path, "r");
+    if (!f) return t;
+    char line[CLOPS_OPTIONS_MAX + 256], device[256] = "";
+    bool ok = fgets(line, sizeof line, f) && strncmp(line, TUNE_MAGIC "\n", sizeof TUNE_MAGIC) == 0;
+    ok = ok && fgets(line, sizeof line, f) && sscanf(line, "device %255[^\n]", device) == 1 &&
+         strcmp(device, ctx->info.device_name) == 0;
+    while (ok && fgets(line, sizeof line, f)) {
+        tuning_entry e;
+        if (parse_line(line, &e)) table_put(t, &e);
+    }
+    fclose(f);
+    return t;
+}
+
+bool clops_tuning_lookup(clops_context *ctx, const char *key, clops_tuning *out)
+{
+    const char *env = getenv("CLOPS_TUNE");
+    if ((env && strcmp(env, "off") == 0) || ctx->backend != CLOPS_BACKEND_OPENCL) return false;
+    bool found = false;
+    pthread_mutex_lock(&ctx->lock);
+    if (!ctx->tuning) ctx->tuning = load_table(ctx);
+    for (size_t i = 0; ctx->tuning && i < ctx->tuning->count; i++)
+        if (strcmp(ctx->tuning->entries[i].key, key) == 0) {
+            *out = ctx->tuning->entries[i].value;
+            found = true;
+            break;
+        }
+    pthread_mutex_unlock(&ctx->lock);
+    return found;
+}
+
+void clops_tuning_release(clops_context *ctx)
+{
+    if (ctx->tuning) free(ctx->tuning->entries);
+    free(ctx->tuning);
+    ctx->tuning = NULL;
+}
+
+/* Writes the table atomically (temporary file in the same directory, rename). */
+static clops_status save_table(const clops_context *ctx, const struct clops_tuning_table *t)
+{
+    if (ctx->cache.mode != CLOPS_CACHE_READ_WRITE)
+        return clops_fail(CLOPS_ERROR_CACHE_UNAVAILABLE, "cannot store tuning results: program cache %s",
+                          ctx->cache.status);
+    char path[CLOPS_CACHE_PATH_MAX + 64], tmp[CLOPS_CACHE_PATH_MAX + 64];
+    db_path(ctx, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s/.tune-XXXXXX", ctx->cache.dir);
+    const int fd = mkstemp(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
+        return clops_fail(CLOPS_ERROR_CACHE_IO, "cannot create a temporary file in %s", ctx->cache.dir);
+    }
+    int ok = fprintf(f, "%s\ndevice %s\n", TUNE_MAGIC, ctx->info.device_name) > 0;
+    for (size_t i = 0; ok && i < t->count; i++) {
+        const tuning_entry *e = &t->entries[i];
+        ok = fprintf(f, "%s\t%u\t%zu,%zu,%zu\t%.3f\t%.3f\n", e->key, e->value.chunk, e->value.local[0],
+                     e->value.local[1], e->value.local[2], e->gbps, e->default_gbps) > 0;
+    }
+    ok = fflush(f) == 0 && fsync(fileno(f)) == 0 && ok;
+    ok = fclose(f) == 0 && ok;
+    if (ok && rename(tmp, path) != 0) ok = 0;
+    if (!ok) {
+        unlink(tmp);
+        return clops_fail(CLOPS_ERROR_CACHE_IO, "cannot write the tuning database %s", path);
+    }
+    return CLOPS_SUCCESS;
+}
+
+/* ---- the tuner ----------------------------------------------------------------------------------- */
+
+static double seconds_of(cl_event e)
+{
+    cl_ulong start = 0, end = 0;
+    clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
+    clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
+    return end > start ? (double)(end - start) * 1e-9 : 0.0;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+#define TUNE_REPS 5
+
+/* Median seconds of TUNE_REPS profiled runs of `op`, after one warm-up; 0 and
+ * a status on failure. */
+static clops_status time_op(clops_operator *op, const clops_buffers *b, double *median)
+{
+    double t[TUNE_REPS];
+    for (int r = -1; r < TUNE_REPS; r++) {
+        cl_event e = NULL;
+        clops_status st = clops_operator_execute(op, b, 0, NULL, &e);
+        if (st != CLOPS_SUCCESS) return st;
+        const cl_int err = clWaitForEvents(1, &e);
+        if (r >= 0) t[r] = seconds_of(e);
+        clReleaseEvent(e);
+        if (err != CL_SUCCESS) return clops_fail_cl(err, "clWaitForEvents");
+    }
+    qsort(t, TUNE_REPS, sizeof t[0], compare_double);
+    *median = t[TUNE_REPS / 2];
+    return CLOPS_SUCCESS;
+}
+
+/* One variant to tune: operator, order, element type, block size. */
+typedef struct tune_case {
+    clops_operator_type type;
+    clops_depth_space_order order;
+    clops_data_type dtype;
+    uint32_t block;
+} tune_case;
+
+/* A packed NCHW tensor of about `bytes` for the case (output sizes for D2S input). */
+static void case_shapes(const tune_case *c, size_t bytes, clops_tensor_desc *in, clops_tensor_desc *out)
+{
+    const uint32_t b = c->block, es = (uint32_t)clops_data_type_size(c->dtype);
+    uint64_t hw = bytes / es / (4ull * b * b); /* elements per plane of the b*b*4-channel side */
+    uint32_t side = 1;
+    while ((uint64_t)(side + 1) * (side + 1) <= hw) side++;
+    side = side / b * b;
+    if (side < b) side = b;
+    const uint32_t deep[4] = {1, 4 * b * b, side / b, side / b}, wide[4] = {1, 4, side, side};
+    in->data_type = out->data_type = c->dtype;
+    in->strides = out->strides = NULL;
+    memcpy(in->sizes, c->type == CLOPS_OPERATOR_DEPTH_TO_SPACE ? deep : wide, sizeof deep);
+    memcpy(out->sizes, c->type == CLOPS_OPERATOR_DEPTH_TO_SPACE ? wide : deep, sizeof deep);
+}
+
+/* Builds and times one candidate, checking its output against `want`. */
+static clops_status try_candidate(clops_context *ctx, const clops_operator_desc *desc, const clops_tuning *force,
+                                  const clops_buffers *b, size_t out_bytes, const unsigned char *want,
+                                  unsigned char *got, double *seconds, char *key, size_t key_size,
+                                  clops_tuning *used)
+{
+    clops_operator *op = NULL;
+    clops_status st = clops_operator_create_forced(ctx, desc, force, &op);
+    if (st == CLOPS_SUCCESS && op->fallback) st = clops_fail(CLOPS_ERROR_BUILD_FAILED, "%s", op->fallback_reason);
+    if (st == CLOPS_SUCCESS) st = time_op(op, b, seconds);
+    if (st == CLOPS_SUCCESS) {
+        const cl_int err = clEnqueueReadBuffer(ctx->queue, b->output, CL_TRUE, 0, out_bytes, got, 0, NULL, NULL);
+        if (err != CL_SUCCESS) st = clops_fail_cl(err, "clEnqueueReadBuffer");
+        else if (memcmp(got, want, out_bytes) != 0)
+            st = clops_fail(CLOPS_ERROR_INTERNAL, "candidate chunk %u local %zu,%zu,%zu gave a wrong result",
+                            op->vec, op->launches[0].local[0], op->launches[0].local[1], op->launches[0].local[2]);
+    }
+    if (st == CLOPS_SUCCESS) {
+        snprintf(key, key_size, "%s", op->tune_key); /* as the operator looks itself up */
+        used->chunk = op->vec;
+        for (int d = 0; d < 3; d++) used->local[d] = op->launches[0].local[d];
+    }
+    clops_operator_free(op);
+    return st;
+}
+
+static clops_status tune_case_run(clops_context *ctx, const tune_case *c, size_t bytes, tuning_entry *best,
+                                  clops_tune_result *report)
+{
+    clops_tensor_desc in, out;
+    case_shapes(c, bytes, &in, &out);
+    const clops_depth_to_space_desc d = {&in, &out, c->block, c->order}; /* same layout as space_to_depth's */
+    const clops_operator_desc desc = {c->type, &d};
+    clops_op_params p;
+    clops_status st = clops_validate_operator(&desc, &p);
+    if (st != CLOPS_SUCCESS) return st;
+    const size_t in_bytes = (size_t)p.input.span_bytes, out_bytes = (size_t)p.output.span_bytes;
+    unsigned char *x = malloc(in_bytes), *want = malloc(out_bytes), *got = malloc(out_bytes);
+    clops_buffers b = {NULL, NULL, NULL};
+    cl_int err = CL_SUCCESS;
+    if (!x || !want || !got) st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "tuning buffers of %zu bytes", out_bytes);
+    if (st == CLOPS_SUCCESS) {
+        uint64_t s = 0x9e3779b97f4a7c15ull; /* any bits: the check is bitwise */
+        for (size_t i = 0; i < in_bytes; i++) {
+            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+            x[i] = (unsigned char)s;
+        }
+        const clops_host_buffers hb = {x, in_bytes, NULL, 0, want, out_bytes};
+        st = clops_host_execute(&p, &hb);
+    }
+    if (st == CLOPS_SUCCESS) {
+        b.input = clCreateBuffer(ctx->cl_ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, in_bytes, x, &err);
+        if (b.input) b.output = clCreateBuffer(ctx->cl_ctx, CL_MEM_READ_WRITE, out_bytes, NULL, &err);
+        if (!b.output) st = clops_fail_cl(err, "clCreateBuffer");
+    }
+    /* Candidates: the heuristic first (the baseline), then chunk x local size. */
+    const unsigned es = (unsigned)clops_data_type_size(c->dtype);
+    const unsigned chunk_bytes[] = {128, 512, 2048};
+    const size_t locals[][3] = {{1, 16, 1}, {1, 64, 1}, {4, 64, 1}, {1, 256, 1}};
+    double best_s = 0, default_s = 0;
+    for (int ci = -1; st == CLOPS_SUCCESS && ci < (int)(sizeof chunk_bytes / sizeof chunk_bytes[0]); ci++)
+        for (size_t li = 0; st == CLOPS_SUCCESS && li < (ci < 0 ? 1 : sizeof locals / sizeof locals[0]); li++) {
+            clops_tuning force = {0, {0, 0, 0}}, used;
+            if (ci >= 0) {
+                force.chunk = chunk_bytes[ci] / es ? chunk_bytes[ci] / es : 1;
+                memcpy(force.local, locals[li], sizeof force.local);
+            }
+            char key[CLOPS_OPTIONS_MAX];
+            double secs = 0;
+            st = try_candidate(ctx, &desc, &force, &b, out_bytes, want, got, &secs, key, sizeof key, &used);
+            if (st == CLOPS_SUCCESS && secs > 0 && (best_s == 0 || secs < best_s)) {
+                best_s = secs;
+                snprintf(best->key, sizeof best->key, "%s", key);
+                best->value = used;
+            }
+            if (ci < 0) default_s = secs;
+        }
+    if (st == CLOPS_SUCCESS) {
+        const double moved = 2.0 * (double)out_bytes;
+        best->gbps = best_s > 0 ? moved / best_s * 1e-9 : 0;
+        best->default_gbps = default_s > 0 ? moved / default_s * 1e-9 : 0;
+        report->chunk = best->value.chunk;
+        memcpy(report->local, best->value.local, sizeof report->local);
+        report->gbps = best->gbps;
+        report->default_gbps = best->default_gbps;
+    }
+    if (b.input) clReleaseMemObject(b.input);
+    if (b.output) clReleaseMemObject(b.output);
+    free(x);
+    free(want);
+    free(got);
+    return st;
+}
+
+clops_status clops_tune(unsigned device_index, int quick, clops_tune_progress_fn progress, void *user)
+{
+    clops_device_info *infos = NULL;
+    size_t count = 0;
+    clops_status st = clops_device_list(NULL, 0, &count);
+    if (st == CLOPS_SUCCESS && device_index >= count)
+        st = clops_fail(CLOPS_ERROR_INVALID_DEVICE_SELECTION, "device %u requested, %zu available", device_index, count);
+    if (st == CLOPS_SUCCESS && !(infos = calloc(count, sizeof *infos)))
+        st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "device list");
+    if (st == CLOPS_SUCCESS) st = clops_device_list(infos, count, &count);
+    if (st != CLOPS_SUCCESS) {
+        free(infos);
+        return st;
+    }
+    /* Its own context and a profiling queue on the device. */
+    cl_int err;
+    const clops_device_info *info = &infos[device_index];
+    cl_context cl_ctx = clCreateContext(NULL, 1, &info->device, NULL, NULL, &err);
+    cl_command_queue q = cl_ctx ? clCreateCommandQueue(cl_ctx, info->device, CL_QUEUE_PROFILING_ENABLE, &err) : NULL;
+    clops_context *ctx = NULL;
+    if (!q) st = clops_fail_cl(err, cl_ctx ? "clCreateCommandQueue" : "clCreateContext");
+    else st = clops_context_create_from_cl(cl_ctx, info->device, q, &ctx);
+    if (q) clReleaseCommandQueue(q);
+    if (cl_ctx) clReleaseContext(cl_ctx);
+    free(infos);
+    if (st != CLOPS_SUCCESS) return st;
+    if (ctx->cache.mode != CLOPS_CACHE_READ_WRITE) {
+        st = clops_fail(CLOPS_ERROR_CACHE_UNAVAILABLE, "cannot store tuning results: program cache %s",
+                        ctx->cache.status);
+        clops_context_free(ctx);
+        return st;
+    }
+
+    static const clops_data_type all_types[] = {CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_TYPE_FLOAT16,
+                                                CLOPS_DATA_TYPE_FLOAT32, CLOPS_DATA_TYPE_FLOAT64,
+                                                CLOPS_DATA_TYPE_COMPLEX128};
+    static const clops_data_type quick_types[] = {CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_TYPE_FLOAT32};
+    static const uint32_t all_blocks[] = {2, 3, 4, 8}, quick_blocks[] = {2};
+    const clops_data_type *types = quick ? quick_types : all_types;
+    const uint32_t *blocks = quick ? quick_blocks : all_blocks;
+    const size_t ntypes = quick ? 2 : 5, nblocks = quick ? 1 : 4;
+    const size_t bytes = quick ? (4u << 20) : (16u << 20);
+    const unsigned total = (unsigned)(2 * 2 * ntypes * nblocks);
+
+    struct clops_tuning_table *table = load_table(ctx); /* keep what other variants had */
+    if (!table) st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "tuning table");
+    unsigned done = 0;
+    for (int op = 0; st == CLOPS_SUCCESS && op < 2; op++)
+        for (int order = 0; st == CLOPS_SUCCESS && order < 2; order++)
+            for (size_t ti = 0; st == CLOPS_SUCCESS && ti < ntypes; ti++)
+                for (size_t bi = 0; st == CLOPS_SUCCESS && bi < nblocks; bi++) {
+                    const tune_case c = {op ? CLOPS_OPERATOR_SPACE_TO_DEPTH : CLOPS_OPERATOR_DEPTH_TO_SPACE,
+                                         (clops_depth_space_order)order, types[ti], blocks[bi]};
+                    tuning_entry best;
+                    memset(&best, 0, sizeof best);
+                    clops_tune_result report;
+                    memset(&report, 0, sizeof report);
+                    report.operator_type = c.type;
+                    report.order = c.order;
+                    report.data_type = c.dtype;
+                    report.block_size = c.block;
+                    st = tune_case_run(ctx, &c, bytes, &best, &report);
+                    if (st == CLOPS_SUCCESS && !table_put(table, &best))
+                        st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "tuning table");
+                    if (st == CLOPS_SUCCESS && progress) progress(user, &report, ++done, total);
+                }
+    if (st == CLOPS_SUCCESS) st = save_table(ctx, table);
+    if (table) free(table->entries);
+    free(table);
+    clops_context_free(ctx);
+    return st;
+}
