@@ -20,41 +20,41 @@
  * every kernel guards its range (OpenCL 1.2: no non-uniform work-groups).
  */
 #if UNIT_W
-#define XS3 ((offs_t)1)
-#define YS3 ((offs_t)1)
+#define XS3 ((idx_t)1)
+#define YS3 ((idx_t)1)
 #else
-#define XS3 xs.v[3]
-#define YS3 ys.v[3]
+#define XS3 DIM(xs, 3)
+#define YS3 DIM(ys, 3)
 #endif
 #if UNIT_C
-#define XS1 ((offs_t)1)
-#define YS1 ((offs_t)1)
+#define XS1 ((idx_t)1)
+#define YS1 ((idx_t)1)
 #else
-#define XS1 xs.v[1]
-#define YS1 ys.v[1]
+#define XS1 DIM(xs, 1)
+#define YS1 DIM(ys, 1)
 #endif
-#define XOFF(n, c, h, w) ((n) * xs.v[0] + (c) * XS1 + (h) * xs.v[2] + (w) * XS3)
-#define YOFF(n, c, h, w) ((n) * ys.v[0] + (c) * YS1 + (h) * ys.v[2] + (w) * YS3)
+#define XOFF(n, c, h, w) ((n) * DIM(xs, 0) + (c) * XS1 + (h) * DIM(xs, 2) + (w) * XS3)
+#define YOFF(n, c, h, w) ((n) * DIM(ys, 0) + (c) * YS1 + (h) * DIM(ys, 2) + (w) * YS3)
 
 /* Work-item coordinates. sizes = (N, C, H, W) of the axes items are indexed by.
  * W inner: range (ceil(W/CHUNK), H, N*C): the item walks w in [p0, p1), fixed c.
  * C inner: range (ceil(C/CHUNK), W, N*H): the item walks c in [p0, p1), fixed w. */
 #if CHANNELS_INNER
 #define ITEM_COORDS(sizes)                                                                       \
-    const offs_t p0 = (offs_t)get_global_id(0) * CHUNK, w_ = (offs_t)get_global_id(1);           \
-    const offs_t nh_ = (offs_t)get_global_id(2);                                                 \
-    if (p0 >= sizes.v[1] || w_ >= sizes.v[3] || nh_ >= sizes.v[0] * sizes.v[2]) return;          \
-    const offs_t n = nh_ / sizes.v[2], h = nh_ % sizes.v[2];                                     \
-    const offs_t p1 = min(p0 + (offs_t)CHUNK, sizes.v[1]);
+    const idx_t p0 = (idx_t)get_global_id(0) * CHUNK, w_ = (idx_t)get_global_id(1);           \
+    const idx_t nh_ = (idx_t)get_global_id(2);                                                 \
+    if (p0 >= DIM(sizes, 1) || w_ >= DIM(sizes, 3) || nh_ >= DIM(sizes, 0) * DIM(sizes, 2)) return;          \
+    const idx_t n = nh_ / DIM(sizes, 2), h = nh_ % DIM(sizes, 2);                                     \
+    const idx_t p1 = min(p0 + (idx_t)CHUNK, DIM(sizes, 1));
 #define C_AT(p) (p)
 #define W_AT(p) (w_)
 #else
 #define ITEM_COORDS(sizes)                                                                       \
-    const offs_t p0 = (offs_t)get_global_id(0) * CHUNK, h = (offs_t)get_global_id(1);            \
-    const offs_t nc_ = (offs_t)get_global_id(2);                                                 \
-    if (p0 >= sizes.v[3] || h >= sizes.v[2] || nc_ >= sizes.v[0] * sizes.v[1]) return;           \
-    const offs_t n = nc_ / sizes.v[1], c_ = nc_ % sizes.v[1];                                    \
-    const offs_t p1 = min(p0 + (offs_t)CHUNK, sizes.v[3]);
+    const idx_t p0 = (idx_t)get_global_id(0) * CHUNK, h = (idx_t)get_global_id(1);            \
+    const idx_t nc_ = (idx_t)get_global_id(2);                                                 \
+    if (p0 >= DIM(sizes, 3) || h >= DIM(sizes, 2) || nc_ >= DIM(sizes, 0) * DIM(sizes, 1)) return;           \
+    const idx_t n = nc_ / DIM(sizes, 1), c_ = nc_ % DIM(sizes, 1);                                    \
+    const idx_t p1 = min(p0 + (idx_t)CHUNK, DIM(sizes, 3));
 #define C_AT(p) (c_)
 #define W_AT(p) (p)
 #endif
@@ -76,14 +76,14 @@ __kernel void depth_to_space(__global const elem_t *restrict x, __global elem_t 
                              dims4 sizes, dims4 xs, dims4 ys)
 {
     ITEM_COORDS(sizes)
-    const offs_t cout = sizes.v[1], i = h % B, hi = h / B;
+    const idx_t cout = DIM(sizes, 1), i = h % B, hi = h / B;
 #if CHANNELS_INNER
-    for (offs_t j = 0; j < B; j++)
-        for (offs_t p = p0; p < p1; p++) D2S_MOVE(p, j);
+    for (idx_t j = 0; j < B; j++)
+        for (idx_t p = p0; p < p1; p++) D2S_MOVE(p, j);
 #else
-    for (offs_t p = p0; p < p1; p++)
+    for (idx_t p = p0; p < p1; p++)
 #pragma unroll
-        for (offs_t j = 0; j < B; j++) D2S_MOVE(p, j);
+        for (idx_t j = 0; j < B; j++) D2S_MOVE(p, j);
 #endif
 }
 
@@ -96,15 +96,15 @@ __kernel void space_to_depth(__global const elem_t *restrict x, __global elem_t 
                              dims4 sizes, dims4 xs, dims4 ys)
 {
     ITEM_COORDS(sizes)
-    const offs_t cin = sizes.v[1];
-    for (offs_t i = 0; i < B; i++) {
+    const idx_t cin = DIM(sizes, 1);
+    for (idx_t i = 0; i < B; i++) {
 #if CHANNELS_INNER
-        for (offs_t j = 0; j < B; j++)
-            for (offs_t p = p0; p < p1; p++) S2D_MOVE(p, i, j);
+        for (idx_t j = 0; j < B; j++)
+            for (idx_t p = p0; p < p1; p++) S2D_MOVE(p, i, j);
 #else
-        for (offs_t p = p0; p < p1; p++)
+        for (idx_t p = p0; p < p1; p++)
 #pragma unroll
-            for (offs_t j = 0; j < B; j++) S2D_MOVE(p, i, j);
+            for (idx_t j = 0; j < B; j++) S2D_MOVE(p, i, j);
 #endif
     }
 }

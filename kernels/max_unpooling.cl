@@ -18,42 +18,42 @@
 /* Zero every element of y. */
 __kernel void zero_fill(__global elem_t *restrict y, dims4 sizes, dims4 strides)
 {
-    const offs_t w = (offs_t)get_global_id(0), h = (offs_t)get_global_id(1), nc = (offs_t)get_global_id(2);
-    if (w >= sizes.v[3] || h >= sizes.v[2] || nc >= sizes.v[0] * sizes.v[1]) return;
-    y[offset4(strides, nc / sizes.v[1], nc % sizes.v[1], h, w)] = (elem_t)(0);
+    const idx_t w = (idx_t)get_global_id(0), h = (idx_t)get_global_id(1), nc = (idx_t)get_global_id(2);
+    if (w >= DIM(sizes, 3) || h >= DIM(sizes, 2) || nc >= DIM(sizes, 0) * DIM(sizes, 1)) return;
+    y[offset4(strides, nc / DIM(sizes, 1), nc % DIM(sizes, 1), h, w)] = (elem_t)(0);
 }
 
 /* The flat output index at input position (n, c, h, w), or `count` if it is out
  * of range (negative INT64 and UINT64 past 2^32 included when !OFFSET_64). */
-inline offs_t load_index(__global const void *indices, dims4 s, offs_t n, offs_t c, offs_t h, offs_t w, offs_t count)
+inline idx_t load_index(__global const void *indices, dims4 s, idx_t n, idx_t c, idx_t h, idx_t w, idx_t count)
 {
-    const offs_t k = offset4(s, n, c, h, w);
+    const idx_t k = offset4(s, n, c, h, w);
 #if INDEX_BYTES == 4
-    const offs_t v = ((__global const uint *)indices)[k];
+    const idx_t v = ((__global const uint *)indices)[k];
 #else
     const uint2 raw = ((__global const uint2 *)indices)[k];
 #if OFFSET_64
-    const offs_t v = ((offs_t)raw.y << 32) | raw.x; /* INT64 < 0 reads as >= 2^63 > count */
+    const idx_t v = ((idx_t)raw.y << 32) | raw.x; /* INT64 < 0 reads as >= 2^63 > count */
 #else
-    const offs_t v = raw.y ? count : raw.x;
+    const idx_t v = raw.y ? count : raw.x;
 #endif
 #endif
     return v < count ? v : count;
 }
 
 /* Offset in y of the flat (row-major, packed) index v. */
-inline offs_t flat_offset(offs_t v, dims4 sizes, dims4 strides)
+inline idx_t flat_offset(idx_t v, dims4 sizes, dims4 strides)
 {
 #if OUT_PACKED
     (void)sizes;
     (void)strides;
     return v;
 #else
-    const offs_t w = v % sizes.v[3];
-    v /= sizes.v[3];
-    const offs_t h = v % sizes.v[2];
-    v /= sizes.v[2];
-    return offset4(strides, v / sizes.v[1], v % sizes.v[1], h, w);
+    const idx_t w = v % DIM(sizes, 3);
+    v /= DIM(sizes, 3);
+    const idx_t h = v % DIM(sizes, 2);
+    v /= DIM(sizes, 2);
+    return offset4(strides, v / DIM(sizes, 1), v % DIM(sizes, 1), h, w);
 #endif
 }
 
@@ -63,10 +63,10 @@ inline offs_t flat_offset(offs_t v, dims4 sizes, dims4 strides)
         dims4 y_strides, offs_t out_count
 
 #define UNPOOL_PROLOGUE                                                                                \
-    const offs_t w = (offs_t)get_global_id(0), h = (offs_t)get_global_id(1), nc = (offs_t)get_global_id(2); \
-    if (w >= in_sizes.v[3] || h >= in_sizes.v[2] || nc >= in_sizes.v[0] * in_sizes.v[1]) return;       \
-    const offs_t n = nc / in_sizes.v[1], c = nc % in_sizes.v[1];                                       \
-    const offs_t v = load_index(indices, i_strides, n, c, h, w, out_count);
+    const idx_t w = (idx_t)get_global_id(0), h = (idx_t)get_global_id(1), nc = (idx_t)get_global_id(2); \
+    if (w >= DIM(in_sizes, 3) || h >= DIM(in_sizes, 2) || nc >= DIM(in_sizes, 0) * DIM(in_sizes, 1)) return;       \
+    const idx_t n = nc / DIM(in_sizes, 1), c = nc % DIM(in_sizes, 1);                                       \
+    const idx_t v = load_index(indices, i_strides, n, c, h, w, out_count);
 
 /* y.flat[I[k]] = x[k]; out-of-range indices set bit 0 and write nothing. */
 __kernel void scatter(UNPOOL_ARGS)
