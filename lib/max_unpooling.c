@@ -13,6 +13,7 @@
 #include "internal.h"
 
 enum { LAUNCH_ZERO, LAUNCH_SCATTER, LAUNCH_VERIFY };
+#define UNPOOL_CHUNK 512u /* input positions per scatter/verify work-item */
 #define FLAG_OUT_OF_RANGE 1u
 #define FLAG_CONFLICT 2u
 
@@ -21,8 +22,10 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     const clops_op_params *p = &op->params;
     op->offset_64 = !clops_fits_u32(p);
     op->kernel_name = "scatter";
-    snprintf(op->options, sizeof op->options, "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DOUT_PACKED=%d",
-             p->input.elem_size, op->offset_64, p->indices.elem_size, p->output.packed);
+    op->vec = UNPOOL_CHUNK;
+    snprintf(op->options, sizeof op->options,
+             "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DOUT_PACKED=%d -DCHUNK=%uu", p->input.elem_size,
+             op->offset_64, p->indices.elem_size, p->output.packed, op->vec);
     if (p->output.count == 0) return CLOPS_SUCCESS; /* nothing can be written */
     cl_int err;
     op->flag = clCreateBuffer(op->ctx->cl_ctx, CL_MEM_READ_WRITE, sizeof(cl_uint), NULL, &err);
@@ -31,10 +34,13 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     clops_status st = clops_program_get(op->ctx, "max_unpooling.cl", op->options, &program, &op->program_origin);
     if (st != CLOPS_SUCCESS) return st;
     const uint64_t out_items[3] = {p->output.sizes[3], p->output.sizes[2], p->output.sizes[0] * p->output.sizes[1]};
-    const uint64_t in_items[3] = {p->input.sizes[3], p->input.sizes[2], p->input.sizes[0] * p->input.sizes[1]};
+    const uint64_t in_items[3] = {(p->input.sizes[3] + op->vec - 1) / op->vec, p->input.sizes[2],
+                                  p->input.sizes[0] * p->input.sizes[1]};
+    /* Each work-item walks a row chunk; groups span rows, not neighbouring chunks. */
+    static const size_t row_local[3] = {1, 1, 1};
     st = clops_operator_add_launch(op, program, "zero_fill", 3, out_items, NULL);
-    if (st == CLOPS_SUCCESS && p->input.count) st = clops_operator_add_launch(op, program, "scatter", 3, in_items, NULL);
-    if (st == CLOPS_SUCCESS && p->input.count) st = clops_operator_add_launch(op, program, "verify", 3, in_items, NULL);
+    if (st == CLOPS_SUCCESS && p->input.count) st = clops_operator_add_launch(op, program, "scatter", 3, in_items, row_local);
+    if (st == CLOPS_SUCCESS && p->input.count) st = clops_operator_add_launch(op, program, "verify", 3, in_items, row_local);
     return st;
 }
 
@@ -105,7 +111,17 @@ clops_status clops_max_unpooling_enqueue(clops_operator *op, const clops_buffers
     cl_int err = clEnqueueFillBuffer(q, op->flag, &zero, sizeof zero, 0, sizeof zero, nwait, nwait ? wait : NULL, &prev);
     if (err != CL_SUCCESS) return clops_fail_cl(err, "clEnqueueFillBuffer(status word)");
     for (unsigned i = 0; st == CLOPS_SUCCESS && i < op->num_launches; i++) {
-        st = clops_enqueue_launch(op, &op->launches[i], 1, &prev, &next);
+        if (i == LAUNCH_ZERO && p->output.packed) {
+            /* A packed output is one contiguous span: the driver's fill zeroes it
+             * fastest (on PoCL a 1-byte pattern is a memset: 34 GB/s against 7 to
+             * 29 GB/s for 2- to 128-byte patterns, 16 MiB). */
+            const unsigned char zero_byte = 0;
+            err = clEnqueueFillBuffer(q, b->output, &zero_byte, 1, 0, (size_t)p->output.span_bytes, 1, &prev,
+                                      &next);
+            if (err != CL_SUCCESS) st = clops_fail_cl(err, "clEnqueueFillBuffer(output)");
+        } else {
+            st = clops_enqueue_launch(op, &op->launches[i], 1, &prev, &next);
+        }
         if (st == CLOPS_SUCCESS) {
             clReleaseEvent(prev);
             prev = next;
