@@ -6,13 +6,15 @@
 
 #include "internal.h"
 
-/* Inner-axis positions per work-item: long enough for the loop to vectorise and
- * amortise the item's index arithmetic, short enough to leave many items for
- * parallelism (measured on PoCL: 64 to 256 float32 positions are at copy speed,
- * whole rows are slower on narrow tensors). */
-static unsigned chunk_positions(size_t elem_size)
+/* Inner-axis positions per work-item. CPUs: 512 bytes' worth, long enough for
+ * the loop to vectorise and amortise the item's index arithmetic, short enough
+ * to leave many items (measured on PoCL: 64 to 256 float32 positions run at copy
+ * speed, whole rows are slower on narrow tensors). Other devices: one position,
+ * so neighbouring work-items touch neighbouring addresses (coalescing); `clops
+ * tune` finds better on a given device. */
+static unsigned chunk_positions(const clops_context *ctx, size_t elem_size)
 {
-    return (unsigned)(512 / elem_size);
+    return ctx->info.type & CL_DEVICE_TYPE_CPU ? (unsigned)(512 / elem_size) : 1u;
 }
 
 /* Which axis the NDRange walks: the one both tensors have contiguous. W for
@@ -56,7 +58,7 @@ clops_status clops_depth_space_prepare(clops_operator *op)
     clops_tuning tuned = {0, {0, 0, 0}};
     if (op->forced) tuned = op->force;
     else if (y->count) clops_tuning_lookup(op->ctx, op->tune_key, &tuned);
-    op->vec = tuned.chunk ? tuned.chunk : chunk_positions(x->elem_size);
+    op->vec = tuned.chunk ? tuned.chunk : chunk_positions(op->ctx, x->elem_size);
     snprintf(op->options, sizeof op->options, "%s -DCHUNK=%uu", variant, op->vec);
     if (y->count == 0) return CLOPS_SUCCESS; /* nothing to launch */
     cl_program program;

@@ -13,7 +13,10 @@
 #include "internal.h"
 
 enum { LAUNCH_ZERO, LAUNCH_SCATTER, LAUNCH_VERIFY };
-#define UNPOOL_CHUNK 512u /* input positions per scatter/verify work-item */
+/* CPUs: a work-item walks 512 input positions, one work-item per group, so the
+ * compiler vectorises along the row instead of across work-items (measured on
+ * PoCL). Other devices: one position per work-item, the coalesced pattern. */
+#define UNPOOL_CPU_CHUNK 512u
 #define FLAG_OUT_OF_RANGE 1u
 #define FLAG_CONFLICT 2u
 
@@ -22,7 +25,8 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     const clops_op_params *p = &op->params;
     op->offset_64 = !clops_fits_u32(p);
     op->kernel_name = "scatter";
-    op->vec = UNPOOL_CHUNK;
+    const bool cpu = (op->ctx->info.type & CL_DEVICE_TYPE_CPU) != 0;
+    op->vec = cpu ? UNPOOL_CPU_CHUNK : 1u;
     snprintf(op->options, sizeof op->options,
              "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DOUT_PACKED=%d -DCHUNK=%uu", p->input.elem_size,
              op->offset_64, p->indices.elem_size, p->output.packed, op->vec);
@@ -36,11 +40,11 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     const uint64_t out_items[3] = {p->output.sizes[3], p->output.sizes[2], p->output.sizes[0] * p->output.sizes[1]};
     const uint64_t in_items[3] = {(p->input.sizes[3] + op->vec - 1) / op->vec, p->input.sizes[2],
                                   p->input.sizes[0] * p->input.sizes[1]};
-    /* Each work-item walks a row chunk; groups span rows, not neighbouring chunks. */
     static const size_t row_local[3] = {1, 1, 1};
+    const size_t *scatter_local = cpu ? row_local : NULL;
     st = clops_operator_add_launch(op, program, "zero_fill", 3, out_items, NULL);
-    if (st == CLOPS_SUCCESS && p->input.count) st = clops_operator_add_launch(op, program, "scatter", 3, in_items, row_local);
-    if (st == CLOPS_SUCCESS && p->input.count) st = clops_operator_add_launch(op, program, "verify", 3, in_items, row_local);
+    if (st == CLOPS_SUCCESS && p->input.count) st = clops_operator_add_launch(op, program, "scatter", 3, in_items, scatter_local);
+    if (st == CLOPS_SUCCESS && p->input.count) st = clops_operator_add_launch(op, program, "verify", 3, in_items, scatter_local);
     return st;
 }
 

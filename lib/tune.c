@@ -274,14 +274,15 @@ static clops_status tune_case_run(clops_context *ctx, const tune_case *c, size_t
     }
     /* Candidates: the heuristic first (the baseline), then chunk x local size. */
     const unsigned es = (unsigned)clops_data_type_size(c->dtype);
-    const unsigned chunk_bytes[] = {128, 512, 2048};
+    /* 1 position per work-item is the non-CPU default; the others suit CPUs. */
+    const unsigned chunk_bytes[] = {0, 128, 512, 2048};
     const size_t locals[][3] = {{1, 16, 1}, {1, 64, 1}, {4, 64, 1}, {1, 256, 1}};
     double best_s = 0, default_s = 0;
     for (int ci = -1; st == CLOPS_SUCCESS && ci < (int)(sizeof chunk_bytes / sizeof chunk_bytes[0]); ci++)
         for (size_t li = 0; st == CLOPS_SUCCESS && li < (ci < 0 ? 1 : sizeof locals / sizeof locals[0]); li++) {
             clops_tuning force = {0, {0, 0, 0}}, used;
             if (ci >= 0) {
-                force.chunk = chunk_bytes[ci] / es ? chunk_bytes[ci] / es : 1;
+                force.chunk = chunk_bytes[ci] > es ? chunk_bytes[ci] / es : 1;
                 memcpy(force.local, locals[li], sizeof force.local);
             }
             char key[CLOPS_OPTIONS_MAX];
