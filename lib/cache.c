@@ -31,7 +31,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "cache.h"
+#include "internal.h"
 
 #define ENTRY_MAGIC "CLOPSBIN"
 #define PACK_MAGIC "CLOPSPAK"
@@ -102,10 +102,10 @@ static int make_dirs(const char *path)
     for (char *p = buf + 1; *p; p++) {
         if (*p != '/') continue;
         *p = '\0';
-        if (mkdir(buf, 0700) != 0 && errno != EEXIST) return errno;
+        if (clops_cl.io_mkdir(buf, 0700) != 0 && errno != EEXIST) return errno;
         *p = '/';
     }
-    if (mkdir(buf, 0700) != 0 && errno != EEXIST) return errno;
+    if (clops_cl.io_mkdir(buf, 0700) != 0 && errno != EEXIST) return errno;
     return 0;
 }
 
@@ -246,20 +246,20 @@ static int write_atomic(const char *dir, const char *path, const unsigned char *
 {
     char tmp[CLOPS_CACHE_PATH_MAX + 32];
     if (snprintf(tmp, sizeof tmp, "%s/.tmp-XXXXXX", dir) >= (int)sizeof tmp) return -1;
-    const int fd = mkstemp(tmp);
+    const int fd = clops_cl.io_mkstemp(tmp);
     if (fd < 0) return -1;
     int ok = 1;
     for (int i = 0; ok && i < nparts; i++) {
         size_t done = 0;
         while (ok && done < sizes[i]) {
-            const ssize_t w = write(fd, parts[i] + done, sizes[i] - done);
+            const ssize_t w = clops_cl.io_write(fd, parts[i] + done, sizes[i] - done);
             if (w <= 0) ok = 0;
             else done += (size_t)w;
         }
     }
-    if (ok && fsync(fd) != 0) ok = 0;
+    if (ok && clops_cl.io_fsync(fd) != 0) ok = 0;
     if (close(fd) != 0) ok = 0;
-    if (ok && rename(tmp, path) != 0) ok = 0;
+    if (ok && clops_cl.io_rename(tmp, path) != 0) ok = 0;
     if (!ok) unlink(tmp);
     return ok ? 0 : -1;
 }
@@ -475,7 +475,6 @@ int clops_cache_clear(const clops_cache_config *cfg)
 }
 
 /* ---- public calls ------------------------------------------------------------------------- */
-#include "internal.h"
 
 const char *clops_cache_status(char *buf, size_t size)
 {

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 
 #include "cache.h"
+#include "cl_api.h"
 #include "clops/clops.h"
 
 /* ---- status reporting (status.c) ------------------------------------------------ */

@@ -131,7 +131,7 @@ static clops_status save_table(const clops_context *ctx, const struct clops_tuni
     char path[CLOPS_CACHE_PATH_MAX + 64], tmp[CLOPS_CACHE_PATH_MAX + 64];
     db_path(ctx, path, sizeof path);
     snprintf(tmp, sizeof tmp, "%s/.tune-XXXXXX", ctx->cache.dir);
-    const int fd = mkstemp(tmp);
+    const int fd = clops_cl.io_mkstemp(tmp);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
         if (fd >= 0) {
@@ -146,9 +146,9 @@ static clops_status save_table(const clops_context *ctx, const struct clops_tuni
         ok = fprintf(f, "%s\t%u\t%zu,%zu,%zu\t%.3f\t%.3f\n", e->key, e->value.chunk, e->value.local[0],
                      e->value.local[1], e->value.local[2], e->gbps, e->default_gbps) > 0;
     }
-    ok = fflush(f) == 0 && fsync(fileno(f)) == 0 && ok;
+    ok = fflush(f) == 0 && clops_cl.io_fsync(fileno(f)) == 0 && ok;
     ok = fclose(f) == 0 && ok;
-    if (ok && rename(tmp, path) != 0) ok = 0;
+    if (ok && clops_cl.io_rename(tmp, path) != 0) ok = 0;
     if (!ok) {
         unlink(tmp);
         return clops_fail(CLOPS_ERROR_CACHE_IO, "cannot write the tuning database %s", path);

@@ -1,0 +1,86 @@
+/* cl_api.h - every OpenCL and file-system call clops makes, through one table.
+ *
+ * lib/ calls OpenCL by its usual names; after this header those names mean the
+ * table's entries (clops_cl.clCreateBuffer, ...), which point at the real
+ * functions. In the shared library the table is const. The test build
+ * (CLOPS_TEST_HOOKS, the static clops_testable library) makes it writable so
+ * that tests can make any call fail - out of resources, out of host memory, a
+ * failed build or enqueue, a full or vanishing cache directory - and check that
+ * clops ends in a clean status with nothing leaked, without a special device. */
+#ifndef CLOPS_CL_API_H
+#define CLOPS_CL_API_H
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "clops/clops.h"
+
+#define CLOPS_CL_FUNCTIONS(X)                                                                      \
+    X(clGetPlatformIDs) X(clGetPlatformInfo) X(clGetDeviceIDs) X(clGetDeviceInfo)                  \
+    X(clCreateContext) X(clRetainContext) X(clReleaseContext)                                       \
+    X(clCreateCommandQueue) X(clRetainCommandQueue) X(clReleaseCommandQueue) X(clFinish)           \
+    X(clCreateBuffer) X(clReleaseMemObject) X(clGetMemObjectInfo)                                   \
+    X(clCreateProgramWithSource) X(clCreateProgramWithBinary) X(clBuildProgram)                     \
+    X(clGetProgramInfo) X(clGetProgramBuildInfo) X(clReleaseProgram)                                \
+    X(clCreateKernel) X(clReleaseKernel) X(clSetKernelArg) X(clGetKernelWorkGroupInfo)              \
+    X(clEnqueueNDRangeKernel) X(clEnqueueReadBuffer) X(clEnqueueFillBuffer)                         \
+    X(clEnqueueMapBuffer) X(clEnqueueUnmapMemObject) X(clEnqueueMarkerWithWaitList)                 \
+    X(clWaitForEvents) X(clReleaseEvent) X(clGetEventProfilingInfo)
+
+typedef struct clops_cl_api {
+#define CLOPS_X_MEMBER(f) __typeof__(f) *f;
+    CLOPS_CL_FUNCTIONS(CLOPS_X_MEMBER)
+#undef CLOPS_X_MEMBER
+    /* File system calls of the program cache and tuning database. */
+    ssize_t (*io_write)(int fd, const void *buf, size_t n);
+    int (*io_fsync)(int fd);
+    int (*io_rename)(const char *from, const char *to);
+    int (*io_mkstemp)(char *template_path);
+    int (*io_mkdir)(const char *path, mode_t mode);
+} clops_cl_api;
+
+#ifdef CLOPS_TEST_HOOKS
+extern clops_cl_api clops_cl;
+/* The real entry points, for tests to restore the table. */
+extern const clops_cl_api clops_cl_real;
+#else
+extern const clops_cl_api clops_cl;
+#endif
+
+#ifndef CLOPS_CL_API_NO_MACROS
+#define clGetPlatformIDs clops_cl.clGetPlatformIDs
+#define clGetPlatformInfo clops_cl.clGetPlatformInfo
+#define clGetDeviceIDs clops_cl.clGetDeviceIDs
+#define clGetDeviceInfo clops_cl.clGetDeviceInfo
+#define clCreateContext clops_cl.clCreateContext
+#define clRetainContext clops_cl.clRetainContext
+#define clReleaseContext clops_cl.clReleaseContext
+#define clCreateCommandQueue clops_cl.clCreateCommandQueue
+#define clRetainCommandQueue clops_cl.clRetainCommandQueue
+#define clReleaseCommandQueue clops_cl.clReleaseCommandQueue
+#define clFinish clops_cl.clFinish
+#define clCreateBuffer clops_cl.clCreateBuffer
+#define clReleaseMemObject clops_cl.clReleaseMemObject
+#define clGetMemObjectInfo clops_cl.clGetMemObjectInfo
+#define clCreateProgramWithSource clops_cl.clCreateProgramWithSource
+#define clCreateProgramWithBinary clops_cl.clCreateProgramWithBinary
+#define clBuildProgram clops_cl.clBuildProgram
+#define clGetProgramInfo clops_cl.clGetProgramInfo
+#define clGetProgramBuildInfo clops_cl.clGetProgramBuildInfo
+#define clReleaseProgram clops_cl.clReleaseProgram
+#define clCreateKernel clops_cl.clCreateKernel
+#define clReleaseKernel clops_cl.clReleaseKernel
+#define clSetKernelArg clops_cl.clSetKernelArg
+#define clGetKernelWorkGroupInfo clops_cl.clGetKernelWorkGroupInfo
+#define clEnqueueNDRangeKernel clops_cl.clEnqueueNDRangeKernel
+#define clEnqueueReadBuffer clops_cl.clEnqueueReadBuffer
+#define clEnqueueFillBuffer clops_cl.clEnqueueFillBuffer
+#define clEnqueueMapBuffer clops_cl.clEnqueueMapBuffer
+#define clEnqueueUnmapMemObject clops_cl.clEnqueueUnmapMemObject
+#define clEnqueueMarkerWithWaitList clops_cl.clEnqueueMarkerWithWaitList
+#define clWaitForEvents clops_cl.clWaitForEvents
+#define clReleaseEvent clops_cl.clReleaseEvent
+#define clGetEventProfilingInfo clops_cl.clGetEventProfilingInfo
+#endif
+
+#endif /* CLOPS_CL_API_H */
