@@ -186,3 +186,23 @@ clops_status clops_device_identity(const clops_device_info *info, char **out)
     *out = buf;
     return CLOPS_SUCCESS;
 }
+
+size_t clops_device_plan(const clops_device_info *info, char *buf, size_t size)
+{
+    if (!info) return (size_t)snprintf(buf, size, "%s", "");
+    const char *kernels = info->compiler_available
+                              ? "OpenCL kernels, compiled at first use and cached on disk"
+                              : "OpenCL kernels from cached or imported binaries only (no compiler); "
+                                "without one, the host kernels";
+    const char *big = info->has_int64 ? "OpenCL kernels with 64-bit offsets"
+                                      : "the host kernels (64-bit offsets need 64-bit integers)";
+    const int n = snprintf(buf, size,
+                           "all operators, every type (FLOAT64 and COMPLEX128 too: elements move as 1-16 byte "
+                           "integer words, so no fp16 or fp64 is needed): %s\n"
+                           "MaxUnpooling UINT64/INT64 indices: read as two 32-bit words, no 64-bit integers "
+                           "needed below 2^32 output elements\n"
+                           "tensors past 2^32 elements: %s\n"
+                           "a failed build: the host kernels, with the reason in --verbose",
+                           kernels, big);
+    return n < 0 ? 0 : (size_t)n;
+}

@@ -730,6 +730,19 @@ static void print_device(const clops_device_info *d)
            yes_no(d->has_fp64), yes_no(d->has_int64), yes_no(d->compiler_available));
     printf("    max allocation:   %" PRIu64 " bytes (%" PRIu64 " MiB)\n", d->max_alloc_bytes,
            d->max_alloc_bytes >> 20);
+    const char *disabled = getenv("CLOPS_DISABLE");
+    if (disabled != NULL && disabled[0] != '\0')
+        printf("    (CLOPS_DISABLE=%s: those capabilities are reported absent)\n", disabled);
+    char plan[1024];
+    clops_device_plan(d, plan, sizeof plan);
+    printf("    plan:\n");
+    for (const char *line = plan; *line != '\0';) {
+        const size_t len = strcspn(line, "\n");
+        printf("      - %.*s\n", (int)len, line);
+        line += len;
+        if (*line == '\n')
+            line++;
+    }
 }
 
 static int run_devices(const cli_command *cmd, const cli_args *args)

@@ -164,6 +164,11 @@ typedef struct clops_device_info {
  *  CLOPS_SUCCESS. */
 CLOPS_API clops_status clops_device_list(clops_device_info *infos, size_t capacity, size_t *count);
 
+/*! clops_device_plan() : which path each operator and type takes on this device,
+ *  as lines of text ("DepthToSpace, SpaceToDepth: ..."), written to `buf` (always
+ *  NUL-terminated). @return the full length, as snprintf. */
+CLOPS_API size_t clops_device_plan(const clops_device_info *info, char *buf, size_t size);
+
 /* ---- contexts ----------------------------------------------------------------- */
 typedef struct clops_context clops_context;
 
