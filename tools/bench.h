@@ -25,6 +25,11 @@ extern "C" {
  *  wrong result, 2 on a usage error. */
 int clops_bench_main(int argc, char **argv);
 
+/*! clops_bench_startup_main() : `clops bench-startup`: cold build, in-process
+ *  reuse and on-disk load time of every program, then tuned against default
+ *  throughput (bench_startup.c). @return 0, 1 on a failure, 2 on a usage error. */
+int clops_bench_startup_main(int argc, char **argv);
+
 #ifdef __cplusplus
 }
 #endif

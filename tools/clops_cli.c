@@ -1226,6 +1226,7 @@ static void print_top_help(FILE *out)
         print_command_usage(out, "  ", &cache_commands[i]);
     print_command_usage(out, "  ", &tune_command);
     fputs("  clops bench [options]\n", out);
+    fputs("  clops bench-startup [options]\n", out);
     fputs("\nEvery command takes -h/--help. Exit status: 0 success, 1 operator or file\n"
           "error, 2 usage error.\n",
           out);
@@ -1303,6 +1304,8 @@ int main(int argc, char **argv)
         return dispatch(&tune_command, argc - 2, argv + 2);
     if (strcmp(command, "bench") == 0)
         return clops_bench_main(argc - 1, argv + 1);
+    if (strcmp(command, "bench-startup") == 0)
+        return clops_bench_startup_main(argc - 1, argv + 1);
     set_err(err, sizeof err, "unknown command '%s'", command);
     return usage_error(NULL, err);
 }
