@@ -111,7 +111,9 @@ clops_status clops_context_create_device(unsigned index, clops_context **out)
     size_t count;
     clops_status st = list_devices(&infos, &count);
     if (st != CLOPS_SUCCESS) return st;
-    if (index >= count)
+    if (count == 0)
+        st = clops_fail(CLOPS_ERROR_NO_DEVICE, "device %u requested, but no OpenCL platform has a device", index);
+    else if (index >= count)
         st = clops_fail(CLOPS_ERROR_INVALID_DEVICE_SELECTION, "device %u requested, %zu device%s available", index,
                         count, count == 1 ? "" : "s");
     else

@@ -379,6 +379,10 @@ static inline clops_status tc_run_execute_cl(clops_context *ctx, clops_operator 
     return st;
 }
 
+/* Creates the operator; on an OpenCL context it must really run on the device:
+ * a silent fallback to the host kernels (after a failed build, say) would let
+ * the device half of a test pass without testing the device. Set
+ * CLOPS_TEST_ALLOW_FALLBACK=1 to accept fallbacks. */
 static inline clops_operator *tc_create(clops_context *ctx, const clops_operator_desc *desc,
                                         const char *label, const char *backend)
 {
@@ -387,26 +391,47 @@ static inline clops_operator *tc_create(clops_context *ctx, const clops_operator
     ck_assert_msg(st == CLOPS_SUCCESS && op,
                   "%s [%s]: clops_operator_create returned %s (%s), want CLOPS_SUCCESS", label, backend,
                   clops_status_name(st), clops_last_error_message());
+    if (clops_context_backend(ctx) == CLOPS_BACKEND_OPENCL) {
+        clops_operator_info info;
+        memset(&info, 0, sizeof info);
+        st = clops_operator_get_info(op, &info);
+        ck_assert_msg(st == CLOPS_SUCCESS, "%s [%s]: clops_operator_get_info: %s", label, backend,
+                      clops_status_name(st));
+        const char *allow = getenv("CLOPS_TEST_ALLOW_FALLBACK");
+        ck_assert_msg(info.backend == CLOPS_BACKEND_OPENCL || (allow && strcmp(allow, "1") == 0),
+                      "%s [%s]: the operator fell back to the host kernels on an OpenCL context (%s); the device "
+                      "was not tested",
+                      label, backend, info.fallback_reason ? info.fallback_reason : "no reason given");
+    }
     return op;
 }
 
+/* Which execution paths tc_check_context_paths takes. */
+#define TC_PATH_EXECUTE_HOST 1u
+#define TC_PATH_CL_MEM 2u
+#define TC_PATHS_ALL 3u
+
 /* Runs `desc` on one context: execute_host, and on an OpenCL context also
- * execute on cl_mem; checks the status and the whole output buffer. */
-static inline void tc_check_context_paths(clops_context *ctx, const char *ctx_name, const clops_operator_desc *desc,
-                                          const tc_bufs *b, clops_status want_status, const void *want_host,
-                                          const void *want_cl, size_t esize, const char *label)
+ * execute on cl_mem (as `paths` selects); checks the status and the whole
+ * output buffer. */
+static inline void tc_check_context_paths(clops_context *ctx, const char *ctx_name, unsigned paths,
+                                          const clops_operator_desc *desc, const tc_bufs *b, clops_status want_status,
+                                          const void *want_host, const void *want_cl, size_t esize, const char *label)
 {
     void *out = tc_malloc(b->out_bytes);
     char path[128];
     clops_operator *op = tc_create(ctx, desc, label, ctx_name);
+    clops_status st;
 
-    snprintf(path, sizeof path, "%s, execute_host", ctx_name);
-    clops_status st = tc_run_execute_host(op, b, out);
-    ck_assert_msg(st == want_status, "%s [%s]: status %s (%s), want %s", label, path, clops_status_name(st),
-                  clops_last_error_message(), clops_status_name(want_status));
-    tc_check_bytes(out, want_host, b->out_bytes, esize, label, path);
+    if (paths & TC_PATH_EXECUTE_HOST) {
+        snprintf(path, sizeof path, "%s, execute_host", ctx_name);
+        st = tc_run_execute_host(op, b, out);
+        ck_assert_msg(st == want_status, "%s [%s]: status %s (%s), want %s", label, path, clops_status_name(st),
+                      clops_last_error_message(), clops_status_name(want_status));
+        tc_check_bytes(out, want_host, b->out_bytes, esize, label, path);
+    }
 
-    if (clops_context_backend(ctx) == CLOPS_BACKEND_OPENCL) {
+    if ((paths & TC_PATH_CL_MEM) && clops_context_backend(ctx) == CLOPS_BACKEND_OPENCL) {
         snprintf(path, sizeof path, "%s, execute on cl_mem", ctx_name);
         st = tc_run_execute_cl(ctx, op, b, out, label);
         ck_assert_msg(st == want_status, "%s [%s]: status %s (%s), want %s", label, path, clops_status_name(st),
@@ -436,8 +461,8 @@ static inline void tc_check_all_paths_status(const clops_operator_desc *desc, co
     free(out);
 
     for (int bi = 0; bi < tc_backend_count(); bi++)
-        tc_check_context_paths(tc_backend(bi), tc_backend_name(bi), desc, b, want_status, want_host, want_cl, esize,
-                               label);
+        tc_check_context_paths(tc_backend(bi), tc_backend_name(bi), TC_PATHS_ALL, desc, b, want_status, want_host,
+                               want_cl, esize, label);
 }
 
 static inline void tc_check_all_paths(const clops_operator_desc *desc, const tc_bufs *b, const void *want,

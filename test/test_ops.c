@@ -122,7 +122,8 @@ static void ds_reference(const ds_case *c, const void *in, const uint64_t *in_st
  * on that context only). The input is random bits from `seed` (or `input` when
  * given, of the input span). `tail` extra elements after the output span belong
  * to the buffer and must keep their sentinel. */
-static void ds_run_on(const ds_case *c, const void *input, uint64_t seed, uint32_t tail, clops_context *only)
+static void ds_run_on(const ds_case *c, const void *input, uint64_t seed, uint32_t tail, clops_context *only,
+                      unsigned paths)
 {
     char label[256];
     ds_label(label, sizeof label, c, seed);
@@ -160,7 +161,8 @@ static void ds_run_on(const ds_case *c, const void *input, uint64_t seed, uint32
 
     tc_bufs b = {in, in_bytes, NULL, 0, init, out_bytes};
     if (only)
-        tc_check_context_paths(only, "caller's out-of-order queue", &desc, &b, CLOPS_SUCCESS, want, want, es, label);
+        tc_check_context_paths(only, "caller's out-of-order queue", paths, &desc, &b, CLOPS_SUCCESS, want, want, es,
+                               label);
     else
         tc_check_all_paths(&desc, &b, want, es, label);
     free(in);
@@ -170,7 +172,7 @@ static void ds_run_on(const ds_case *c, const void *input, uint64_t seed, uint32
 
 static void ds_run(const ds_case *c, const void *input, uint64_t seed, uint32_t tail)
 {
-    ds_run_on(c, input, seed, tail, NULL);
+    ds_run_on(c, input, seed, tail, NULL, TC_PATHS_ALL);
 }
 
 /* Runs a fixed example: `input` packed, `expected` packed output. Also checks
@@ -364,7 +366,7 @@ static const uint32_t round_trip_blocks[] = {2, 3};
 /* x -> first -> second -> must equal x. `d2s_first`: SpaceToDepth(DepthToSpace(x)),
  * else DepthToSpace(SpaceToDepth(x)). */
 static void round_trip(clops_data_type type, clops_depth_space_order order, uint32_t b, const uint32_t xs[4],
-                       int d2s_first, uint64_t seed)
+                       int d2s_first, uint64_t seed, clops_context *only, unsigned paths)
 {
     char label[256], a[64];
     snprintf(label, sizeof label, "round trip %s(%s(x)) %s %s block %u, x %s, seed %" PRIu64,
@@ -384,24 +386,27 @@ static void round_trip(clops_data_type type, clops_depth_space_order order, uint
     unsigned char *x = tc_malloc(xb), *mid = tc_malloc(mb), *back = tc_malloc(xb);
     tc_fill_random(x, xb, seed);
 
-    for (int bi = 0; bi < tc_backend_count(); bi++) {
-        clops_context *ctx = tc_backend(bi);
-        clops_operator *op1 = tc_create(ctx, &o1, label, tc_backend_name(bi));
-        clops_operator *op2 = tc_create(ctx, &o2, label, tc_backend_name(bi));
+    for (int bi = 0; bi < (only ? 1 : tc_backend_count()); bi++) {
+        clops_context *ctx = only ? only : tc_backend(bi);
+        const char *ctx_name = only ? "caller's out-of-order queue" : tc_backend_name(bi);
+        clops_operator *op1 = tc_create(ctx, &o1, label, ctx_name);
+        clops_operator *op2 = tc_create(ctx, &o2, label, ctx_name);
         char path[96];
 
-        memset(back, 0, xb);
-        clops_host_buffers h1 = {x, xb, NULL, 0, mid, mb}, h2 = {mid, mb, NULL, 0, back, xb};
-        clops_status st = clops_operator_execute_host(op1, &h1);
-        ck_assert_msg(st == CLOPS_SUCCESS, "%s [%s]: first execute_host: %s (%s)", label, tc_backend_name(bi),
-                      clops_status_name(st), clops_last_error_message());
-        st = clops_operator_execute_host(op2, &h2);
-        ck_assert_msg(st == CLOPS_SUCCESS, "%s [%s]: second execute_host: %s (%s)", label, tc_backend_name(bi),
-                      clops_status_name(st), clops_last_error_message());
-        snprintf(path, sizeof path, "%s, execute_host twice", tc_backend_name(bi));
-        tc_check_bytes(back, x, xb, es, label, path);
+        if (paths & TC_PATH_EXECUTE_HOST) {
+            memset(back, 0, xb);
+            clops_host_buffers h1 = {x, xb, NULL, 0, mid, mb}, h2 = {mid, mb, NULL, 0, back, xb};
+            clops_status st = clops_operator_execute_host(op1, &h1);
+            ck_assert_msg(st == CLOPS_SUCCESS, "%s [%s]: first execute_host: %s (%s)", label, ctx_name,
+                          clops_status_name(st), clops_last_error_message());
+            st = clops_operator_execute_host(op2, &h2);
+            ck_assert_msg(st == CLOPS_SUCCESS, "%s [%s]: second execute_host: %s (%s)", label, ctx_name,
+                          clops_status_name(st), clops_last_error_message());
+            snprintf(path, sizeof path, "%s, execute_host twice", ctx_name);
+            tc_check_bytes(back, x, xb, es, label, path);
+        }
 
-        if (clops_context_backend(ctx) == CLOPS_BACKEND_OPENCL) {
+        if ((paths & TC_PATH_CL_MEM) && clops_context_backend(ctx) == CLOPS_BACKEND_OPENCL) {
             /* Device chain: upload -> op1 -> op2, each waiting on the previous event. */
             cl_command_queue q = clops_context_queue(ctx);
             cl_int err;
@@ -414,7 +419,7 @@ static void round_trip(clops_data_type type, clops_depth_space_order order, uint
             cl_event up = NULL, e1 = NULL, e2 = NULL;
             TC_CL_CHECK(clEnqueueWriteBuffer(q, bx, CL_FALSE, 0, xb, x, 0, NULL, &up), label);
             clops_buffers c1 = {bx, NULL, bm}, c2 = {bm, NULL, bb};
-            st = clops_operator_execute(op1, &c1, 1, &up, &e1);
+            clops_status st = clops_operator_execute(op1, &c1, 1, &up, &e1);
             ck_assert_msg(st == CLOPS_SUCCESS && e1, "%s [cl_mem chain]: first execute: %s (%s)", label,
                           clops_status_name(st), clops_last_error_message());
             st = clops_operator_execute(op2, &c2, 1, &e1, &e2);
@@ -445,8 +450,8 @@ START_TEST(test_round_trip)
     uint32_t b = round_trip_blocks[_i / (NUM_RT_TYPES * 2)];
     const uint32_t xs_d2s[4] = {2, 2 * b * b, 3, 5};
     const uint32_t xs_s2d[4] = {2, 3, 2 * b, 5 * b};
-    round_trip(type, order, b, xs_d2s, 1, 7000u + (uint64_t)_i);
-    round_trip(type, order, b, xs_s2d, 0, 8000u + (uint64_t)_i);
+    round_trip(type, order, b, xs_d2s, 1, 7000u + (uint64_t)_i, NULL, TC_PATHS_ALL);
+    round_trip(type, order, b, xs_s2d, 0, 8000u + (uint64_t)_i, NULL, TC_PATHS_ALL);
 }
 END_TEST
 
@@ -688,14 +693,15 @@ START_TEST(test_empty)
                 ck_assert_msg(st == CLOPS_SUCCESS, "%s: validate gave %s (%s), want success", label,
                               clops_status_name(st), clops_last_error_message());
 
-                /* NULL buffers of 0 bytes: fine, nothing to read or write. */
-                tc_bufs none = {NULL, 0, NULL, 0, NULL, 0};
-                tc_check_all_paths(&desc, &none, NULL, 1, label);
-
-                /* Real buffers: the output must stay untouched. */
                 unsigned char inb[64], init[64];
                 tc_fill_random(inb, sizeof inb, 5);
                 tc_fill_sentinel(init, sizeof init);
+
+                /* NULL buffers of 0 bytes: fine, nothing to read or write. */
+                tc_bufs none = {NULL, 0, NULL, 0, NULL, 0};
+                tc_check_all_paths(&desc, &none, init, 1, label);
+
+                /* Real buffers: the output must stay untouched. */
                 tc_bufs some = {inb, sizeof inb, NULL, 0, init, sizeof init};
                 tc_check_all_paths(&desc, &some, init, 1, label);
             }
@@ -717,6 +723,161 @@ START_TEST(test_large)
     ds_case big = {CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_COMPLEX128, CLOPS_ORDER_COLUMN_ROW_DEPTH, 4,
                    {2, 32, 33, 31}, LAYOUT_PACKED, LAYOUT_NHWC};
     ds_run(&big, NULL, 454545u, 16);
+}
+END_TEST
+
+/* ---- events and queues ------------------------------------------------------------------------------------ */
+/* The wait list is honoured: gated by a user event, the operator's event cannot
+ * complete (and the output is not written) before the user event is set. */
+START_TEST(test_wait_list_user_event)
+{
+    if (!tc_dev_ctx) {
+        fprintf(stderr, "SKIP test_wait_list_user_event: no OpenCL device\n");
+        return;
+    }
+    const char *label = "DepthToSpace UINT32 DML example 1 behind a user event";
+    cl_context c = clops_context_cl_context(tc_dev_ctx);
+    cl_command_queue q = clops_context_queue(tc_dev_ctx);
+    clops_tensor_desc tin = {CLOPS_DATA_TYPE_UINT32, {1, 8, 2, 3}, NULL}, tout = {CLOPS_DATA_TYPE_UINT32, {1, 2, 4, 6}, NULL};
+    clops_depth_to_space_desc dd = {&tin, &tout, 2, CLOPS_ORDER_DEPTH_COLUMN_ROW};
+    clops_operator_desc desc = {CLOPS_OPERATOR_DEPTH_TO_SPACE, &dd};
+    clops_operator *op = tc_create(tc_dev_ctx, &desc, label, "OpenCL device");
+    uint32_t init[48], got[48];
+    tc_fill_sentinel(init, sizeof init);
+    cl_int err;
+    cl_mem in = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof dml_input, (void *)(uintptr_t)dml_input,
+                               &err);
+    ck_assert_msg(err == CL_SUCCESS, "%s: clCreateBuffer %d", label, (int)err);
+    cl_mem out = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof init, init, &err);
+    ck_assert_msg(err == CL_SUCCESS, "%s: clCreateBuffer %d", label, (int)err);
+    cl_event gate = clCreateUserEvent(c, &err);
+    ck_assert_msg(err == CL_SUCCESS, "%s: clCreateUserEvent %d", label, (int)err);
+
+    clops_buffers bufs = {in, NULL, out};
+    cl_event done = NULL;
+    clops_status st = clops_operator_execute(op, &bufs, 1, &gate, &done);
+    ck_assert_msg(st == CLOPS_SUCCESS && done, "%s: execute: %s (%s)", label, clops_status_name(st),
+                  clops_last_error_message());
+    cl_int es = CL_COMPLETE;
+    TC_CL_CHECK(clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof es, &es, NULL), label);
+    ck_assert_msg(es > CL_COMPLETE, "%s: the returned event has status %d before the user event was set", label, (int)es);
+    TC_CL_CHECK(clSetUserEventStatus(gate, CL_COMPLETE), label);
+    TC_CL_CHECK(clWaitForEvents(1, &done), label);
+    TC_CL_CHECK(clEnqueueReadBuffer(q, out, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL), label);
+    tc_check_bytes(got, dml_output_dcr, sizeof got, 4, label, "OpenCL device, cl_mem behind a user event");
+    clReleaseEvent(done);
+    clReleaseEvent(gate);
+    clops_operator_free(op);
+
+    /* An empty operator has nothing to run, but its event still follows the wait list. */
+    const char *label0 = "empty SpaceToDepth 0x2x4x6 behind a user event";
+    clops_tensor_desc tin0 = {CLOPS_DATA_TYPE_UINT32, {0, 2, 4, 6}, NULL}, tout0 = {CLOPS_DATA_TYPE_UINT32, {0, 8, 2, 3}, NULL};
+    clops_space_to_depth_desc sd = {&tin0, &tout0, 2, CLOPS_ORDER_COLUMN_ROW_DEPTH};
+    clops_operator_desc desc0 = {CLOPS_OPERATOR_SPACE_TO_DEPTH, &sd};
+    op = tc_create(tc_dev_ctx, &desc0, label0, "OpenCL device");
+    gate = clCreateUserEvent(c, &err);
+    ck_assert_msg(err == CL_SUCCESS, "%s: clCreateUserEvent %d", label0, (int)err);
+    clops_buffers none = {NULL, NULL, NULL};
+    done = NULL;
+    st = clops_operator_execute(op, &none, 1, &gate, &done);
+    ck_assert_msg(st == CLOPS_SUCCESS && done, "%s: execute: %s (%s), event %p", label0, clops_status_name(st),
+                  clops_last_error_message(), (void *)done);
+    TC_CL_CHECK(clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof es, &es, NULL), label0);
+    ck_assert_msg(es > CL_COMPLETE, "%s: the returned event has status %d before the user event was set", label0,
+                  (int)es);
+    TC_CL_CHECK(clSetUserEventStatus(gate, CL_COMPLETE), label0);
+    TC_CL_CHECK(clWaitForEvents(1, &done), label0);
+    clReleaseEvent(done);
+    clReleaseEvent(gate);
+    clops_operator_free(op);
+    clReleaseMemObject(in);
+    clReleaseMemObject(out);
+}
+END_TEST
+
+/* A context around the caller's out-of-order queue: clops must order its own
+ * commands (and the caller's wait list) with events. One test per path. */
+static void out_of_order_cases(unsigned paths)
+{
+    clops_context *ooo = tc_ooo_context();
+    if (!ooo) {
+        fprintf(stderr, "SKIP out-of-order queue tests: no OpenCL device or no out-of-order queues\n");
+        return;
+    }
+    for (int o = 0; o < 2; o++) {
+        const clops_depth_space_order order = (clops_depth_space_order)o;
+        ds_case d2s = {CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_FLOAT32, order, 2, {2, 12, 3, 5},
+                       LAYOUT_PACKED, LAYOUT_PADDED};
+        ds_run_on(&d2s, NULL, 17000u + (uint64_t)o, 5, ooo, paths);
+        ds_case s2d = {CLOPS_OPERATOR_SPACE_TO_DEPTH, CLOPS_DATA_TYPE_UINT16, order, 3, {2, 2, 6, 9},
+                       LAYOUT_NHWC, LAYOUT_PACKED};
+        ds_run_on(&s2d, NULL, 17100u + (uint64_t)o, 5, ooo, paths);
+        ds_case big = {CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_FLOAT32, order, 2, {2, 64, 64, 64},
+                       LAYOUT_PACKED, LAYOUT_PACKED};
+        ds_run_on(&big, NULL, 17200u + (uint64_t)o, 5, ooo, paths);
+        ds_case empty = {CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_FLOAT32, order, 2, {1, 4, 0, 2},
+                         LAYOUT_PACKED, LAYOUT_PACKED};
+        ds_run_on(&empty, NULL, 0, 5, ooo, paths);
+        const uint32_t xs[4] = {2, 8, 32, 48};
+        round_trip(CLOPS_DATA_TYPE_FLOAT32, order, 2, xs, 1, 17300u + (uint64_t)o, ooo, paths);
+    }
+}
+
+/* The same large operator run 20 times on the out-of-order queue: a missing
+ * dependency between clops's own commands shows only when the queue happens to
+ * reorder them, which a single run may not. */
+static void out_of_order_repeat(unsigned paths)
+{
+    clops_context *ooo = tc_ooo_context();
+    if (!ooo)
+        return;
+    const char *label = "DepthToSpace FLOAT32 DCR block 2, 2x64x128x128 -> 2x16x256x256, 20 runs on the caller's "
+                        "out-of-order queue";
+    clops_tensor_desc tin = {CLOPS_DATA_TYPE_FLOAT32, {2, 64, 128, 128}, NULL};
+    clops_tensor_desc tout = {CLOPS_DATA_TYPE_FLOAT32, {2, 16, 256, 256}, NULL};
+    clops_depth_to_space_desc dd = {&tin, &tout, 2, CLOPS_ORDER_DEPTH_COLUMN_ROW};
+    clops_operator_desc desc = {CLOPS_OPERATOR_DEPTH_TO_SPACE, &dd};
+    const size_t bytes = tc_tensor_bytes(&tin);
+    unsigned char *x = tc_malloc(bytes), *want = tc_malloc(bytes), *init = tc_malloc(bytes), *out = tc_malloc(bytes);
+    tc_fill_random(x, bytes, 18000u);
+    tc_fill_sentinel(init, bytes);
+    ds_case c = {CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_FLOAT32, CLOPS_ORDER_DEPTH_COLUMN_ROW, 2,
+                 {2, 64, 128, 128}, LAYOUT_PACKED, LAYOUT_PACKED};
+    ds_reference(&c, x, NULL, want, NULL, label);
+    clops_operator *op = tc_create(ooo, &desc, label, "caller's out-of-order queue");
+    tc_bufs b = {x, bytes, NULL, 0, init, bytes};
+    for (int run = 0; run < 20; run++) {
+        char path[96];
+        clops_status st;
+        if (paths & TC_PATH_EXECUTE_HOST) {
+            snprintf(path, sizeof path, "out-of-order queue, execute_host, run %d of 20", run + 1);
+            st = tc_run_execute_host(op, &b, out);
+        } else {
+            snprintf(path, sizeof path, "out-of-order queue, execute on cl_mem, run %d of 20", run + 1);
+            st = tc_run_execute_cl(ooo, op, &b, out, label);
+        }
+        ck_assert_msg(st == CLOPS_SUCCESS, "%s [%s]: %s (%s)", label, path, clops_status_name(st),
+                      clops_last_error_message());
+        tc_check_bytes(out, want, bytes, 4, label, path);
+    }
+    clops_operator_free(op);
+    free(x);
+    free(want);
+    free(init);
+    free(out);
+}
+
+START_TEST(test_out_of_order_queue_cl_mem)
+{
+    out_of_order_cases(TC_PATH_CL_MEM);
+    out_of_order_repeat(TC_PATH_CL_MEM);
+}
+END_TEST
+
+START_TEST(test_out_of_order_queue_execute_host)
+{
+    out_of_order_repeat(TC_PATH_EXECUTE_HOST);
+    out_of_order_cases(TC_PATH_EXECUTE_HOST);
 }
 END_TEST
 
@@ -760,6 +921,12 @@ static Suite *ops_suite(void)
     tcase_add_test(tc, test_bit_patterns_float16);
     tcase_add_test(tc, test_bit_patterns_bfloat16);
     tcase_add_test(tc, test_bit_patterns_complex);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("events");
+    tcase_add_test(tc, test_wait_list_user_event);
+    tcase_add_test(tc, test_out_of_order_queue_cl_mem);
+    tcase_add_test(tc, test_out_of_order_queue_execute_host);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("empty");

@@ -217,8 +217,8 @@ static long up_run_on(const up_case *c, const void *x, const void *indices, clop
     /* On a bad index the host-memory paths leave the output untouched, the
      * cl_mem path writes every good element (and the zeros). */
     if (only)
-        tc_check_context_paths(only, "caller's out-of-order queue", &desc, &bufs, want_status, bad ? init : want,
-                               want, es, label);
+        tc_check_context_paths(only, "caller's out-of-order queue", TC_PATHS_ALL, &desc, &bufs, want_status,
+                               bad ? init : want, want, es, label);
     else
         tc_check_all_paths_status(&desc, &bufs, want_status, bad ? init : want, want, es, label);
     if (want_status != CLOPS_SUCCESS)
@@ -315,7 +315,7 @@ END_TEST
 /* ---- bad indices --------------------------------------------------------------------------------------- */
 /* 1x2x2x2 input into 1x2x4x4 (32 elements); index 5 of 8 is replaced by `bad`. */
 static void bad_index_case(const index_type_info *it, uint64_t bad, const char *bad_desc, const uint64_t *out_st,
-                           uint32_t tail)
+                           uint32_t tail, clops_context *only)
 {
     const uint32_t xs[4] = {1, 2, 2, 2}, ys[4] = {1, 2, 4, 4};
     float x[8];
@@ -331,7 +331,7 @@ static void bad_index_case(const index_type_info *it, uint64_t bad, const char *
     snprintf(what, sizeof what, "bad index %s at input element 5", bad_desc);
     up_case c = {CLOPS_DATA_TYPE_FLOAT32, it, {xs[0], xs[1], xs[2], xs[3]}, NULL, NULL, {ys[0], ys[1], ys[2], ys[3]},
                  out_st, tail};
-    long nbad = up_run(&c, x, idx, CLOPS_ERROR_INDEX_OUT_OF_RANGE, what);
+    long nbad = up_run_on(&c, x, idx, CLOPS_ERROR_INDEX_OUT_OF_RANGE, what, only);
     ck_assert_msg(nbad == 1, "%s: test bug, reference counted %ld bad indices", what, nbad);
 }
 
@@ -358,8 +358,8 @@ START_TEST(test_unpool_bad_indices)
     for (size_t k = 0; k < sizeof bads / sizeof bads[0]; k++) {
         if (!(bads[k].kinds & (1 << it->kind)))
             continue;
-        bad_index_case(it, bads[k].v, bads[k].desc, NULL, 3);
-        bad_index_case(it, bads[k].v, bads[k].desc, padded, 3);
+        bad_index_case(it, bads[k].v, bads[k].desc, NULL, 3, NULL);
+        bad_index_case(it, bads[k].v, bads[k].desc, padded, 3, NULL);
     }
 }
 END_TEST
@@ -594,6 +594,50 @@ START_TEST(test_unpool_strided)
 }
 END_TEST
 
+/* ---- the caller's out-of-order queue ------------------------------------------------------------------- */
+/* MaxUnpooling runs several commands (zero fill, scatter, verify, status read,
+ * and the host fix-up of conflicting duplicates): on an out-of-order queue clops
+ * must chain them with events. */
+START_TEST(test_unpool_out_of_order_queue)
+{
+    clops_context *ooo = tc_ooo_context();
+    if (!ooo) {
+        fprintf(stderr, "SKIP test_unpool_out_of_order_queue: no OpenCL device or no out-of-order queues\n");
+        return;
+    }
+    for (int k = 0; k < 3; k++) {
+        const index_type_info *it = &index_types[k];
+        /* Duplicates with different values: 2x3x16x16 into 2x3x4x4. */
+        const size_t n = 2 * 3 * 16 * 16, es = 4;
+        unsigned char *x = tc_malloc(n * es), *idx = tc_malloc(n * it->size);
+        uint64_t *flat = tc_malloc(n * sizeof *flat);
+        uint64_t s = 777u + (uint64_t)k;
+        tc_fill_random(x, n * es, s);
+        for (size_t i = 0; i < n; i++)
+            flat[i] = tc_rng_next(&s) % 96;
+        store_indices(it, flat, n, idx);
+        up_case c = {CLOPS_DATA_TYPE_FLOAT32, it, {2, 3, 16, 16}, NULL, NULL, {2, 3, 4, 4}, NULL, 4};
+        for (int run = 0; run < 3; run++)
+            up_run_on(&c, x, idx, CLOPS_SUCCESS, "duplicates, out-of-order queue", ooo);
+        /* No duplicates: a permutation (index i -> n-1-i) into a padded output. */
+        for (size_t i = 0; i < n; i++)
+            flat[i] = n - 1 - i;
+        store_indices(it, flat, n, idx);
+        const uint64_t padded[4] = {3 * (16 * 19 + 2) + 1, 16 * 19 + 2, 19, 1};
+        up_case p = {CLOPS_DATA_TYPE_FLOAT32, it, {2, 3, 16, 16}, NULL, NULL, {2, 3, 16, 16}, padded, 4};
+        up_run_on(&p, x, idx, CLOPS_SUCCESS, "reversal permutation, padded output, out-of-order queue", ooo);
+        /* A bad index. */
+        bad_index_case(it, 32, "== output count 32 (out-of-order queue)", NULL, 3, ooo);
+        /* Empty input. */
+        up_case e = {CLOPS_DATA_TYPE_FLOAT32, it, {2, 3, 0, 16}, NULL, NULL, {2, 3, 4, 4}, NULL, 4};
+        up_run_on(&e, NULL, NULL, CLOPS_SUCCESS, "empty input, out-of-order queue", ooo);
+        free(x);
+        free(idx);
+        free(flat);
+    }
+}
+END_TEST
+
 static Suite *unpool_suite(void)
 {
     Suite *s = suite_create("unpool");
@@ -610,6 +654,10 @@ static Suite *unpool_suite(void)
     tc = tcase_create("duplicates");
     tcase_add_loop_test(tc, test_unpool_duplicates_last_wins, 0, (int)DUP_CASES);
     tcase_add_test(tc, test_unpool_duplicates_explicit);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("out_of_order_queue");
+    tcase_add_test(tc, test_unpool_out_of_order_queue);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("empty");

@@ -895,6 +895,52 @@ START_TEST(test_cl_buffer_errors)
 }
 END_TEST
 
+/* "Same memory" includes sub-buffers of one parent whose touched ranges overlap. */
+START_TEST(test_cl_sub_buffer_aliasing)
+{
+    if (!tc_dev_ctx) {
+        fprintf(stderr, "SKIP test_cl_sub_buffer_aliasing: no OpenCL device\n");
+        return;
+    }
+    cl_context c = clops_context_cl_context(tc_dev_ctx);
+    cl_device_id dev = NULL;
+    TC_CL_CHECK(clGetContextInfo(c, CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL), "CL_CONTEXT_DEVICES");
+    cl_uint align_bits = 0;
+    TC_CL_CHECK(clGetDeviceInfo(dev, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL),
+                "CL_DEVICE_MEM_BASE_ADDR_ALIGN");
+    size_t A = align_bits / 8 < 64 ? 64 : align_bits / 8; /* aligned, and >= the 64-byte spans */
+
+    ds_desc d;
+    small_d2s(&d); /* 64 bytes in, 64 bytes out */
+    clops_operator *op = tc_create(tc_dev_ctx, &d.op, "sub-buffer aliasing", "OpenCL");
+    cl_mem parent = make_mem(4 * A);
+    const unsigned char zeros[64] = {0};
+    TC_CL_CHECK(clEnqueueWriteBuffer(clops_context_queue(tc_dev_ctx), parent, CL_TRUE, 0, 64, zeros, 0, NULL, NULL),
+                "zero upload");
+    cl_int err;
+    cl_buffer_region r0 = {0, 2 * A}, r1 = {A, 64}, r2 = {0, 64};
+    cl_mem sub0 = clCreateSubBuffer(parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r0, &err);
+    ck_assert_msg(err == CL_SUCCESS, "clCreateSubBuffer [0, %zu): %d", 2 * A, (int)err);
+    cl_mem sub1 = clCreateSubBuffer(parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r1, &err);
+    ck_assert_msg(err == CL_SUCCESS, "clCreateSubBuffer [%zu, +64): %d", A, (int)err);
+    cl_mem sub2 = clCreateSubBuffer(parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r2, &err);
+    ck_assert_msg(err == CL_SUCCESS, "clCreateSubBuffer [0, 64): %d", (int)err);
+
+    expect_cl_exec(op, parent, NULL, sub2, CLOPS_ERROR_ALIASED_BUFFERS, NULL,
+                   "input = parent, output = its sub-buffer [0, 64)");
+    expect_cl_exec(op, sub2, NULL, parent, CLOPS_ERROR_ALIASED_BUFFERS, NULL,
+                   "input = sub-buffer [0, 64), output = the parent");
+    expect_cl_exec(op, sub0, NULL, sub2, CLOPS_ERROR_ALIASED_BUFFERS, NULL,
+                   "input = sub-buffer [0, 2A), output = sub-buffer [0, 64)");
+    expect_cl_exec(op, sub2, NULL, sub1, CLOPS_SUCCESS, NULL, "disjoint sub-buffers [0, 64) and [A, A+64)");
+    clReleaseMemObject(sub0);
+    clReleaseMemObject(sub1);
+    clReleaseMemObject(sub2);
+    clReleaseMemObject(parent);
+    clops_operator_free(op);
+}
+END_TEST
+
 START_TEST(test_execute_wrong_backend)
 {
     /* An empty tensor: NULL cl_mem buffers are valid, so only the backend is wrong. */
@@ -1132,6 +1178,7 @@ static Suite *validation_suite(void)
     tcase_add_test(tc, test_host_missing_buffer);
     tcase_add_test(tc, test_host_aliased_buffers);
     tcase_add_test(tc, test_cl_buffer_errors);
+    tcase_add_test(tc, test_cl_sub_buffer_aliasing);
     tcase_add_test(tc, test_execute_wrong_backend);
     suite_add_tcase(s, tc);
 
