@@ -623,6 +623,7 @@ START_TEST(test_devices)
     /* platform 0: NAME / device 0: NAME / type / versions / extensions / max allocation / host */
     char *save = NULL;
     int platforms = 0, devices = 0, types = 0, versions = 0, cversions = 0, exts = 0, allocs = 0, host = 0;
+    int plans = 0, plan_lines = 0;
     for (char *line = strtok_r(res.out, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
         if (starts_with(line, "platform "))
             platforms++;
@@ -643,6 +644,12 @@ START_TEST(test_devices)
                           "bad extension line: %s", line);
         } else if (starts_with(line, "    max allocation:"))
             allocs++;
+        else if (starts_with(line, "    plan:"))
+            plans++;
+        else if (starts_with(line, "      - "))
+            plan_lines++;
+        else if (starts_with(line, "    (CLOPS_DISABLE="))
+            continue;
         else if (starts_with(line, "host backend:"))
             host++;
         else
@@ -655,6 +662,8 @@ START_TEST(test_devices)
     ck_assert_int_eq(cversions, devices);
     ck_assert_int_eq(exts, devices);
     ck_assert_int_eq(allocs, devices);
+    ck_assert_int_eq(plans, devices);
+    ck_assert_int_ge(plan_lines, 4 * devices);
     ck_assert_int_eq(host, 1);
 }
 END_TEST
