@@ -3,44 +3,103 @@
  * Elements are moved as fixed-width words through memcpy (which compiles to a
  * single load and store), so every type is bit-exact and no alignment is
  * assumed of the caller's pointers. */
+#define _POSIX_C_SOURCE 200809L
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
-typedef struct { uint64_t w[2]; } u128;
 
-/* Strided row copies, one instance per element width:
- *   dst[k * dst_step] = src[k * src_step] for k in [0, n). Steps in elements. */
-#define CLOPS_DEFINE_ROW_COPY(T, NAME)                                                               \
-    static void NAME(uint8_t *dst, uint64_t dst_step, const uint8_t *src, uint64_t src_step,         \
-                     uint64_t n)                                                                     \
-    {                                                                                                \
-        if (dst_step == 1 && src_step == 1) {                                                        \
-            memcpy(dst, src, (size_t)n * sizeof(T));                                                 \
-            return;                                                                                  \
-        }                                                                                            \
-        for (uint64_t k = 0; k < n; k++) {                                                           \
-            T v;                                                                                     \
-            memcpy(&v, src + (size_t)(k * src_step) * sizeof(T), sizeof(T));                         \
-            memcpy(dst + (size_t)(k * dst_step) * sizeof(T), &v, sizeof(T));                         \
-        }                                                                                            \
+/* ---- row kernels -------------------------------------------------------------------------
+ * DepthToSpace interleaves b input rows into one output row; SpaceToDepth
+ * deinterleaves one input row into b output rows:
+ *   weave:   dst[(w*b + j)*ds] = src[j][w*ss]
+ *   unweave: dst[j][w*ds]      = src[(w*b + j)*ss]       for w < n, j < b
+ * with steps ds, ss in elements. One instance per element width, with the
+ * common block sizes and unit steps made constants so the compiler unrolls and
+ * vectorises them. Both walk memory sequentially on every stream. */
+#define MAX_FAST_BLOCK 64
+
+/* The row pointers are copied into a local array first: stores through a byte
+ * pointer may alias anything the compiler cannot see is private, and a reload of
+ * each pointer per element stops vectorisation. */
+#define CLOPS_WEAVE_BODY(T, B, DS, SS)                                                             \
+    {                                                                                              \
+        const uint8_t *rows[MAX_FAST_BLOCK];                                                       \
+        for (uint64_t j = 0; j < (B); j++) rows[j] = src[j];                                       \
+        for (uint64_t w = 0; w < n; w++)                                                           \
+            for (uint64_t j = 0; j < (B); j++) {                                                   \
+                T v;                                                                               \
+                memcpy(&v, rows[j] + (size_t)(w * (SS)) * sizeof(T), sizeof(T));                  \
+                memcpy(dst + (size_t)((w * (B) + j) * (DS)) * sizeof(T), &v, sizeof(T));           \
+            }                                                                                      \
     }
-CLOPS_DEFINE_ROW_COPY(uint8_t, copy_row_1)
-CLOPS_DEFINE_ROW_COPY(uint16_t, copy_row_2)
-CLOPS_DEFINE_ROW_COPY(uint32_t, copy_row_4)
-CLOPS_DEFINE_ROW_COPY(uint64_t, copy_row_8)
-CLOPS_DEFINE_ROW_COPY(u128, copy_row_16)
+#define CLOPS_UNWEAVE_BODY(T, B, DS, SS)                                                           \
+    {                                                                                              \
+        uint8_t *rows[MAX_FAST_BLOCK];                                                             \
+        for (uint64_t j = 0; j < (B); j++) rows[j] = dst[j];                                       \
+        for (uint64_t w = 0; w < n; w++)                                                           \
+            for (uint64_t j = 0; j < (B); j++) {                                                   \
+                T v;                                                                               \
+                memcpy(&v, src + (size_t)((w * (B) + j) * (SS)) * sizeof(T), sizeof(T));           \
+                memcpy(rows[j] + (size_t)(w * (DS)) * sizeof(T), &v, sizeof(T));                   \
+            }                                                                                      \
+    }
+/* Dispatches a body on the block size and unit steps. */
+#define CLOPS_WEAVE_CASES(BODY, T)                                                                 \
+    if (ds == 1 && ss == 1) {                                                                      \
+        switch (b) {                                                                               \
+        case 1: BODY(T, 1, 1, 1) return;                                                           \
+        case 2: BODY(T, 2, 1, 1) return;                                                           \
+        case 3: BODY(T, 3, 1, 1) return;                                                           \
+        case 4: BODY(T, 4, 1, 1) return;                                                           \
+        case 8: BODY(T, 8, 1, 1) return;                                                           \
+        default: BODY(T, b, 1, 1) return;                                                          \
+        }                                                                                          \
+    }                                                                                              \
+    BODY(T, b, ds, ss)
 
-typedef void (*row_copy_fn)(uint8_t *, uint64_t, const uint8_t *, uint64_t, uint64_t);
+#define CLOPS_DEFINE_WEAVE(T, SUFFIX)                                                              \
+    static void weave_##SUFFIX(uint8_t *dst, uint64_t ds, const uint8_t *const *src, uint64_t ss,  \
+                               uint64_t b, uint64_t n)                                             \
+    {                                                                                              \
+        CLOPS_WEAVE_CASES(CLOPS_WEAVE_BODY, T)                                                     \
+    }                                                                                              \
+    static void unweave_##SUFFIX(uint8_t *const *dst, uint64_t ds, const uint8_t *src, uint64_t ss, \
+                                 uint64_t b, uint64_t n)                                           \
+    {                                                                                              \
+        CLOPS_WEAVE_CASES(CLOPS_UNWEAVE_BODY, T)                                                   \
+    }
 
-static row_copy_fn row_copy_for(size_t elem_size)
+typedef struct { uint64_t w[2]; } u128;
+CLOPS_DEFINE_WEAVE(uint8_t, 1)
+CLOPS_DEFINE_WEAVE(uint16_t, 2)
+CLOPS_DEFINE_WEAVE(uint32_t, 4)
+CLOPS_DEFINE_WEAVE(uint64_t, 8)
+CLOPS_DEFINE_WEAVE(u128, 16)
+
+typedef void (*weave_fn)(uint8_t *, uint64_t, const uint8_t *const *, uint64_t, uint64_t, uint64_t);
+typedef void (*unweave_fn)(uint8_t *const *, uint64_t, const uint8_t *, uint64_t, uint64_t, uint64_t);
+
+static weave_fn weave_for(size_t elem_size)
 {
     switch (elem_size) {
-    case 1: return copy_row_1;
-    case 2: return copy_row_2;
-    case 4: return copy_row_4;
-    case 8: return copy_row_8;
-    default: return copy_row_16;
+    case 1: return weave_1;
+    case 2: return weave_2;
+    case 4: return weave_4;
+    case 8: return weave_8;
+    default: return weave_16;
+    }
+}
+
+static unweave_fn unweave_for(size_t elem_size)
+{
+    switch (elem_size) {
+    case 1: return unweave_1;
+    case 2: return unweave_2;
+    case 4: return unweave_4;
+    case 8: return unweave_8;
+    default: return unweave_16;
     }
 }
 
@@ -49,41 +108,105 @@ static size_t byte_offset(const clops_tensor *t, uint64_t n, uint64_t c, uint64_
     return (size_t)((n * t->strides[0] + c * t->strides[1] + h * t->strides[2] + w * t->strides[3]) * t->elem_size);
 }
 
-/* DepthToSpace: for output row (n, co, ho), i = ho % b is fixed; for each column
- * phase j the output elements wo = w*b + j come from one input row. */
-static void depth_to_space(const clops_op_params *p, const uint8_t *in, uint8_t *out)
+/* ---- parallel rows -------------------------------------------------------------------------- */
+
+typedef void (*rows_fn)(const clops_op_params *p, const uint8_t *in, uint8_t *out, uint64_t begin, uint64_t end);
+
+typedef struct rows_job {
+    rows_fn fn;
+    const clops_op_params *p;
+    const uint8_t *in;
+    uint8_t *out;
+    uint64_t begin, end;
+} rows_job;
+
+static void *rows_thread(void *arg)
 {
-    const clops_tensor *x = &p->input, *y = &p->output;
-    const uint64_t b = p->block_size, cout = y->sizes[1], win = x->sizes[3];
-    const row_copy_fn copy = row_copy_for(x->elem_size);
-    for (uint64_t n = 0; n < y->sizes[0]; n++)
-        for (uint64_t co = 0; co < cout; co++)
-            for (uint64_t ho = 0; ho < y->sizes[2]; ho++) {
-                const uint64_t h = ho / b, i = ho % b;
-                for (uint64_t j = 0; j < b; j++) {
-                    const uint64_t ci = p->order == CLOPS_ORDER_DEPTH_COLUMN_ROW ? (i * b + j) * cout + co
-                                                                                 : co * b * b + i * b + j;
-                    copy(out + byte_offset(y, n, co, ho, j), y->strides[3] * b, in + byte_offset(x, n, ci, h, 0),
-                         x->strides[3], win);
-                }
-            }
+    const rows_job *j = arg;
+    j->fn(j->p, j->in, j->out, j->begin, j->end);
+    return NULL;
 }
 
-/* SpaceToDepth: output row (n, co, ho) reads every b-th element of one input row. */
-static void space_to_depth(const clops_op_params *p, const uint8_t *in, uint8_t *out)
+#define MAX_THREADS 16
+#define PARALLEL_MIN_BYTES (4u << 20)
+
+/* Runs fn over [0, units) split across threads when the tensor is large enough
+ * to pay for them (one memory stream per core is what reaches copy speed). A
+ * thread that cannot be started leaves its range to the calling thread. */
+static void parallel_rows(rows_fn fn, const clops_op_params *p, const uint8_t *in, uint8_t *out, uint64_t units)
+{
+    const long cpus = p->output.span_bytes >= PARALLEL_MIN_BYTES ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+    uint64_t threads = cpus > 1 ? (uint64_t)cpus : 1;
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    if (threads > units) threads = units ? units : 1;
+    rows_job jobs[MAX_THREADS];
+    pthread_t tids[MAX_THREADS];
+    bool started[MAX_THREADS] = {false};
+    for (uint64_t t = 0; t < threads; t++) {
+        jobs[t] = (rows_job){fn, p, in, out, units * t / threads, units * (t + 1) / threads};
+        if (t > 0) started[t] = pthread_create(&tids[t], NULL, rows_thread, &jobs[t]) == 0;
+    }
+    rows_thread(&jobs[0]);
+    for (uint64_t t = 1; t < threads; t++) {
+        if (started[t]) pthread_join(tids[t], NULL);
+        else rows_thread(&jobs[t]);
+    }
+}
+
+/* ---- DepthToSpace and SpaceToDepth -------------------------------------------------------------- */
+
+/* DepthToSpace over output rows r = (n, co, ho) in [begin, end): i = ho % b is
+ * fixed, and the row interleaves the b input rows of channels ci(i, j). Blocks
+ * wider than MAX_FAST_BLOCK go one column phase at a time. */
+static void depth_to_space_rows(const clops_op_params *p, const uint8_t *in, uint8_t *out, uint64_t begin,
+                                uint64_t end)
 {
     const clops_tensor *x = &p->input, *y = &p->output;
-    const uint64_t b = p->block_size, bb = b * b, cin = x->sizes[1];
-    const row_copy_fn copy = row_copy_for(x->elem_size);
-    for (uint64_t n = 0; n < y->sizes[0]; n++)
-        for (uint64_t co = 0; co < y->sizes[1]; co++) {
-            const bool dcr = p->order == CLOPS_ORDER_DEPTH_COLUMN_ROW;
-            const uint64_t c = dcr ? co % cin : co / bb, blk = dcr ? co / cin : co % bb;
-            const uint64_t i = blk / b, j = blk % b;
-            for (uint64_t ho = 0; ho < y->sizes[2]; ho++)
-                copy(out + byte_offset(y, n, co, ho, 0), y->strides[3], in + byte_offset(x, n, c, ho * b + i, j),
-                     x->strides[3] * b, y->sizes[3]);
+    const uint64_t b = p->block_size, cout = y->sizes[1], hout = y->sizes[2], win = x->sizes[3];
+    const bool dcr = p->order == CLOPS_ORDER_DEPTH_COLUMN_ROW;
+    const weave_fn weave = weave_for(x->elem_size);
+    const uint8_t *src[MAX_FAST_BLOCK];
+    for (uint64_t r = begin; r < end; r++) {
+        const uint64_t ho = r % hout, co = (r / hout) % cout, n = r / hout / cout;
+        const uint64_t h = ho / b, i = ho % b;
+        uint8_t *dst = out + byte_offset(y, n, co, ho, 0);
+        if (b <= MAX_FAST_BLOCK) {
+            for (uint64_t j = 0; j < b; j++)
+                src[j] = in + byte_offset(x, n, dcr ? (i * b + j) * cout + co : co * b * b + i * b + j, h, 0);
+            weave(dst, y->strides[3], src, x->strides[3], b, win);
+            continue;
         }
+        for (uint64_t j = 0; j < b; j++) {
+            src[0] = in + byte_offset(x, n, dcr ? (i * b + j) * cout + co : co * b * b + i * b + j, h, 0);
+            weave(dst + byte_offset(y, 0, 0, 0, j), y->strides[3] * b, src, x->strides[3], 1, win);
+        }
+    }
+}
+
+/* SpaceToDepth over input rows u = (n, c, ho, i) in [begin, end): the row
+ * deinterleaves into the b output rows of channels co(i, j). */
+static void space_to_depth_rows(const clops_op_params *p, const uint8_t *in, uint8_t *out, uint64_t begin,
+                                uint64_t end)
+{
+    const clops_tensor *x = &p->input, *y = &p->output;
+    const uint64_t b = p->block_size, cin = x->sizes[1], hout = y->sizes[2], wout = y->sizes[3];
+    const bool dcr = p->order == CLOPS_ORDER_DEPTH_COLUMN_ROW;
+    const unweave_fn unweave = unweave_for(x->elem_size);
+    uint8_t *dst[MAX_FAST_BLOCK];
+    for (uint64_t u = begin; u < end; u++) {
+        const uint64_t i = u % b, ho = (u / b) % hout, c = (u / b / hout) % cin, n = u / b / hout / cin;
+        const uint8_t *src = in + byte_offset(x, n, c, ho * b + i, 0);
+        if (b <= MAX_FAST_BLOCK) {
+            for (uint64_t j = 0; j < b; j++)
+                dst[j] = out + byte_offset(y, n, dcr ? (i * b + j) * cin + c : c * b * b + i * b + j, ho, 0);
+            unweave(dst, y->strides[3], src, x->strides[3], b, wout);
+            continue;
+        }
+        for (uint64_t j = 0; j < b; j++) {
+            dst[0] = out + byte_offset(y, n, dcr ? (i * b + j) * cin + c : c * b * b + i * b + j, ho, 0);
+            unweave(dst, y->strides[3], src + byte_offset(x, 0, 0, 0, j), x->strides[3] * b, 1, wout);
+        }
+    }
 }
 
 int64_t clops_read_index(const clops_tensor *t, const void *base, const uint64_t coord[4])
@@ -159,10 +282,14 @@ clops_status clops_host_execute(const clops_op_params *p, const clops_host_buffe
 {
     switch (p->type) {
     case CLOPS_OPERATOR_DEPTH_TO_SPACE:
-        if (p->output.count) depth_to_space(p, b->input, b->output);
+        if (p->output.count)
+            parallel_rows(depth_to_space_rows, p, b->input, b->output,
+                          p->output.sizes[0] * p->output.sizes[1] * p->output.sizes[2]);
         return CLOPS_SUCCESS;
     case CLOPS_OPERATOR_SPACE_TO_DEPTH:
-        if (p->output.count) space_to_depth(p, b->input, b->output);
+        if (p->output.count)
+            parallel_rows(space_to_depth_rows, p, b->input, b->output,
+                          p->input.sizes[0] * p->input.sizes[1] * p->output.sizes[2] * p->block_size);
         return CLOPS_SUCCESS;
     case CLOPS_OPERATOR_MAX_UNPOOLING:
         return max_unpooling(p, b->input, b->indices, b->output);
