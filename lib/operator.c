@@ -226,11 +226,15 @@ static clops_status execute_via_device(clops_operator *op, const clops_host_buff
         st = device_buffer(op->ctx, CL_MEM_READ_ONLY, b->indices, (size_t)p->indices.span_bytes, &d.indices);
     if (st == CLOPS_SUCCESS)
         st = device_buffer(op->ctx, CL_MEM_READ_WRITE, p->output.packed ? NULL : b->output, out_bytes, &d.output);
-    if (st == CLOPS_SUCCESS) st = clops_operator_execute(op, &d, 0, NULL, NULL);
+    /* The read waits on the operator's event: the caller's queue may be out of order. */
+    cl_event done = NULL;
+    if (st == CLOPS_SUCCESS) st = clops_operator_execute(op, &d, 0, NULL, &done);
     if (st == CLOPS_SUCCESS && out_bytes) {
-        const cl_int err = clEnqueueReadBuffer(op->ctx->queue, d.output, CL_TRUE, 0, out_bytes, b->output, 0, NULL, NULL);
+        const cl_int err = clEnqueueReadBuffer(op->ctx->queue, d.output, CL_TRUE, 0, out_bytes, b->output,
+                                               done ? 1 : 0, done ? &done : NULL, NULL);
         if (err != CL_SUCCESS) st = clops_fail_cl(err, "clEnqueueReadBuffer");
     }
+    if (done) clReleaseEvent(done);
     if (d.input) clReleaseMemObject(d.input);
     if (d.indices) clReleaseMemObject(d.indices);
     if (d.output) clReleaseMemObject(d.output);
