@@ -295,6 +295,24 @@ static clops_status tune_case_run(clops_context *ctx, const tune_case *c, size_t
             }
             if (ci < 0) default_s = secs;
         }
+    /* The reported pair is measured afresh, default and winner alternating: the
+     * best of many noisy candidates is biased upwards by the choosing itself. */
+    double again_best = 0, again_default = 0;
+    for (int r = 0; st == CLOPS_SUCCESS && r < 3; r++) {
+        const clops_tuning none = {0, {0, 0, 0}};
+        clops_tuning used;
+        char key[CLOPS_OPTIONS_MAX];
+        double s_default = 0, s_best = 0;
+        st = try_candidate(ctx, &desc, &none, &b, out_bytes, want, got, &s_default, key, sizeof key, &used);
+        if (st == CLOPS_SUCCESS)
+            st = try_candidate(ctx, &desc, &best->value, &b, out_bytes, want, got, &s_best, key, sizeof key, &used);
+        if (st == CLOPS_SUCCESS && (again_default == 0 || s_default < again_default)) again_default = s_default;
+        if (st == CLOPS_SUCCESS && (again_best == 0 || s_best < again_best)) again_best = s_best;
+    }
+    if (st == CLOPS_SUCCESS && again_best > 0 && again_default > 0) {
+        best_s = again_best;
+        default_s = again_default;
+    }
     if (st == CLOPS_SUCCESS) {
         const double moved = 2.0 * (double)out_bytes;
         best->gbps = best_s > 0 ? moved / best_s * 1e-9 : 0;
@@ -353,8 +371,9 @@ clops_status clops_tune(unsigned device_index, int quick, clops_tune_progress_fn
     const clops_data_type *types = quick ? quick_types : all_types;
     const uint32_t *blocks = quick ? quick_blocks : all_blocks;
     const size_t ntypes = quick ? 2 : 5, nblocks = quick ? 1 : 4;
-    /* Past the caches of common CPUs: a winner measured in cache can lose in DRAM. */
-    const size_t bytes = 16u << 20;
+    /* Well past the caches (a 2-core EPYC VM ran 16 MiB in+out at 100+ GB/s, i.e.
+     * from cache): a winner measured in cache lost to the default in DRAM. */
+    const size_t bytes = 64u << 20;
     const unsigned total = (unsigned)(2 * 2 * ntypes * nblocks);
 
     struct clops_tuning_table *table = load_table(ctx); /* keep what other variants had */
