@@ -57,6 +57,16 @@ static bool table_put(struct clops_tuning_table *t, const tuning_entry *e)
 }
 
 /* Parses "<key>\t<chunk>\t<l0>,<l1>,<l2>\t<gbps>\t<default>"; false if malformed. */
+/* Drops `key` from the table (a variant whose earlier winner no longer wins). */
+static void table_remove(struct clops_tuning_table *t, const char *key)
+{
+    for (size_t i = 0; i < t->count; i++)
+        if (strcmp(t->entries[i].key, key) == 0) {
+            t->entries[i] = t->entries[--t->count];
+            return;
+        }
+}
+
 static bool parse_line(char *line, tuning_entry *e)
 {
     char *fields[5];
@@ -244,7 +254,7 @@ static clops_status try_candidate(clops_context *ctx, const clops_operator_desc 
 }
 
 static clops_status tune_case_run(clops_context *ctx, const tune_case *c, size_t bytes, tuning_entry *best,
-                                  clops_tune_result *report)
+                                  clops_tune_result *report, bool *keep)
 {
     clops_tensor_desc in, out;
     case_shapes(c, bytes, &in, &out);
@@ -313,6 +323,9 @@ static clops_status tune_case_run(clops_context *ctx, const tune_case *c, size_t
         best_s = again_best;
         default_s = again_default;
     }
+    /* A winner that does not beat the default when measured again is not kept:
+     * the variant stays on the heuristic. */
+    *keep = best_s > 0 && best_s < default_s;
     if (st == CLOPS_SUCCESS) {
         const double moved = 2.0 * (double)out_bytes;
         best->gbps = best_s > 0 ? moved / best_s * 1e-9 : 0;
@@ -393,8 +406,11 @@ clops_status clops_tune(unsigned device_index, int quick, clops_tune_progress_fn
                     report.order = c.order;
                     report.data_type = c.dtype;
                     report.block_size = c.block;
-                    st = tune_case_run(ctx, &c, bytes, &best, &report);
-                    if (st == CLOPS_SUCCESS && !table_put(table, &best))
+                    bool keep = false;
+                    st = tune_case_run(ctx, &c, bytes, &best, &report, &keep);
+                    report.kept = keep;
+                    if (st == CLOPS_SUCCESS && !keep) table_remove(table, best.key);
+                    if (st == CLOPS_SUCCESS && keep && !table_put(table, &best))
                         st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "tuning table");
                     if (st == CLOPS_SUCCESS && progress) progress(user, &report, ++done, total);
                 }

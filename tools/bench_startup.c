@@ -114,11 +114,11 @@ static void print_tuned(void *user, const clops_tune_result *r, unsigned done, u
     (void)user;
     (void)done;
     (void)total;
-    printf("%-14s %s %-10s b=%u  default %7.2f GB/s  tuned %7.2f GB/s  (chunk %u, local %zu,%zu,%zu)  ratio %.2f\n",
+    printf("%-14s %s %-10s b=%u  default %7.2f GB/s  tuned %7.2f GB/s  (chunk %u, local %zu,%zu,%zu)  ratio %.2f%s\n",
            r->operator_type == CLOPS_OPERATOR_DEPTH_TO_SPACE ? "DepthToSpace" : "SpaceToDepth",
            r->order == CLOPS_ORDER_DEPTH_COLUMN_ROW ? "dcr" : "crd", clops_data_type_name(r->data_type), r->block_size,
            r->default_gbps, r->gbps, r->chunk, r->local[0], r->local[1], r->local[2],
-           r->default_gbps > 0 ? r->gbps / r->default_gbps : 0.0);
+           r->default_gbps > 0 ? r->gbps / r->default_gbps : 0.0, r->kept ? "" : "  (default kept)");
     fflush(stdout);
 }
 

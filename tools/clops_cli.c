@@ -1144,11 +1144,11 @@ static const cli_command cache_commands[] = {
 static void print_tune_progress(void *user, const clops_tune_result *r, unsigned done, unsigned total)
 {
     (void)user;
-    printf("[%2u/%u] %-14s %s %-10s block %u: chunk %4u local %zu,%zu,%zu  %7.2f GB/s (default %7.2f, x%.2f)\n",
+    printf("[%2u/%u] %-14s %s %-10s block %u: chunk %4u local %zu,%zu,%zu  %7.2f GB/s (default %7.2f, x%.2f)%s\n",
            done, total, r->operator_type == CLOPS_OPERATOR_DEPTH_TO_SPACE ? "depth-to-space" : "space-to-depth",
            r->order == CLOPS_ORDER_DEPTH_COLUMN_ROW ? "dcr" : "crd", clops_data_type_name(r->data_type),
            r->block_size, r->chunk, r->local[0], r->local[1], r->local[2], r->gbps, r->default_gbps,
-           r->default_gbps > 0 ? r->gbps / r->default_gbps : 0.0);
+           r->default_gbps > 0 ? r->gbps / r->default_gbps : 0.0, r->kept ? "" : "  default kept");
     fflush(stdout);
 }
 

@@ -324,6 +324,8 @@ typedef struct clops_tune_result {
     size_t local[3];              /* winner: local work size */
     double gbps;                  /* winner's throughput (bytes read + written) */
     double default_gbps;          /* the untuned choice's, measured in the same run */
+    int kept;                     /* 1: stored; 0: the winner did not beat the default when
+                                     measured again, so the variant keeps the heuristic */
 } clops_tune_result;
 typedef void (*clops_tune_progress_fn)(void *user, const clops_tune_result *result, unsigned done, unsigned total);
 
