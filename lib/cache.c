@@ -140,7 +140,10 @@ void clops_cache_config_from_env(clops_cache_config *cfg)
         snprintf(cfg->status, sizeof cfg->status, "off (no CLOPS_CACHE_DIR, XDG_CACHE_HOME or HOME)");
         return;
     }
-    const int err = cfg->mode == CLOPS_CACHE_READ_WRITE ? make_dirs(cfg->dir) : 0;
+    int err = cfg->mode == CLOPS_CACHE_READ_WRITE ? make_dirs(cfg->dir) : 0;
+    struct stat st;
+    if (!err && (stat(cfg->dir, &st) != 0 || !S_ISDIR(st.st_mode))) err = errno ? errno : ENOTDIR;
+    if (!err && !S_ISDIR(st.st_mode)) err = ENOTDIR;
     if (err || access(cfg->dir, cfg->mode == CLOPS_CACHE_READ_WRITE ? (R_OK | W_OK | X_OK) : (R_OK | X_OK)) != 0) {
         const int e = err ? err : errno;
         cfg->mode = CLOPS_CACHE_OFF;
@@ -431,40 +434,43 @@ int clops_cache_export(const clops_cache_config *cfg, const char *pack_path)
     return written;
 }
 
+/* Walks a pack's entries: with `install`, writes each; without, only checks them.
+ * Returns the count, or -1 at the first malformed byte (trailing bytes too). */
+static int pack_walk(const clops_cache_config *cfg, const unsigned char *data, size_t size, bool install)
+{
+    if (size < 16 || memcmp(data, PACK_MAGIC, 8) != 0) return -1;
+    const uint64_t count = get_u64(data + 8);
+    size_t pos = 16;
+    int done = 0;
+    for (uint64_t i = 0; i < count; i++) {
+        if (size - pos < 8) return -1;
+        const uint64_t len = get_u64(data + pos);
+        pos += 8;
+        const unsigned char *k, *p;
+        size_t klen, plen;
+        if (len > size - pos || !entry_parse(data + pos, (size_t)len, &k, &klen, &p, &plen)) return -1;
+        if (install) {
+            char path[CLOPS_CACHE_PATH_MAX + 32];
+            entry_path(cfg, (const char *)k, klen, path, sizeof path);
+            const unsigned char *parts[1] = {data + pos};
+            const size_t sizes[1] = {(size_t)len};
+            if (write_atomic(cfg->dir, path, parts, sizes, 1) != 0) return -1;
+        }
+        done++;
+        pos += (size_t)len;
+    }
+    return pos == size ? done : -1;
+}
+
 int clops_cache_import(const clops_cache_config *cfg, const char *pack_path)
 {
     if (cfg->mode != CLOPS_CACHE_READ_WRITE) return -1;
     unsigned char *data;
     size_t size;
     if (read_file(pack_path, UINT64_C(1) << 40, &data, &size) != 0) return -1;
-    int imported = 0;
-    if (size < 16 || memcmp(data, PACK_MAGIC, 8) != 0) imported = -1;
-    size_t pos = 16;
-    const uint64_t count = imported == 0 ? get_u64(data + 8) : 0;
-    for (uint64_t i = 0; imported >= 0 && i < count; i++) {
-        if (size - pos < 8) {
-            imported = -1;
-            break;
-        }
-        const uint64_t len = get_u64(data + pos);
-        pos += 8;
-        const unsigned char *k, *p;
-        size_t klen, plen;
-        if (len > size - pos || !entry_parse(data + pos, (size_t)len, &k, &klen, &p, &plen)) {
-            imported = -1;
-            break;
-        }
-        char path[CLOPS_CACHE_PATH_MAX + 32];
-        entry_path(cfg, (const char *)k, klen, path, sizeof path);
-        const unsigned char *parts[1] = {data + pos};
-        const size_t sizes[1] = {(size_t)len};
-        if (write_atomic(cfg->dir, path, parts, sizes, 1) != 0) {
-            imported = -1;
-            break;
-        }
-        imported++;
-        pos += (size_t)len;
-    }
+    /* The whole pack is checked before anything is installed: a bad pack installs nothing. */
+    int imported = pack_walk(cfg, data, size, false);
+    if (imported >= 0) imported = pack_walk(cfg, data, size, true);
     free(data);
     return imported;
 }

@@ -180,8 +180,17 @@ clops_status clops_device_identity(const clops_device_info *info, char **out)
     char num[32];
     snprintf(num, sizeof num, "%u", bits);
     append_info(&buf, &len, &cap, "address bits", num);
-    const char *dis = getenv("CLOPS_DISABLE");
-    append_info(&buf, &len, &cap, "disabled", dis ? dis : "");
+    /* Capabilities treated as absent, in a fixed order. "compiler" is left out:
+     * it decides whether clops may compile, not what a binary is, so a device
+     * without a compiler can load binaries built where one was available. */
+    char dis[32] = "";
+    static const char *const caps[] = {"fp64", "int64", "fp16"};
+    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
+        if (disabled(caps[i])) {
+            if (dis[0]) strcat(dis, ",");
+            strcat(dis, caps[i]);
+        }
+    append_info(&buf, &len, &cap, "disabled", dis);
     if (!buf) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "device identity");
     *out = buf;
     return CLOPS_SUCCESS;

@@ -245,6 +245,10 @@ static clops_status max_unpooling(const clops_op_params *p, const uint8_t *in, c
 {
     const clops_tensor *x = &p->input, *y = &p->output;
     uint64_t c[4];
+    if (x->count == 0) { /* nothing to check or scatter: only the zero-fill */
+        clops_host_unpool_scatter(p, in, idx, out);
+        return CLOPS_SUCCESS;
+    }
     /* Every index is checked before the output is touched. */
     CLOPS_FOR_EACH_ELEMENT(x->sizes, c) {
         const int64_t k = clops_read_index(&p->indices, idx, c);
@@ -270,6 +274,7 @@ void clops_host_unpool_scatter(const clops_op_params *p, const void *in_, const 
     } else {
         CLOPS_FOR_EACH_ELEMENT(y->sizes, c) memset(out + byte_offset(y, c[0], c[1], c[2], c[3]), 0, y->elem_size);
     }
+    if (x->count == 0) return; /* (an empty input's other sizes may be huge) */
     /* In row-major input order, so the last duplicate wins. */
     CLOPS_FOR_EACH_ELEMENT(x->sizes, c) {
         const int64_t k = clops_read_index(&p->indices, idx, c);
@@ -321,6 +326,7 @@ static clops_status map_buffer(cl_command_queue q, cl_mem m, cl_map_flags flags,
 static uint64_t bad_indices(const clops_op_params *p, const void *idx)
 {
     uint64_t c[4], bad = 0;
+    if (p->input.count == 0) return 0;
     CLOPS_FOR_EACH_ELEMENT(p->input.sizes, c) {
         const int64_t k = clops_read_index(&p->indices, idx, c);
         bad += k < 0 || (uint64_t)k >= p->output.count;
