@@ -140,7 +140,8 @@ clops_status clops_context_create(clops_context **out)
     clops_device_info *infos;
     size_t count;
     clops_status st = list_devices(&infos, &count);
-    if (st != CLOPS_SUCCESS || count == 0) {
+    if (st != CLOPS_SUCCESS) return st; /* a failing OpenCL stack is an error, not "no device" */
+    if (count == 0) {
         free(infos);
         return clops_context_create_host(out);
     }

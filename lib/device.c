@@ -86,8 +86,9 @@ clops_status clops_device_list(clops_device_info *infos, size_t capacity, size_t
     *count = 0;
     cl_uint nplat = 0;
     cl_int err = clGetPlatformIDs(0, NULL, &nplat);
-    if (err == CL_PLATFORM_NOT_FOUND_KHR || nplat == 0) return CLOPS_SUCCESS; /* no ICD: no devices */
+    if (err == CL_PLATFORM_NOT_FOUND_KHR) return CLOPS_SUCCESS; /* no ICD or no platform: no devices */
     if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetPlatformIDs");
+    if (nplat == 0) return CLOPS_SUCCESS;
     cl_platform_id *plats = calloc(nplat, sizeof *plats);
     if (!plats) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "platform list of %u entries", nplat);
     clops_status st = CLOPS_SUCCESS;
@@ -138,18 +139,25 @@ static void append_info(char **buf, size_t *len, size_t *cap, const char *label,
 }
 
 /* A string property of the device (param >= 0) or of its platform (param < 0). */
-static char *query_string(const clops_device_info *info, cl_device_info dev_param, cl_platform_info plat_param)
+/* A string property of the device (dev_param != 0) or of its platform. */
+static clops_status query_string(const clops_device_info *info, cl_device_info dev_param, cl_platform_info plat_param,
+                                 char **out)
 {
     size_t size = 0;
+    *out = NULL;
     cl_int err = dev_param ? clGetDeviceInfo(info->device, dev_param, 0, NULL, &size)
                            : clGetPlatformInfo(info->platform, plat_param, 0, NULL, &size);
-    char *s = err == CL_SUCCESS ? calloc(size + 1, 1) : NULL;
-    if (s) {
-        err = dev_param ? clGetDeviceInfo(info->device, dev_param, size, s, NULL)
-                        : clGetPlatformInfo(info->platform, plat_param, size, s, NULL);
-        if (err != CL_SUCCESS) s[0] = '\0';
+    if (err != CL_SUCCESS) return clops_fail_cl(err, dev_param ? "clGetDeviceInfo" : "clGetPlatformInfo");
+    char *s = calloc(size + 1, 1);
+    if (!s) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "device property of %zu bytes", size);
+    err = dev_param ? clGetDeviceInfo(info->device, dev_param, size, s, NULL)
+                    : clGetPlatformInfo(info->platform, plat_param, size, s, NULL);
+    if (err != CL_SUCCESS) {
+        free(s);
+        return clops_fail_cl(err, dev_param ? "clGetDeviceInfo" : "clGetPlatformInfo");
     }
-    return s;
+    *out = s;
+    return CLOPS_SUCCESS;
 }
 
 clops_status clops_device_identity(const clops_device_info *info, char **out)
@@ -166,17 +174,23 @@ clops_status clops_device_identity(const clops_device_info *info, char **out)
         {"device version", CL_DEVICE_VERSION, 0},   {"driver version", CL_DRIVER_VERSION, 0},
         {"extensions", CL_DEVICE_EXTENSIONS, 0},
     };
+    if (!buf) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "device identity");
     for (size_t i = 0; buf && i < sizeof fields / sizeof fields[0]; i++) {
-        char *v = query_string(info, fields[i].dev, fields[i].plat);
-        if (!v) {
+        char *v;
+        const clops_status st = query_string(info, fields[i].dev, fields[i].plat, &v);
+        if (st != CLOPS_SUCCESS) {
             free(buf);
-            return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "device identity");
+            return st;
         }
         append_info(&buf, &len, &cap, fields[i].label, v);
         free(v);
     }
     cl_uint bits = 0;
-    clGetDeviceInfo(info->device, CL_DEVICE_ADDRESS_BITS, sizeof bits, &bits, NULL);
+    const cl_int err = clGetDeviceInfo(info->device, CL_DEVICE_ADDRESS_BITS, sizeof bits, &bits, NULL);
+    if (err != CL_SUCCESS) {
+        free(buf);
+        return clops_fail_cl(err, "clGetDeviceInfo(CL_DEVICE_ADDRESS_BITS)");
+    }
     char num[32];
     snprintf(num, sizeof num, "%u", bits);
     append_info(&buf, &len, &cap, "address bits", num);

@@ -138,7 +138,10 @@ clops_status clops_max_unpooling_enqueue(clops_operator *op, const clops_buffers
         clFinish(q); /* nothing of ours may still run on the caller's buffers */
         return st;
     }
-    if (err != CL_SUCCESS) return clops_fail_cl(err, "clEnqueueReadBuffer(status word)");
+    if (err != CL_SUCCESS) {
+        clFinish(q); /* the kernels may still be writing the caller's output */
+        return clops_fail_cl(err, "clEnqueueReadBuffer(status word)");
+    }
     if (flag & FLAG_CONFLICT) st = resolve_on_host(op, b);
     if (st == CLOPS_SUCCESS && event) st = clops_enqueue_nothing(op->ctx, 0, NULL, event);
     if (st == CLOPS_SUCCESS && (flag & FLAG_OUT_OF_RANGE))

@@ -764,7 +764,7 @@ START_TEST(test_host_missing_buffer)
 {
     ds_desc d;
     small_d2s(&d);
-    float in[16] = {0}, out[16];
+    float in[16] = {0}, out[16] = {0};
     clops_host_buffers hb = {NULL, 64, NULL, 0, out, 64};
     expect_host_exec(&d.op, &hb, CLOPS_ERROR_MISSING_BUFFER, NULL, "input NULL");
     hb.input = in;
@@ -773,7 +773,7 @@ START_TEST(test_host_missing_buffer)
 
     up_desc u;
     make_up(&u, F32, CLOPS_DATA_TYPE_UINT32, up_in, up_out);
-    float x[12] = {0}, y[48];
+    float x[12] = {0}, y[48] = {0};
     clops_host_buffers uh = {x, sizeof x, NULL, 48, y, sizeof y};
     expect_host_exec(&u.op, &uh, CLOPS_ERROR_MISSING_BUFFER, NULL, "MaxUnpooling indices NULL");
 

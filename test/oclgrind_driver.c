@@ -1,0 +1,321 @@
+/*
+ * oclgrind_driver.c - runs every clops kernel once on small shapes, for
+ * tools/oclgrind.sh (Oclgrind: --check-api --data-races --uninitialized).
+ *
+ *   DepthToSpace and SpaceToDepth: element widths 1, 2, 4, 8, 16 x orders DCR,
+ *   CRD x blocks 1, 2, 3 x layouts packed NCHW, NHWC (through strides; the
+ *   channels-inner kernel) and padded strides (gaps between rows and planes);
+ *   MaxUnpooling: UINT32, UINT64 and INT64 indices x packed and strided outputs,
+ *   with plain indices, duplicates carrying different values (the host
+ *   re-scatter path), and an out-of-range index; and rows longer than a
+ *   work-item's chunk for all three operators.
+ *
+ * Each case runs through clops_operator_execute on cl_mem buffers (the output
+ * starts as a sentinel, so gaps are initialised) on the default device, and the
+ * whole output buffer is compared with clops_host_run. Plain C, no Check: the
+ * interpreter is slow enough. Exit status 0 when every case matches, 1 if not,
+ * 77 when the default device is the host backend (no OpenCL device).
+ *
+ * CLOPS_OCLGRIND_QUICK=1 keeps one layout per width and order (a smoke run);
+ * CLOPS_OCLGRIND_VERBOSE=1 names each case on stderr before it runs;
+ * CLOPS_OCLGRIND_ONLY=TEXT runs only the cases whose label contains TEXT.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <clops/clops.h>
+
+#ifdef CLOPS_DRIVER_FORCED
+/* Linked with the static clops_testable: DepthToSpace and SpaceToDepth also run
+ * with forced chunk lengths (as `clops tune` builds its candidates), so the
+ * multi-chunk and whole-row loops run on this (GPU-type) device too. */
+#include "internal.h"
+#endif
+
+static clops_context *ctx;
+static int cases, failures, launches, verbose;
+static const char *only; /* CLOPS_OCLGRIND_ONLY: run only the cases whose label contains it */
+#ifdef CLOPS_DRIVER_FORCED
+static const int forced_chunks = 1;
+#else
+static const int forced_chunks = 0;
+#endif
+
+static const clops_data_type width_types[5] = {CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_TYPE_FLOAT16,
+                                               CLOPS_DATA_TYPE_FLOAT32, CLOPS_DATA_TYPE_FLOAT64,
+                                               CLOPS_DATA_TYPE_COMPLEX128};
+
+static uint64_t rng = 0x243F6A8885A308D3ull;
+
+static uint8_t next_byte(void)
+{
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint8_t)(rng >> 56);
+}
+
+static void fill(void *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ((uint8_t *)p)[i] = next_byte();
+}
+
+static size_t span_bytes(const clops_tensor_desc *t)
+{
+    uint64_t st[4] = {(uint64_t)t->sizes[1] * t->sizes[2] * t->sizes[3], (uint64_t)t->sizes[2] * t->sizes[3],
+                      t->sizes[3], 1};
+    const uint64_t *s = t->strides ? t->strides : st;
+    uint64_t span = 1;
+    for (int d = 0; d < 4; d++) {
+        if (!t->sizes[d])
+            return 0;
+        span += (t->sizes[d] - 1) * s[d];
+    }
+    return (size_t)(span * clops_data_type_size(t->data_type));
+}
+
+static cl_mem upload(const void *p, size_t n)
+{
+    cl_int err;
+    cl_mem m = clCreateBuffer(clops_context_cl_context(ctx), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n,
+                              (void *)p, &err);
+    if (!m) {
+        fprintf(stderr, "clCreateBuffer(%zu): %d\n", n, (int)err);
+        exit(1);
+    }
+    return m;
+}
+
+/* Runs `desc` on the device and on the host; compares the whole output buffers.
+ * `chunk` (0: the default) forces the positions per work-item. */
+static void run_case(const char *label, const clops_operator_desc *desc, const clops_tensor_desc *in,
+                     const clops_tensor_desc *idx, const clops_tensor_desc *out, const void *idx_data,
+                     clops_status want, unsigned chunk)
+{
+    if (only && !strstr(label, only))
+        return;
+    cases++;
+    if (verbose)
+        fprintf(stderr, "case: %s\n", label);
+    const size_t in_b = span_bytes(in), idx_b = idx ? span_bytes(idx) : 0, out_b = span_bytes(out);
+    uint8_t *x = malloc(in_b ? in_b : 1), *init = malloc(out_b), *want_y = malloc(out_b), *got = malloc(out_b);
+    fill(x, in_b);
+    fill(init, out_b);
+    memcpy(want_y, init, out_b);
+    memcpy(got, init, out_b);
+    clops_host_buffers hb = {x, in_b, idx_data, idx_b, want_y, out_b};
+    clops_status st = clops_host_run(desc, &hb);
+    if (st != want) {
+        fprintf(stderr, "FAIL %s: clops_host_run: %s (%s)\n", label, clops_status_name(st), clops_last_error_message());
+        failures++;
+    }
+    /* With a bad index the host leaves the output untouched while the device
+     * writes the good elements: there only the status is compared (and Oclgrind
+     * watches every access). */
+    clops_operator *op = NULL;
+#ifdef CLOPS_DRIVER_FORCED
+    const clops_tuning force = {chunk, {0, 0, 0}};
+    st = chunk ? clops_operator_create_forced(ctx, desc, &force, &op) : clops_operator_create(ctx, desc, &op);
+#else
+    (void)chunk;
+    st = clops_operator_create(ctx, desc, &op);
+#endif
+    if (st != CLOPS_SUCCESS) {
+        fprintf(stderr, "FAIL %s: create: %s (%s)\n", label, clops_status_name(st), clops_last_error_message());
+        failures++;
+        goto done;
+    }
+    clops_operator_info info;
+    clops_operator_get_info(op, &info);
+    if (info.backend != CLOPS_BACKEND_OPENCL) {
+        fprintf(stderr, "FAIL %s: runs on the host (%s)\n", label, info.fallback_reason);
+        failures++;
+    }
+    cl_mem bx = upload(x, in_b ? in_b : 1), bi = idx ? upload(idx_data, idx_b) : NULL, by = upload(init, out_b);
+    clops_buffers b = {bx, bi, by};
+    cl_event ev = NULL;
+    st = clops_operator_execute(op, &b, 0, NULL, &ev);
+    launches++;
+    if (st != want) {
+        fprintf(stderr, "FAIL %s: execute: %s (%s), want %s\n", label, clops_status_name(st),
+                clops_last_error_message(), clops_status_name(want));
+        failures++;
+    }
+    if (ev) {
+        clWaitForEvents(1, &ev);
+        clReleaseEvent(ev);
+    }
+    clFinish(clops_context_queue(ctx));
+    clEnqueueReadBuffer(clops_context_queue(ctx), by, CL_TRUE, 0, out_b, got, 0, NULL, NULL);
+    if (want == CLOPS_SUCCESS && memcmp(got, want_y, out_b) != 0) {
+        size_t i = 0;
+        while (got[i] == want_y[i])
+            i++;
+        fprintf(stderr, "FAIL %s: output byte %zu of %zu differs (0x%02x, want 0x%02x)\n", label, i, out_b, got[i],
+                want_y[i]);
+        failures++;
+    }
+    clReleaseMemObject(bx);
+    if (bi)
+        clReleaseMemObject(bi);
+    clReleaseMemObject(by);
+    clops_operator_free(op);
+done:
+    free(x);
+    free(init);
+    free(want_y);
+    free(got);
+}
+
+enum { LAYOUT_PACKED, LAYOUT_NHWC, LAYOUT_PADDED, NUM_LAYOUTS };
+static const char *const layout_names[NUM_LAYOUTS] = {"packed", "NHWC", "padded"};
+
+static void strides_for(int layout, const uint32_t s[4], uint64_t st[4])
+{
+    if (layout == LAYOUT_NHWC) {
+        st[1] = 1;
+        st[3] = s[1];
+        st[2] = (uint64_t)s[3] * s[1];
+        st[0] = st[2] * s[2];
+    } else { /* padded: one spare element per row, two per plane, three per image */
+        st[3] = 1;
+        st[2] = s[3] + 1;
+        st[1] = st[2] * s[2] + 2;
+        st[0] = st[1] * s[1] + 3;
+    }
+}
+
+static void depth_space_cases(int quick)
+{
+    for (int op = 0; op < 2; op++)
+        for (int wi = 0; wi < 5; wi++)
+            for (int order = 0; order < 2; order++)
+                for (uint32_t b = 1; b <= 3; b++)
+                    for (int layout = 0; layout < NUM_LAYOUTS; layout++) {
+                        if (quick && layout != (wi + order) % NUM_LAYOUTS)
+                            continue;
+                        const int d2s = op == 0;
+                        /* D2S: {2, 2b^2, 3, 5} -> {2, 2, 3b, 5b}; S2D: {2, 3, 2b, 3b} -> {2, 3b^2, 2, 3}. */
+                        uint32_t in_s[4], out_s[4];
+                        if (d2s) {
+                            const uint32_t t[4] = {2, 2 * b * b, 3, 5}, u[4] = {2, 2, 3 * b, 5 * b};
+                            memcpy(in_s, t, sizeof t);
+                            memcpy(out_s, u, sizeof u);
+                        } else {
+                            const uint32_t t[4] = {2, 3, 2 * b, 3 * b}, u[4] = {2, 3 * b * b, 2, 3};
+                            memcpy(in_s, t, sizeof t);
+                            memcpy(out_s, u, sizeof u);
+                        }
+                        uint64_t in_st[4], out_st[4];
+                        clops_tensor_desc in = {width_types[wi], {in_s[0], in_s[1], in_s[2], in_s[3]}, NULL};
+                        clops_tensor_desc out = {width_types[wi], {out_s[0], out_s[1], out_s[2], out_s[3]}, NULL};
+                        if (layout != LAYOUT_PACKED) {
+                            strides_for(layout, in_s, in_st);
+                            strides_for(layout, out_s, out_st);
+                            in.strides = in_st;
+                            out.strides = out_st;
+                        }
+                        clops_depth_to_space_desc d = {&in, &out, b, (clops_depth_space_order)order};
+                        clops_operator_desc desc = {d2s ? CLOPS_OPERATOR_DEPTH_TO_SPACE : CLOPS_OPERATOR_SPACE_TO_DEPTH,
+                                                    &d};
+                        /* The device's default chunk (Oclgrind says CPU: 512 bytes'
+                         * worth, whole rows here); then 1 position per work-item (the
+                         * GPU default) and 3 (several chunks a row, the last partial). */
+                        const unsigned chunks[3] = {0, 1, 3};
+                        for (int ci = 0; ci < (forced_chunks ? 3 : 1); ci++) {
+                            char label[128];
+                            snprintf(label, sizeof label, "%s %zu-byte %s b%u %s chunk %u",
+                                     d2s ? "DepthToSpace" : "SpaceToDepth", clops_data_type_size(width_types[wi]),
+                                     order ? "CRD" : "DCR", b, layout_names[layout], chunks[ci]);
+                            run_case(label, &desc, &in, NULL, &out, NULL, CLOPS_SUCCESS, chunks[ci]);
+                        }
+                    }
+}
+
+static void unpool_cases(void)
+{
+    static const clops_data_type itypes[3] = {CLOPS_DATA_TYPE_UINT32, CLOPS_DATA_TYPE_UINT64, CLOPS_DATA_TYPE_INT64};
+    static const char *const inames[3] = {"UINT32", "UINT64", "INT64"};
+    for (int it = 0; it < 3; it++)
+        for (int strided = 0; strided < 2; strided++)
+            for (int kind = 0; kind < 3; kind++) { /* plain, conflicting duplicates, one out of range */
+                const size_t isz = it == 0 ? 4 : 8;
+                uint64_t out_st[4] = {100, 48, 7, 1};
+                clops_tensor_desc in = {CLOPS_DATA_TYPE_FLOAT32, {1, 2, 3, 3}, NULL};
+                clops_tensor_desc idx = {itypes[it], {1, 2, 3, 3}, NULL};
+                clops_tensor_desc out = {CLOPS_DATA_TYPE_FLOAT32, {1, 2, 6, 6}, strided ? out_st : NULL};
+                uint8_t idx_data[18 * 8];
+                for (int k = 0; k < 18; k++) {
+                    uint64_t v = (uint64_t)(k / 9) * 36 + (uint64_t)(k % 9) * 4 + 1;
+                    /* Same target as element 0 of the channel: from the same row
+                     * (one work-item walks it) and from the next row (another
+                     * work-item: a write-write race, by design, that the verify
+                     * kernel finds and the host resolves). */
+                    if (kind == 1 && (k % 9 == 1 || k % 9 == 3))
+                        v = (uint64_t)(k / 9) * 36 + 1;
+                    if (kind == 2 && k == 5)
+                        v = it == 2 ? (uint64_t)-3 : 72; /* negative, or one past the output */
+                    memcpy(idx_data + k * isz, &v, isz);
+                }
+                clops_max_unpooling_desc mu = {&in, &idx, &out};
+                clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &mu};
+                char label[128];
+                snprintf(label, sizeof label, "MaxUnpooling %s %s %s", inames[it], strided ? "strided" : "packed",
+                         kind == 0 ? "plain" : kind == 1 ? "duplicates" : "out of range");
+                run_case(label, &desc, &in, &idx, &out, idx_data,
+                         kind == 2 ? CLOPS_ERROR_INDEX_OUT_OF_RANGE : CLOPS_SUCCESS, 0);
+            }
+}
+
+/* Rows longer than the CPU-type default chunk (512 bytes' worth), so a row is
+ * walked by two work-items and the second stops at the row's end. */
+static void long_row_cases(void)
+{
+    for (int wi = 0; wi < 3; wi += 2) { /* uint8 and float32 */
+        const clops_data_type t = width_types[wi];
+        clops_tensor_desc in = {t, {1, 4, 2, 600}, NULL}, out = {t, {1, 1, 4, 1200}, NULL};
+        clops_depth_to_space_desc d = {&in, &out, 2, CLOPS_ORDER_DEPTH_COLUMN_ROW};
+        clops_operator_desc desc = {CLOPS_OPERATOR_DEPTH_TO_SPACE, &d};
+        char label[96];
+        snprintf(label, sizeof label, "DepthToSpace %zu-byte rows of 600", clops_data_type_size(t));
+        run_case(label, &desc, &in, NULL, &out, NULL, CLOPS_SUCCESS, 0);
+        clops_space_to_depth_desc s2d = {&out, &in, 2, CLOPS_ORDER_COLUMN_ROW_DEPTH};
+        clops_operator_desc desc2 = {CLOPS_OPERATOR_SPACE_TO_DEPTH, &s2d};
+        snprintf(label, sizeof label, "SpaceToDepth %zu-byte rows of 1200", clops_data_type_size(t));
+        run_case(label, &desc2, &out, NULL, &in, NULL, CLOPS_SUCCESS, 0);
+    }
+    clops_tensor_desc in = {CLOPS_DATA_TYPE_FLOAT32, {1, 1, 2, 600}, NULL};
+    clops_tensor_desc idx = {CLOPS_DATA_TYPE_UINT32, {1, 1, 2, 600}, NULL};
+    clops_tensor_desc out = {CLOPS_DATA_TYPE_FLOAT32, {1, 1, 4, 1200}, NULL};
+    static uint32_t idx_data[1200];
+    for (uint32_t k = 0; k < 1200; k++)
+        idx_data[k] = (k * 7) % 4800;
+    clops_max_unpooling_desc mu = {&in, &idx, &out};
+    clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &mu};
+    run_case("MaxUnpooling UINT32 packed rows of 600", &desc, &in, &idx, &out, idx_data, CLOPS_SUCCESS, 0);
+}
+
+int main(void)
+{
+    clops_status st = clops_context_create(&ctx);
+    if (st != CLOPS_SUCCESS) {
+        fprintf(stderr, "clops_context_create: %s (%s)\n", clops_status_name(st), clops_last_error_message());
+        return 1;
+    }
+    if (clops_context_backend(ctx) != CLOPS_BACKEND_OPENCL) {
+        fprintf(stderr, "SKIP: no OpenCL device\n");
+        clops_context_free(ctx);
+        return 77;
+    }
+    const char *q = getenv("CLOPS_OCLGRIND_QUICK"), *v = getenv("CLOPS_OCLGRIND_VERBOSE");
+    verbose = v && strcmp(v, "1") == 0;
+    only = getenv("CLOPS_OCLGRIND_ONLY");
+    fprintf(stderr, "oclgrind_driver: device \"%s\"\n", clops_context_device_name(ctx));
+    depth_space_cases(q && strcmp(q, "1") == 0);
+    unpool_cases();
+    long_row_cases();
+    clops_context_free(ctx);
+    fprintf(stderr, "oclgrind_driver: %d cases, %d executions, %d failures\n", cases, launches, failures);
+    return failures ? 1 : 0;
+}
