@@ -728,7 +728,7 @@ START_TEST(test_host_buffer_too_small)
 {
     ds_desc d;
     small_d2s(&d);
-    float in[16] = {0}, out[16];
+    float in[16] = {0}, out[16] = {0};
     tc_fill_sentinel(out, sizeof out);
     clops_host_buffers hb = {in, 63, NULL, 0, out, 64};
     expect_host_exec(&d.op, &hb, CLOPS_ERROR_BUFFER_TOO_SMALL, "63|64", "input 63 bytes, span 64");
@@ -753,7 +753,7 @@ START_TEST(test_host_buffer_too_small)
     /* MaxUnpooling indices too small. */
     up_desc u;
     make_up(&u, F32, CLOPS_DATA_TYPE_INT64, up_in, up_out);
-    float x[12] = {0}, y[48];
+    float x[12] = {0}, y[48] = {0};
     int64_t idx[12] = {0};
     clops_host_buffers uh = {x, sizeof x, idx, sizeof idx - 1, y, sizeof y};
     expect_host_exec(&u.op, &uh, CLOPS_ERROR_BUFFER_TOO_SMALL, "95|96", "INT64 indices 95 bytes, span 96");
