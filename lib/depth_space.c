@@ -6,15 +6,16 @@
 
 #include "internal.h"
 
-/* Inner-axis positions per work-item. CPUs: 512 bytes' worth, long enough for
+/* Inner-axis positions per work-item. CPUs: 1024 bytes' worth, long enough for
  * the loop to vectorise and amortise the item's index arithmetic, short enough
- * to leave many items (measured on PoCL: 64 to 256 float32 positions run at copy
- * speed, whole rows are slower on narrow tensors). Other devices: one position,
+ * to leave many items (measured on PoCL at 64 MiB against 512 and 2048 bytes:
+ * 1024 was best or level for DepthToSpace at every width, mixed for SpaceToDepth;
+ * whole rows are slower on narrow tensors). Other devices: one position,
  * so neighbouring work-items touch neighbouring addresses (coalescing); `clops
  * tune` finds better on a given device. */
 static unsigned chunk_positions(const clops_context *ctx, size_t elem_size)
 {
-    return ctx->info.type & CL_DEVICE_TYPE_CPU ? (unsigned)(512 / elem_size) : 1u;
+    return ctx->info.type & CL_DEVICE_TYPE_CPU ? (unsigned)(1024 / elem_size) : 1u;
 }
 
 /* Which axis the NDRange walks: the one both tensors have contiguous. W for
