@@ -22,18 +22,9 @@ jobs=${JOBS:-$(nproc)}
 all_targets=(fuzz_npy fuzz_validate fuzz_cache_entry fuzz_cli_args)
 if [ $# -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 
-packages=(clang libclang-rt-14-dev cmake pkg-config ocl-icd-opencl-dev opencl-headers pocl-opencl-icd check)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "fuzz.sh: installing ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+# shellcheck source=tools/packages.sh
+. tools/packages.sh
+need_packages clang libclang-rt-14-dev cmake pkg-config ocl-icd-opencl-dev opencl-headers pocl-opencl-icd check
 
 CC=clang cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLOPS_FUZZ=ON >/dev/null
 cmake --build "$build" -j "$jobs" --target "${targets[@]}"

@@ -21,18 +21,9 @@ ROOT=$(pwd)
 build=${OCLGRIND_BUILD_DIR:-build-oclgrind}
 jobs=${JOBS:-$(nproc)}
 
-packages=(build-essential cmake pkg-config ocl-icd-opencl-dev opencl-headers check oclgrind)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "oclgrind.sh: installing ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+# shellcheck source=tools/packages.sh
+. tools/packages.sh
+need_packages build-essential cmake pkg-config ocl-icd-opencl-dev opencl-headers check oclgrind
 
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j "$jobs" --target clops_testable

@@ -24,19 +24,8 @@ vg_build=${VALGRIND_BUILD_DIR:-build-valgrind}
 jobs=${JOBS:-$(nproc)}
 status=0
 
-need_packages() {
-  local missing=()
-  for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if [ ${#missing[@]} -gt 0 ]; then
-    echo "sanitize.sh: installing ${missing[*]}"
-    local sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get update -q
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
-  fi
-}
+# shellcheck source=tools/packages.sh
+. tools/packages.sh
 
 run_asan() {
   need_packages build-essential cmake pkg-config ocl-icd-opencl-dev opencl-headers pocl-opencl-icd check
