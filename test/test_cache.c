@@ -32,6 +32,7 @@
 
 #include "reference.h"
 #include "test_common.h"
+#include "test_fs.h"
 
 #define CLOPS_CL_API_NO_MACROS
 #include "internal.h"
@@ -54,25 +55,6 @@ static char g_dir[PATH_MAX + 32];  /* g_root/cache: CLOPS_CACHE_DIR */
 #define MAX_CTX 8
 static clops_context *g_ctx[MAX_CTX];
 
-static void set_env(const char *name, const char *value)
-{
-    if (value)
-        setenv(name, value, 1);
-    else
-        unsetenv(name);
-}
-
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb, (void)flag, (void)ftw;
-    remove(path);
-    return 0;
-}
-
-static void rm_rf(const char *path)
-{
-    nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 static void setup(void)
 {
@@ -99,12 +81,12 @@ static void teardown(void)
         g_ctx[i] = NULL;
     }
     for (size_t i = 0; i < NUM_ENV; i++) {
-        set_env(env_names[i], env_was_set[i] ? env_saved[i] : NULL);
+        tc_set_env(env_names[i], env_was_set[i] ? env_saved[i] : NULL);
         free(env_saved[i]);
         env_saved[i] = NULL;
     }
     if (g_root[0])
-        rm_rf(g_root);
+        tc_rm_rf(g_root);
     g_root[0] = '\0';
 }
 
@@ -1570,7 +1552,7 @@ static int mkdir_eacces(const char *p, mode_t m)
 static ssize_t write_after_rmdir(int fd, const void *buf, size_t n)
 {
     if (g_calls++ == 0)
-        rm_rf(g_dir);
+        tc_rm_rf(g_dir);
     return clops_cl_real.io_write(fd, buf, n);
 }
 

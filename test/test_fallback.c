@@ -36,6 +36,7 @@
 
 #include "reference.h"
 #include "test_common.h"
+#include "test_fs.h"
 
 /* ---- environment and directories ------------------------------------------------------------ */
 
@@ -48,25 +49,6 @@ static char g_suite_root[PATH_MAX]; /* warm cache directories shared by the subs
 static char g_root[PATH_MAX];       /* the test's own temporary directory */
 static clops_context *g_ctx;        /* the test's context, freed by the teardown */
 
-static void set_env(const char *name, const char *value)
-{
-    if (value && *value)
-        setenv(name, value, 1);
-    else
-        unsetenv(name);
-}
-
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb, (void)flag, (void)ftw;
-    remove(path);
-    return 0;
-}
-
-static void rm_rf(const char *path)
-{
-    nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 static void make_temp_dir(char *out, size_t size, const char *what)
 {
@@ -105,7 +87,7 @@ static void teardown(void)
         free(env_saved[i]);
         env_saved[i] = NULL;
     }
-    rm_rf(g_root);
+    tc_rm_rf(g_root);
 }
 
 static clops_context *fresh_context(const char *label)
@@ -427,8 +409,8 @@ static void warm_base(unsigned base)
     subset_string(base, dis, sizeof dis);
     snprintf(label, sizeof label, "CLOPS_DISABLE=%s, empty cache", dis);
     snprintf(g_warm_dir[base], sizeof g_warm_dir[base], "%s/warm-%u", g_suite_root, base);
-    rm_rf(g_warm_dir[base]);
-    set_env("CLOPS_DISABLE", dis);
+    tc_rm_rf(g_warm_dir[base]);
+    tc_set_env("CLOPS_DISABLE", dis);
     setenv("CLOPS_CACHE_DIR", g_warm_dir[base], 1);
     check_reported_capabilities(base, label);
     clops_context *ctx = fresh_context(label);
@@ -447,7 +429,7 @@ START_TEST(test_subset)
     /* empty cache */
     if (mask & CAP_COMPILER) {
         snprintf(label, sizeof label, "CLOPS_DISABLE=%s, empty cache", dis);
-        set_env("CLOPS_DISABLE", dis);
+        tc_set_env("CLOPS_DISABLE", dis);
         check_reported_capabilities(mask, label);
         clops_context *ctx = fresh_context(label);
         const origin_counts n = run_conformance(ctx, &expect_host, label);
@@ -473,7 +455,7 @@ START_TEST(test_subset)
     /* warm cache: the entries of the same device and options, built where a
      * compiler was (for a subset with compiler: by the subset without it) */
     snprintf(label, sizeof label, "CLOPS_DISABLE=%s, warm cache", dis);
-    set_env("CLOPS_DISABLE", dis);
+    tc_set_env("CLOPS_DISABLE", dis);
     setenv("CLOPS_CACHE_DIR", g_warm_dir[base], 1);
     clops_context *ctx = fresh_context(label);
     const origin_counts n = run_conformance(ctx, &expect_warm, label);
@@ -524,7 +506,7 @@ START_TEST(test_past_2_32_elements)
 {
     const int int64_off = _i % 2;
     const huge_case *h = &huge_cases[_i / 2];
-    set_env("CLOPS_DISABLE", int64_off ? "int64" : NULL);
+    tc_set_env("CLOPS_DISABLE", int64_off ? "int64" : NULL);
     char label[160];
     snprintf(label, sizeof label, "%s, %s", h->name, int64_off ? "CLOPS_DISABLE=int64" : "int64 available");
     const uint64_t max_alloc = device0_max_alloc();
@@ -575,7 +557,7 @@ static char *run_cli_devices(const char *disable, int *status)
 {
     const char *cli = getenv("CLOPS_CLI");
     ck_assert_msg(cli && *cli, "CLOPS_CLI is not set (ctest sets it to the clops binary)");
-    set_env("CLOPS_DISABLE", disable);
+    tc_set_env("CLOPS_DISABLE", disable);
     char cmd[PATH_MAX + 64];
     snprintf(cmd, sizeof cmd, "'%s' devices", cli);
     FILE *f = popen(cmd, "r");
@@ -849,6 +831,6 @@ int main(void)
     srunner_run_all(sr, CK_NORMAL);
     const int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
-    rm_rf(g_suite_root);
+    tc_rm_rf(g_suite_root);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
