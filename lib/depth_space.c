@@ -28,7 +28,7 @@ static bool channels_inner(const clops_op_params *p)
 /* The kernel's size vector and range: (N, C, H_out, W) where C and W are the
  * axes a work-item is indexed by (C_out / W_in for DepthToSpace, C_in / W_out
  * for SpaceToDepth); range (W, H, N*C), or (C, W, N*H) with channels inner. */
-static void kernel_sizes(const clops_op_params *p, unsigned vec, uint64_t sizes[4], uint64_t items[3])
+static void kernel_sizes(const clops_op_params *p, unsigned chunk, uint64_t sizes[4], uint64_t items[3])
 {
     const bool d2s = p->type == CLOPS_OPERATOR_DEPTH_TO_SPACE;
     sizes[0] = p->output.sizes[0];
@@ -36,9 +36,9 @@ static void kernel_sizes(const clops_op_params *p, unsigned vec, uint64_t sizes[
     sizes[2] = p->output.sizes[2];
     sizes[3] = d2s ? p->input.sizes[3] : p->output.sizes[3];
     if (channels_inner(p)) {
-        items[0] = (sizes[1] + vec - 1) / vec, items[1] = sizes[3], items[2] = sizes[0] * sizes[2];
+        items[0] = (sizes[1] + chunk - 1) / chunk, items[1] = sizes[3], items[2] = sizes[0] * sizes[2];
     } else {
-        items[0] = (sizes[3] + vec - 1) / vec, items[1] = sizes[2], items[2] = sizes[0] * sizes[1];
+        items[0] = (sizes[3] + chunk - 1) / chunk, items[1] = sizes[2], items[2] = sizes[0] * sizes[1];
     }
 }
 
@@ -59,14 +59,14 @@ clops_status clops_depth_space_prepare(clops_operator *op)
     clops_tuning tuned = {0, {0, 0, 0}};
     if (op->forced) tuned = op->force;
     else if (y->count) clops_tuning_lookup(op->ctx, op->tune_key, &tuned);
-    op->vec = tuned.chunk ? tuned.chunk : chunk_positions(op->ctx, x->elem_size);
-    snprintf(op->options, sizeof op->options, "%s -DCHUNK=%uu", variant, op->vec);
+    op->chunk = tuned.chunk ? tuned.chunk : chunk_positions(op->ctx, x->elem_size);
+    snprintf(op->options, sizeof op->options, "%s -DCHUNK=%uu", variant, op->chunk);
     if (y->count == 0) return CLOPS_SUCCESS; /* nothing to launch */
     cl_program program;
     clops_status st = clops_program_get(op->ctx, "depth_space.cl", op->options, &program, &op->program_origin);
     if (st != CLOPS_SUCCESS) return st;
     uint64_t sizes[4], items[3];
-    kernel_sizes(p, op->vec, sizes, items);
+    kernel_sizes(p, op->chunk, sizes, items);
     return clops_operator_add_launch(op, program, op->kernel_name, 3, items, tuned.local[0] ? tuned.local : NULL);
 }
 
@@ -76,7 +76,7 @@ clops_status clops_depth_space_enqueue(clops_operator *op, const clops_buffers *
     const clops_op_params *p = &op->params;
     const clops_launch *l = &op->launches[0];
     uint64_t sizes[4], items[3];
-    kernel_sizes(p, op->vec, sizes, items);
+    kernel_sizes(p, op->chunk, sizes, items);
     const uint64_t *const dims[3] = {sizes, p->input.strides, p->output.strides};
     clops_status st = clops_set_arg(l->kernel, 0, sizeof(cl_mem), &b->input);
     if (st == CLOPS_SUCCESS) st = clops_set_arg(l->kernel, 1, sizeof(cl_mem), &b->output);

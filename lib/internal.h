@@ -175,7 +175,7 @@ struct clops_operator {
     bool offset_64;              /* kernels use ulong offsets */
     bool forced;                 /* the tuner's candidate parameters below apply */
     clops_tuning force;
-    unsigned vec;                /* inner-axis positions per work-item */
+    unsigned chunk;              /* inner-axis positions per work-item (CHUNK) */
     cl_mem flag;                 /* MaxUnpooling: status word the kernels set */
 };
 

@@ -26,10 +26,10 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     op->offset_64 = !clops_fits_u32(p);
     op->kernel_name = "scatter";
     const bool cpu = (op->ctx->info.type & CL_DEVICE_TYPE_CPU) != 0;
-    op->vec = cpu ? UNPOOL_CPU_CHUNK : 1u;
+    op->chunk = cpu ? UNPOOL_CPU_CHUNK : 1u;
     snprintf(op->options, sizeof op->options,
              "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DOUT_PACKED=%d -DCHUNK=%uu", p->input.elem_size,
-             op->offset_64, p->indices.elem_size, p->output.packed, op->vec);
+             op->offset_64, p->indices.elem_size, p->output.packed, op->chunk);
     if (p->output.count == 0) return CLOPS_SUCCESS; /* nothing can be written */
     cl_int err;
     op->flag = clCreateBuffer(op->ctx->cl_ctx, CL_MEM_READ_WRITE, sizeof(cl_uint), NULL, &err);
@@ -38,7 +38,7 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     clops_status st = clops_program_get(op->ctx, "max_unpooling.cl", op->options, &program, &op->program_origin);
     if (st != CLOPS_SUCCESS) return st;
     const uint64_t out_items[3] = {p->output.sizes[3], p->output.sizes[2], p->output.sizes[0] * p->output.sizes[1]};
-    const uint64_t in_items[3] = {(p->input.sizes[3] + op->vec - 1) / op->vec, p->input.sizes[2],
+    const uint64_t in_items[3] = {(p->input.sizes[3] + op->chunk - 1) / op->chunk, p->input.sizes[2],
                                   p->input.sizes[0] * p->input.sizes[1]};
     static const size_t row_local[3] = {1, 1, 1};
     const size_t *scatter_local = cpu ? row_local : NULL;

@@ -242,11 +242,11 @@ static clops_status try_candidate(clops_context *ctx, const clops_operator_desc 
         if (err != CL_SUCCESS) st = clops_fail_cl(err, "clEnqueueReadBuffer");
         else if (memcmp(got, want, out_bytes) != 0)
             st = clops_fail(CLOPS_ERROR_INTERNAL, "candidate chunk %u local %zu,%zu,%zu gave a wrong result",
-                            op->vec, op->launches[0].local[0], op->launches[0].local[1], op->launches[0].local[2]);
+                            op->chunk, op->launches[0].local[0], op->launches[0].local[1], op->launches[0].local[2]);
     }
     if (st == CLOPS_SUCCESS) {
         snprintf(key, key_size, "%s", op->tune_key); /* as the operator looks itself up */
-        used->chunk = op->vec;
+        used->chunk = op->chunk;
         for (int d = 0; d < 3; d++) used->local[d] = op->launches[0].local[d];
     }
     clops_operator_free(op);
