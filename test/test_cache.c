@@ -58,13 +58,7 @@ static clops_context *g_ctx[MAX_CTX];
 
 static void setup(void)
 {
-    for (size_t i = 0; i < NUM_ENV; i++) {
-        const char *v = getenv(env_names[i]);
-        env_was_set[i] = v != NULL;
-        env_saved[i] = v ? strdup(v) : NULL;
-        if (i > 0)
-            unsetenv(env_names[i]);
-    }
+    tc_env_save(env_names, NUM_ENV, env_saved, env_was_set, 1);
     const char *tmp = getenv("TMPDIR");
     snprintf(g_root, sizeof g_root, "%s/clops-test-cache-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     ck_assert_msg(mkdtemp(g_root) != NULL, "mkdtemp(%s): %s", g_root, strerror(errno));
@@ -80,11 +74,7 @@ static void teardown(void)
         clops_context_free(g_ctx[i]);
         g_ctx[i] = NULL;
     }
-    for (size_t i = 0; i < NUM_ENV; i++) {
-        tc_set_env(env_names[i], env_was_set[i] ? env_saved[i] : NULL);
-        free(env_saved[i]);
-        env_saved[i] = NULL;
-    }
+    tc_env_restore(env_names, NUM_ENV, env_saved, env_was_set);
     if (g_root[0])
         tc_rm_rf(g_root);
     g_root[0] = '\0';

@@ -13,7 +13,7 @@
  *     behind (also for MaxUnpooling's out-of-range index);
  *   - --help on every command, `devices`, `print`, --verbose, --type bfloat16.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* nftw, for tc_rm_rf */
 
 #include <check.h>
 #include <dirent.h>
@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "npy.h"
+#include "test_fs.h"
 
 extern char **environ;
 
@@ -828,19 +829,7 @@ static void make_broken_inputs(void)
 
 static void remove_tmp_dir(void)
 {
-    DIR *d = opendir(tmp_dir);
-    if (d == NULL)
-        return;
-    struct dirent *e;
-    char path[600];
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        snprintf(path, sizeof path, "%s/%s", tmp_dir, e->d_name);
-        unlink(path);
-    }
-    closedir(d);
-    rmdir(tmp_dir);
+    tc_rm_rf(tmp_dir);
 }
 
 static void setup_once(void)

@@ -62,13 +62,7 @@ static void make_temp_dir(char *out, size_t size, const char *what)
 
 static void setup(void)
 {
-    for (size_t i = 0; i < NUM_ENV; i++) {
-        const char *v = getenv(env_names[i]);
-        env_was_set[i] = v != NULL;
-        env_saved[i] = v ? strdup(v) : NULL;
-        if (i > 0)
-            unsetenv(env_names[i]);
-    }
+    tc_env_save(env_names, NUM_ENV, env_saved, env_was_set, 1);
     make_temp_dir(g_root, sizeof g_root, "fallback");
     char dir[PATH_MAX + 16];
     snprintf(dir, sizeof dir, "%s/cache", g_root);
@@ -79,14 +73,7 @@ static void teardown(void)
 {
     clops_context_free(g_ctx);
     g_ctx = NULL;
-    for (size_t i = 0; i < NUM_ENV; i++) {
-        if (env_was_set[i])
-            setenv(env_names[i], env_saved[i], 1);
-        else
-            unsetenv(env_names[i]);
-        free(env_saved[i]);
-        env_saved[i] = NULL;
-    }
+    tc_env_restore(env_names, NUM_ENV, env_saved, env_was_set);
     tc_rm_rf(g_root);
 }
 

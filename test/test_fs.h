@@ -6,6 +6,7 @@
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 /* Sets an environment variable, or unsets it when value is NULL or empty
@@ -29,6 +30,32 @@ static inline int tc_rm_one(const char *path, const struct stat *sb, int flag, s
 static inline void tc_rm_rf(const char *path)
 {
     nftw(path, tc_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Saves the environment variables `names`, then unsets all but the first
+ * `keep` of them, so a suite starts from a known environment. */
+static inline void tc_env_save(const char *const *names, size_t n, char **saved, int *was_set, size_t keep)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *v = getenv(names[i]);
+        was_set[i] = v != NULL;
+        saved[i] = v ? strdup(v) : NULL;
+        if (i >= keep)
+            unsetenv(names[i]);
+    }
+}
+
+/* Puts back what tc_env_save saved, exactly (an empty value stays set). */
+static inline void tc_env_restore(const char *const *names, size_t n, char **saved, const int *was_set)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (was_set[i])
+            setenv(names[i], saved[i], 1);
+        else
+            unsetenv(names[i]);
+        free(saved[i]);
+        saved[i] = NULL;
+    }
 }
 
 #endif

@@ -8,7 +8,7 @@
  * each asserting its specific status. Files are made in a fresh temporary
  * directory that is removed at the end.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* nftw, for tc_rm_rf */
 
 #include <check.h>
 #include <dirent.h>
@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "npy.h"
+#include "test_fs.h"
 
 static char tmp_dir[256];
 
@@ -687,19 +688,7 @@ END_TEST
 
 static void remove_tmp_dir(void)
 {
-    DIR *d = opendir(tmp_dir);
-    if (d == NULL)
-        return;
-    struct dirent *e;
-    char path[600];
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        snprintf(path, sizeof path, "%s/%s", tmp_dir, e->d_name);
-        unlink(path);
-    }
-    closedir(d);
-    rmdir(tmp_dir);
+    tc_rm_rf(tmp_dir);
 }
 
 static Suite *npy_suite(void)
