@@ -1,30 +1,31 @@
-/* max_unpooling.cl - MaxUnpooling: zero-fill, scatter, and a check for duplicates.
+/* max_unpooling.cl - MaxUnpooling: one pass for pooling-shaped indices, a
+ * deterministic scatter for any others, and one serial kernel for tiny tensors.
  *
  * Build options (besides clops_common.cl's):
  *   -DINDEX_BYTES=4|8        width of the indices; 8-byte indices (UINT64 or INT64)
  *                            are read as uint2, so no 64-bit integer support is needed
  *                            unless OFFSET_64 is set
  *   -DOUT_PACKED=1|0         1: the output is packed NCHW, a flat index is its offset
- *                            (and the host zero-fills it with clEnqueueFillBuffer)
- *   -DCHUNK=k                input positions each scatter/verify work-item walks
+ *   -DCHUNK=k                input positions (or output columns) each work-item walks
+ *   -DKH=a -DKW=b            window height and width (output H, W / input H, W);
+ *                            only for pooling-shaped plans
+ *   -DGATED=1|0              1: the general kernels run only when the window kernel
+ *                            of the same execution found an index outside its window
  *
- * Status word `flag` (atomic_or): bit 0, an index was out of range (never written);
- * bit 1, an element does not hold the value its index sent (two different values
- * collided on one index: the host then redoes the scatter in input order).
+ * Status words `status` (the operator's, never reset on the host): each execution
+ * has a generation number `gen`, larger than every earlier one, and the kernels
+ * record an event with atomic_max(word, gen), so a word equals `gen` exactly when
+ * this execution raised it:
+ *   status[0]  an index was outside its window: the general path must run
+ *   status[1]  an index was negative or past the output (never written)
+ * `scratch` (the operator's, one uint per output element) holds, per output
+ * element, 1 + the largest row-major input position whose index names it.
  *
- * NDRange: zero_fill (W, H, N*C) of the output, one element per work-item (used
- * only for strided outputs); scatter and verify (ceil(W/CHUNK), H, N*C) of the input.
+ * NDRanges: windows, claim, place (ceil(W/CHUNK), H, N*C) of the input; clear
+ * (ceil(W/CHUNK), H, N*C) of the output; serial (1).
  */
-#define FLAG_OUT_OF_RANGE 1u
-#define FLAG_CONFLICT 2u
-
-/* Zero every element of y. */
-__kernel void zero_fill(__global elem_t *restrict y, dims4 sizes, dims4 strides)
-{
-    const idx_t w = (idx_t)get_global_id(0), h = (idx_t)get_global_id(1), nc = (idx_t)get_global_id(2);
-    if (w >= DIM(sizes, 3) || h >= DIM(sizes, 2) || nc >= DIM(sizes, 0) * DIM(sizes, 1)) return;
-    y[offset4(strides, nc / DIM(sizes, 1), nc % DIM(sizes, 1), h, w)] = (elem_t)(0);
-}
+#define ST_GENERAL 0
+#define ST_OUT_OF_RANGE 1
 
 /* The flat output index at input position (n, c, h, w), or `count` if it is out
  * of range (negative INT64 and UINT64 past 2^32 included when !OFFSET_64). */
@@ -62,51 +63,124 @@ inline idx_t flat_offset(idx_t v, dims4 sizes, dims4 strides)
 
 #define UNPOOL_ARGS                                                                              \
     __global const elem_t *restrict x, __global const void *restrict indices,                    \
-        __global elem_t *restrict y, __global uint *restrict flag, dims4 in_sizes,               \
-        dims4 x_strides, dims4 i_strides, dims4 out_sizes, dims4 y_strides, offs_t out_count
+        __global elem_t *restrict y, volatile __global uint *restrict status,                    \
+        __global uint *restrict scratch, dims4 in_sizes, dims4 x_strides, dims4 i_strides,       \
+        dims4 out_sizes, dims4 y_strides, offs_t out_count, uint gen
 
-/* A work-item walks CHUNK input positions of one row: range (ceil(W/CHUNK), H, N*C).
- * Reads of x and the indices are contiguous; writes go where the indices say. */
-#define UNPOOL_ROW                                                                               \
+/* A work-item walks CHUNK positions of one row of `sizes`: range
+ * (ceil(W/CHUNK), H, N*C). Defines n, c, h, [w0, w1). */
+#define ROW_ITEM(sizes)                                                                          \
     const idx_t w0 = (idx_t)get_global_id(0) * CHUNK, h = (idx_t)get_global_id(1);              \
-    const idx_t nc = (idx_t)get_global_id(2), count = (idx_t)out_count;                          \
-    if (w0 >= DIM(in_sizes, 3) || h >= DIM(in_sizes, 2) ||                                      \
-        nc >= DIM(in_sizes, 0) * DIM(in_sizes, 1))                                               \
+    const idx_t nc = (idx_t)get_global_id(2);                                                    \
+    if (w0 >= DIM(sizes, 3) || h >= DIM(sizes, 2) || nc >= DIM(sizes, 0) * DIM(sizes, 1))        \
         return;                                                                                  \
-    const idx_t n = nc / DIM(in_sizes, 1), c = nc % DIM(in_sizes, 1);                            \
-    const idx_t w1 = min(w0 + (idx_t)CHUNK, DIM(in_sizes, 3));
+    const idx_t n = nc / DIM(sizes, 1), c = nc % DIM(sizes, 1);                                  \
+    const idx_t w1 = min(w0 + (idx_t)CHUNK, DIM(sizes, 3));
 
-/* y.flat[I[k]] = x[k]; out-of-range indices set bit 0 and write nothing. */
-__kernel void scatter(UNPOOL_ARGS)
+/* The general kernels of a gated plan return at once unless this execution's
+ * window kernel asked for them. */
+#if GATED
+#define GENERAL_GATE                                                                             \
+    if (status[ST_GENERAL] != gen) return;
+#else
+#define GENERAL_GATE
+#endif
+
+#ifdef KW
+/* Pooling-shaped indices in one pass: output H, W are KH, KW times the input's,
+ * and index (n, c, h, w) should lie in window (h, w), rows h*KH.., columns w*KW...
+ * The work-item writes the KH x (w1-w0)*KW output elements of its windows, row
+ * after row, each exactly once: the input element where the index points, zero
+ * elsewhere. An index outside its window (out of range included) is written
+ * nowhere here and raises status[ST_GENERAL]: the general path then rewrites
+ * the whole output. */
+__kernel void windows(UNPOOL_ARGS)
 {
-    UNPOOL_ROW
+    ROW_ITEM(in_sizes)
+    const idx_t count = (idx_t)out_count, wout = DIM(out_sizes, 3);
+    /* Flat output index of the window row h*KH, column 0. */
+    const idx_t row0 = (nc * DIM(out_sizes, 2) + h * KH) * wout;
+    uint outside = 0;
+    for (idx_t w = w0; w < w1; w++) {
+        /* d: the index relative to its window's top-left corner (wraps if before it). */
+        const idx_t d = load_index(indices, i_strides, n, c, h, w, count) - (row0 + w * KW);
+        uint inside = 0;
+        for (idx_t r = 0; r < KH; r++) inside |= d - r * wout < KW;
+        outside |= !inside;
+    }
+    for (idx_t r = 0; r < KH; r++) {
+        const idx_t yrow = offset4(y_strides, n, c, h * KH + r, 0), ys = DIM(y_strides, 3);
+        for (idx_t w = w0; w < w1; w++) {
+            const idx_t t = load_index(indices, i_strides, n, c, h, w, count) - (row0 + w * KW) - r * wout;
+            const elem_t v = x[offset4(x_strides, n, c, h, w)];
+            for (idx_t q = 0; q < KW; q++) y[yrow + (w * KW + q) * ys] = t == q ? v : (elem_t)(0);
+        }
+    }
+    if (outside) atomic_max(&status[ST_GENERAL], gen);
+}
+#endif
+
+/* General path, 1 of 3: zero the output and the claims. */
+__kernel void clear(UNPOOL_ARGS)
+{
+    GENERAL_GATE
+    ROW_ITEM(out_sizes)
+    const idx_t flat = (nc * DIM(out_sizes, 2) + h) * DIM(out_sizes, 3);
+    const idx_t yrow = offset4(y_strides, n, c, h, 0), ys = DIM(y_strides, 3);
+    for (idx_t w = w0; w < w1; w++) {
+        y[yrow + w * ys] = (elem_t)(0);
+        scratch[flat + w] = 0;
+    }
+}
+
+/* General path, 2 of 3: each input position claims the output element its index
+ * names; the largest position wins, whatever order the work-items run in. */
+__kernel void claim(UNPOOL_ARGS)
+{
+    GENERAL_GATE
+    ROW_ITEM(in_sizes)
+    const idx_t count = (idx_t)out_count, k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3);
     uint bad = 0;
     for (idx_t w = w0; w < w1; w++) {
         const idx_t v = load_index(indices, i_strides, n, c, h, w, count);
         if (v == count) bad = 1;
-        else y[flat_offset(v, out_sizes, y_strides)] = x[offset4(x_strides, n, c, h, w)];
+        else atomic_max(&scratch[v], (uint)(k0 + w + 1));
     }
-    if (bad) atomic_or(flag, FLAG_OUT_OF_RANGE);
+    if (bad) atomic_max(&status[ST_OUT_OF_RANGE], gen);
 }
 
-/* After scatter: each element must hold what its index sent, bit for bit. The
- * loop stops at the first difference; that early exit also keeps compilers from
- * turning the data-dependent loads of y into vector gathers, which measured 4x
- * slower than scalar loads on PoCL (AVX-512, AMD EPYC). */
-__kernel void verify(UNPOOL_ARGS)
+/* General path, 3 of 3: only the winning input position writes its element. */
+__kernel void place(UNPOOL_ARGS)
 {
-    UNPOOL_ROW
+    GENERAL_GATE
+    ROW_ITEM(in_sizes)
+    const idx_t count = (idx_t)out_count, k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3);
     for (idx_t w = w0; w < w1; w++) {
         const idx_t v = load_index(indices, i_strides, n, c, h, w, count);
-        if (v == count) continue;
-        const elem_t got = y[flat_offset(v, out_sizes, y_strides)], want = x[offset4(x_strides, n, c, h, w)];
-#if ELEM_BYTES <= 4
-        if (got != want) {
-#else
-        if (any(got != want)) {
-#endif
-            atomic_or(flag, FLAG_CONFLICT);
-            return;
-        }
+        if (v != count && scratch[v] == (uint)(k0 + w + 1))
+            y[flat_offset(v, out_sizes, y_strides)] = x[offset4(x_strides, n, c, h, w)];
     }
+}
+
+/* Tiny tensors: one work-item zero-fills and scatters in row-major input order
+ * (the last duplicate wins by order): one launch in all. */
+__kernel void serial(UNPOOL_ARGS)
+{
+    if (get_global_id(0) != 0) return;
+    const idx_t count = (idx_t)out_count;
+    for (idx_t nc = 0; nc < DIM(out_sizes, 0) * DIM(out_sizes, 1); nc++)
+        for (idx_t h = 0; h < DIM(out_sizes, 2); h++)
+            for (idx_t w = 0; w < DIM(out_sizes, 3); w++)
+                y[offset4(y_strides, nc / DIM(out_sizes, 1), nc % DIM(out_sizes, 1), h, w)] = (elem_t)(0);
+    uint bad = 0;
+    for (idx_t nc = 0; nc < DIM(in_sizes, 0) * DIM(in_sizes, 1); nc++) {
+        const idx_t n = nc / DIM(in_sizes, 1), c = nc % DIM(in_sizes, 1);
+        for (idx_t h = 0; h < DIM(in_sizes, 2); h++)
+            for (idx_t w = 0; w < DIM(in_sizes, 3); w++) {
+                const idx_t v = load_index(indices, i_strides, n, c, h, w, count);
+                if (v == count) bad = 1;
+                else y[flat_offset(v, out_sizes, y_strides)] = x[offset4(x_strides, n, c, h, w)];
+            }
+    }
+    if (bad) atomic_max(&status[ST_OUT_OF_RANGE], gen);
 }
