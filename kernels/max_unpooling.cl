@@ -11,6 +11,8 @@
  *                            only for pooling-shaped plans
  *   -DGATED=1|0              1: the general kernels run only when the window kernel
  *                            of the same execution found an index outside its window
+ *   -DCLAIMS=1|0             1: clear also zeroes the claims (claim/place plans)
+ *   -DSERIAL_FILLS=1|0       1: serial zero-fills the output itself (no clear before it)
  *
  * Status words `status` (the operator's, never reset on the host): each execution
  * has a generation number `gen`, larger than every earlier one, and the kernels
@@ -21,8 +23,8 @@
  * `scratch` (the operator's, one uint per output element) holds, per output
  * element, 1 + the largest row-major input position whose index names it.
  *
- * NDRanges: windows, claim, place (ceil(W/CHUNK), H, N*C) of the input; clear
- * (ceil(W/CHUNK), H, N*C) of the output; serial (1).
+ * NDRanges: 1-D; each kernel strides over its tensor's row chunks (FOR_ROWS),
+ * serial runs on one work-item.
  */
 #define ST_GENERAL 0
 #define ST_OUT_OF_RANGE 1
@@ -67,15 +69,19 @@ inline idx_t flat_offset(idx_t v, dims4 sizes, dims4 strides)
         __global uint *restrict scratch, dims4 in_sizes, dims4 x_strides, dims4 i_strides,       \
         dims4 out_sizes, dims4 y_strides, offs_t out_count, uint gen
 
-/* A work-item walks CHUNK positions of one row of `sizes`: range
- * (ceil(W/CHUNK), H, N*C). Defines n, c, h, [w0, w1). */
-#define ROW_ITEM(sizes)                                                                          \
-    const idx_t w0 = (idx_t)get_global_id(0) * CHUNK, h = (idx_t)get_global_id(1);              \
-    const idx_t nc = (idx_t)get_global_id(2);                                                    \
-    if (w0 >= DIM(sizes, 3) || h >= DIM(sizes, 2) || nc >= DIM(sizes, 0) * DIM(sizes, 1))        \
-        return;                                                                                  \
-    const idx_t n = nc / DIM(sizes, 1), c = nc % DIM(sizes, 1);                                  \
-    const idx_t w1 = min(w0 + (idx_t)CHUNK, DIM(sizes, 3));
+/* The work-items walk the rows of `sizes` CHUNK positions at a time, the whole
+ * range striding by the global size: a 1-D launch of any size covers the
+ * tensor, so a gated kernel that has nothing to do costs a few work-items, not
+ * one per row. Opens a loop body with n, c, h, nc and [w0, w1); END_ROWS closes it. */
+#define FOR_ROWS(sizes)                                                                          \
+    const idx_t chunks_ = (DIM(sizes, 3) + CHUNK - 1) / CHUNK;                                   \
+    const idx_t units_ = chunks_ * DIM(sizes, 2) * DIM(sizes, 0) * DIM(sizes, 1);                \
+    for (idx_t u_ = (idx_t)get_global_id(0); u_ < units_; u_ += (idx_t)get_global_size(0)) {     \
+        const idx_t w0 = u_ % chunks_ * CHUNK, h = u_ / chunks_ % DIM(sizes, 2);                 \
+        const idx_t nc = u_ / chunks_ / DIM(sizes, 2);                                           \
+        const idx_t n = nc / DIM(sizes, 1), c = nc % DIM(sizes, 1);                              \
+        const idx_t w1 = min(w0 + (idx_t)CHUNK, DIM(sizes, 3));
+#define END_ROWS }
 
 /* The general kernels of a gated plan return at once unless this execution's
  * window kernel asked for them. */
@@ -96,11 +102,11 @@ inline idx_t flat_offset(idx_t v, dims4 sizes, dims4 strides)
  * the whole output. */
 __kernel void windows(UNPOOL_ARGS)
 {
-    ROW_ITEM(in_sizes)
     const idx_t count = (idx_t)out_count, wout = DIM(out_sizes, 3);
+    uint outside = 0;
+    FOR_ROWS(in_sizes)
     /* Flat output index of the window row h*KH, column 0. */
     const idx_t row0 = (nc * DIM(out_sizes, 2) + h * KH) * wout;
-    uint outside = 0;
     for (idx_t w = w0; w < w1; w++) {
         /* d: the index relative to its window's top-left corner (wraps if before it). */
         const idx_t d = load_index(indices, i_strides, n, c, h, w, count) - (row0 + w * KW);
@@ -116,21 +122,27 @@ __kernel void windows(UNPOOL_ARGS)
             for (idx_t q = 0; q < KW; q++) y[yrow + (w * KW + q) * ys] = t == q ? v : (elem_t)(0);
         }
     }
+    END_ROWS
     if (outside) atomic_max(&status[ST_GENERAL], gen);
 }
 #endif
 
-/* General path, 1 of 3: zero the output and the claims. */
+/* General path, 1 of 3: zero the output (and the claims). */
 __kernel void clear(UNPOOL_ARGS)
 {
     GENERAL_GATE
-    ROW_ITEM(out_sizes)
+    FOR_ROWS(out_sizes)
+#if CLAIMS
     const idx_t flat = (nc * DIM(out_sizes, 2) + h) * DIM(out_sizes, 3);
+#endif
     const idx_t yrow = offset4(y_strides, n, c, h, 0), ys = DIM(y_strides, 3);
     for (idx_t w = w0; w < w1; w++) {
         y[yrow + w * ys] = (elem_t)(0);
+#if CLAIMS
         scratch[flat + w] = 0;
+#endif
     }
+    END_ROWS
 }
 
 /* General path, 2 of 3: each input position claims the output element its index
@@ -138,14 +150,16 @@ __kernel void clear(UNPOOL_ARGS)
 __kernel void claim(UNPOOL_ARGS)
 {
     GENERAL_GATE
-    ROW_ITEM(in_sizes)
-    const idx_t count = (idx_t)out_count, k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3);
+    const idx_t count = (idx_t)out_count;
     uint bad = 0;
+    FOR_ROWS(in_sizes)
+    const idx_t k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3);
     for (idx_t w = w0; w < w1; w++) {
         const idx_t v = load_index(indices, i_strides, n, c, h, w, count);
         if (v == count) bad = 1;
         else atomic_max(&scratch[v], (uint)(k0 + w + 1));
     }
+    END_ROWS
     if (bad) atomic_max(&status[ST_OUT_OF_RANGE], gen);
 }
 
@@ -153,25 +167,30 @@ __kernel void claim(UNPOOL_ARGS)
 __kernel void place(UNPOOL_ARGS)
 {
     GENERAL_GATE
-    ROW_ITEM(in_sizes)
-    const idx_t count = (idx_t)out_count, k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3);
+    const idx_t count = (idx_t)out_count;
+    FOR_ROWS(in_sizes)
+    const idx_t k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3);
     for (idx_t w = w0; w < w1; w++) {
         const idx_t v = load_index(indices, i_strides, n, c, h, w, count);
         if (v != count && scratch[v] == (uint)(k0 + w + 1))
             y[flat_offset(v, out_sizes, y_strides)] = x[offset4(x_strides, n, c, h, w)];
     }
+    END_ROWS
 }
 
-/* Tiny tensors: one work-item zero-fills and scatters in row-major input order
- * (the last duplicate wins by order): one launch in all. */
+/* Small inputs: one work-item scatters in row-major input order (the last
+ * duplicate wins by order), after zero-filling the output itself when it is
+ * small too (one launch in all), else after clear. */
 __kernel void serial(UNPOOL_ARGS)
 {
     if (get_global_id(0) != 0) return;
     const idx_t count = (idx_t)out_count;
+#if SERIAL_FILLS
     for (idx_t nc = 0; nc < DIM(out_sizes, 0) * DIM(out_sizes, 1); nc++)
         for (idx_t h = 0; h < DIM(out_sizes, 2); h++)
             for (idx_t w = 0; w < DIM(out_sizes, 3); w++)
                 y[offset4(y_strides, nc / DIM(out_sizes, 1), nc % DIM(out_sizes, 1), h, w)] = (elem_t)(0);
+#endif
     uint bad = 0;
     for (idx_t nc = 0; nc < DIM(in_sizes, 0) * DIM(in_sizes, 1); nc++) {
         const idx_t n = nc / DIM(in_sizes, 1), c = nc % DIM(in_sizes, 1);

@@ -1,8 +1,9 @@
 /* max_unpooling.c - the plan for MaxUnpooling on OpenCL.
  *
- * Three plans, chosen at create time from the shapes alone:
- *   serial   tiny tensors (up to SERIAL_MAX elements in and out): one work-item
- *            zero-fills and scatters in input order, one launch in all;
+ * Plans, chosen at create time from the shapes alone:
+ *   serial   small inputs (up to SERIAL_MAX elements): one work-item scatters in
+ *            input order, after zero-filling a small output itself (one launch
+ *            in all) or after the clear kernel;
  *   windows  output H and W are multiples of the input's (what a non-overlapping
  *            max pool produces): the windows kernel writes every output element
  *            once and checks that each index lies in its own window; the general
@@ -29,6 +30,9 @@
 /* Largest input and output (elements) that the serial plan takes: below this a
  * launch costs more than the work. */
 #define SERIAL_MAX 4096u
+/* Work-items per compute unit of the row-striding kernels. */
+#define ROWS_PER_UNIT_CPU 16u
+#define ROWS_PER_UNIT_GPU 1024u
 /* Kernel arguments (max_unpooling.cl UNPOOL_ARGS). */
 enum { ARG_X, ARG_INDICES, ARG_Y, ARG_STATUS, ARG_SCRATCH, ARG_DIMS, ARG_COUNT = ARG_DIMS + 5, ARG_GEN };
 /* Status words (max_unpooling.cl ST_*). */
@@ -42,7 +46,7 @@ static bool windows_shaped(const clops_op_params *p)
 
 static bool serial_plan(const clops_op_params *p)
 {
-    return p->input.count <= SERIAL_MAX && p->output.count <= SERIAL_MAX;
+    return p->input.count <= SERIAL_MAX;
 }
 
 bool clops_max_unpooling_needs_host(const clops_operator *op, char *why, size_t size)
@@ -77,17 +81,20 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
 {
     const clops_op_params *p = &op->params;
     const bool serial = serial_plan(p), windows = !serial && windows_shaped(p);
+    const bool serial_fills = serial && p->output.count <= SERIAL_MAX;
     const bool cpu = (op->ctx->info.type & CL_DEVICE_TYPE_CPU) != 0;
     op->offset_64 = !clops_fits_u32(p);
     op->chunk = cpu ? UNPOOL_CPU_CHUNK : 1u;
     int n = snprintf(op->options, sizeof op->options,
-                     "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DOUT_PACKED=%d -DCHUNK=%uu -DGATED=%d",
-                     p->input.elem_size, op->offset_64, p->indices.elem_size, p->output.packed, op->chunk, windows);
+                     "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DOUT_PACKED=%d -DCHUNK=%uu -DGATED=%d "
+                     "-DCLAIMS=%d -DSERIAL_FILLS=%d",
+                     p->input.elem_size, op->offset_64, p->indices.elem_size, p->output.packed, op->chunk, windows,
+                     !serial, serial_fills);
     if (windows)
         snprintf(op->options + n, sizeof op->options - (size_t)n, " -DKH=%lluu -DKW=%lluu",
                  (unsigned long long)(p->output.sizes[2] / p->input.sizes[2]),
                  (unsigned long long)(p->output.sizes[3] / p->input.sizes[3]));
-    op->kernel_name = serial ? "serial" : windows ? "windows" : "clear";
+    op->kernel_name = serial_fills ? "serial" : windows ? "windows" : "clear";
     if (p->output.count == 0) return CLOPS_SUCCESS; /* nothing can be written */
     clops_status st = new_buffer(op, ST_WORDS * sizeof(cl_uint), true, &op->unpool.status);
     if (st == CLOPS_SUCCESS && !serial)
@@ -97,18 +104,30 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
         st = clops_program_get(op->ctx, "max_unpooling.cl", op->options, &program, &op->program_origin);
     if (st != CLOPS_SUCCESS) return st;
     static const uint64_t one[3] = {1, 1, 1};
-    if (serial) return clops_operator_add_launch(op, program, "serial", 1, one, NULL);
-    const uint64_t out_items[3] = {(p->output.sizes[3] + op->chunk - 1) / op->chunk, p->output.sizes[2],
-                                   p->output.sizes[0] * p->output.sizes[1]};
-    const uint64_t in_items[3] = {(p->input.sizes[3] + op->chunk - 1) / op->chunk, p->input.sizes[2],
-                                  p->input.sizes[0] * p->input.sizes[1]};
+    if (serial_fills) return clops_operator_add_launch(op, program, "serial", 1, one, NULL);
+    /* Every kernel strides over its rows (max_unpooling.cl FOR_ROWS): launch as
+     * many work-items as there are row chunks, up to ROWS_PER_UNIT per compute unit
+     * (enough to balance; a gated kernel with nothing to do costs no more). */
+    cl_uint units = 1;
+    if (clGetDeviceInfo(op->ctx->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL) != CL_SUCCESS)
+        units = 1;
+    const uint64_t cap = (uint64_t)(units ? units : 1) * (cpu ? ROWS_PER_UNIT_CPU : ROWS_PER_UNIT_GPU);
+    const uint64_t out_rows = (p->output.sizes[3] + op->chunk - 1) / op->chunk * p->output.sizes[2] *
+                              p->output.sizes[0] * p->output.sizes[1];
+    const uint64_t in_rows = (p->input.sizes[3] + op->chunk - 1) / op->chunk * p->input.sizes[2] *
+                             p->input.sizes[0] * p->input.sizes[1];
+    const uint64_t out_items[3] = {out_rows < cap ? out_rows : cap, 1, 1};
+    const uint64_t in_items[3] = {in_rows < cap ? in_rows : cap, 1, 1};
     static const size_t row_local[3] = {1, 1, 1};
     const size_t *local = cpu ? row_local : NULL;
     const bool input = p->input.count != 0;
-    if (windows) st = clops_operator_add_launch(op, program, "windows", 3, in_items, local);
-    if (st == CLOPS_SUCCESS) st = clops_operator_add_launch(op, program, "clear", 3, out_items, local);
-    if (st == CLOPS_SUCCESS && input) st = clops_operator_add_launch(op, program, "claim", 3, in_items, local);
-    if (st == CLOPS_SUCCESS && input) st = clops_operator_add_launch(op, program, "place", 3, in_items, local);
+    if (windows) st = clops_operator_add_launch(op, program, "windows", 1, in_items, local);
+    if (st == CLOPS_SUCCESS) st = clops_operator_add_launch(op, program, "clear", 1, out_items, local);
+    if (st == CLOPS_SUCCESS && serial && input) st = clops_operator_add_launch(op, program, "serial", 1, one, NULL);
+    if (st == CLOPS_SUCCESS && !serial && input)
+        st = clops_operator_add_launch(op, program, "claim", 1, in_items, local);
+    if (st == CLOPS_SUCCESS && !serial && input)
+        st = clops_operator_add_launch(op, program, "place", 1, in_items, local);
     return st;
 }
 
@@ -222,11 +241,15 @@ clops_status clops_max_unpooling_enqueue(clops_operator *op, const clops_buffers
         clops_max_unpooling_record(op, NULL, 0);
         return st;
     }
+    clops_max_unpooling_record(op, last, 0);
     if (event) {
-        clRetainEvent(last);
+        const cl_int err = clRetainEvent(last);
+        if (err != CL_SUCCESS) {
+            clFinish(op->ctx->queue); /* the commands ran; without an event the caller cannot know */
+            return clops_fail_cl(err, "clRetainEvent");
+        }
         *event = last;
     }
-    clops_max_unpooling_record(op, last, 0);
     return CLOPS_SUCCESS;
 }
 

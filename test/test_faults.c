@@ -53,7 +53,7 @@
     X(clCreateKernel) X(clReleaseKernel) X(clSetKernelArg) X(clGetKernelWorkGroupInfo)              \
     X(clEnqueueNDRangeKernel) X(clEnqueueReadBuffer) X(clEnqueueFillBuffer)                         \
     X(clEnqueueMapBuffer) X(clEnqueueUnmapMemObject) X(clEnqueueMarkerWithWaitList)                 \
-    X(clWaitForEvents) X(clReleaseEvent) X(clGetEventProfilingInfo)                                 \
+    X(clWaitForEvents) X(clRetainEvent) X(clReleaseEvent) X(clGetEventProfilingInfo)                                 \
     X(io_write) X(io_fsync) X(io_rename) X(io_mkstemp) X(io_mkdir)
 
 typedef enum fn_id {
@@ -173,6 +173,7 @@ W_INT(clGetEventProfilingInfo, (cl_event e, cl_profiling_info i, size_t s, void 
     }
 W_RETAIN(clRetainContext, cl_context, K_CONTEXT)
 W_RETAIN(clRetainCommandQueue, cl_command_queue, K_QUEUE)
+W_RETAIN(clRetainEvent, cl_event, K_EVENT)
 W_RELEASE(clReleaseContext, cl_context, K_CONTEXT)
 W_RELEASE(clReleaseCommandQueue, cl_command_queue, K_QUEUE)
 W_RELEASE(clReleaseMemObject, cl_mem, K_MEM)

@@ -4,6 +4,7 @@
  *   windows  output H, W multiples of the input's: every index inside its own
  *            window (on each window border), one outside, one out of range;
  *   general  H or W not a multiple, duplicates with different values;
+ *   serial   a small input (one work-item scatters in order), alone or after clear;
  * and the asynchronous status: clops_operator_execute returns at once (also
  * behind an unsignalled user event) and clops_operator_last_status reports bad
  * indices. Every result is compared bit for bit with the naive reference on
@@ -181,6 +182,7 @@ typedef struct async_case {
 
 static const async_case async_cases[] = {
     {"serial plan", 16, 16, 2},
+    {"small input, clear then serial", 200, 128, 2},
     {"windows plan", 200, 128, 100},
     {"general plan", 201, 128, 100},
 };
