@@ -5,8 +5,8 @@
  * width, block size, size), after one untimed warm-up run of each:
  *   - the operator: on OpenCL the profiling of the event from
  *     clops_operator_execute (CL_PROFILING_COMMAND_START..END), except
- *     MaxUnpooling, which is several commands and blocks, timed by the wall
- *     clock around clops_operator_execute; on the host the wall clock around
+ *     MaxUnpooling, which is several commands, timed by the wall clock around
+ *     clops_operator_execute + clFinish; on the host the wall clock around
  *     clops_operator_execute_host;
  *   - baselines moving the same number of bytes: our copy kernel (uint4 loads
  *     and stores, COPY_PER_ITEM per work-item) and clEnqueueCopyBuffer, both
@@ -1120,7 +1120,7 @@ static void print_json(const bench_args *a, bool host, const cl_env *e, const be
            "\"op_wall_seconds\": \"wall clock of execute + clFinish in the same runs\"},\n",
            host ? "wall clock around clops_operator_execute_host and memcpy"
                 : "profiled: OpenCL profiling (START..END) of the event from clops_operator_execute and of each "
-                  "baseline's command; wall (MaxUnpooling: several commands, execute blocks): wall clock of "
+                  "baseline's command; wall (MaxUnpooling: several commands): wall clock of "
                   "execute + clFinish, and of each baseline's enqueue + clFinish",
            host ? "memcpy"
                 : "bench_copy kernel (uint4, " STR(COPY_PER_ITEM) " consecutive per work-item) and clEnqueueCopyBuffer");
@@ -1247,8 +1247,8 @@ int clops_bench_main(int argc, char **argv)
                    clops_version_string(), a.reps, 3 * a.reps);
         else
             printf("# clops %s bench on device %u: %s (%s, %s)\n# op and baselines (copy kernel, clEnqueueCopyBuffer "
-                   "of the same bytes) timed by event profiling;\n# * = MaxUnpooling: several commands and a blocking "
-                   "execute, so it and its baselines by wall clock (enqueue + clFinish)\n# medians "
+                   "of the same bytes) timed by event profiling;\n# * = MaxUnpooling: several commands, "
+                   "so it and its baselines by wall clock (enqueue + clFinish)\n# medians "
                    "of %u interleaved reps (%u below 1 MiB moved); GB/s = (bytes read + written) / s; ratio = op / "
                    "best copy\n",
                    clops_version_string(), e.info.index, e.info.device_name, e.info.platform_name,
