@@ -6,6 +6,7 @@
  *                            are read as uint2, so no 64-bit integer support is needed
  *                            unless OFFSET_64 is set
  *   -DOUT_PACKED=1|0         1: the output is packed NCHW, a flat index is its offset
+ *   -DIN_PACKED=1|0          1: the input and the indices are packed NCHW
  *   -DCHUNK=k                input positions (or output columns) each work-item walks
  *   -DKH=a -DKW=b            window height and width (output H, W / input H, W);
  *                            only for pooling-shaped plans
@@ -69,14 +70,17 @@ inline idx_t flat_offset(idx_t v, dims4 sizes, dims4 strides)
         __global uint *restrict scratch, dims4 in_sizes, dims4 x_strides, dims4 i_strides,       \
         dims4 out_sizes, dims4 y_strides, offs_t out_count, uint gen
 
-/* The work-items walk the rows of `sizes` CHUNK positions at a time, the whole
- * range striding by the global size: a 1-D launch of any size covers the
- * tensor, so a gated kernel that has nothing to do costs a few work-items, not
- * one per row. Opens a loop body with n, c, h, nc and [w0, w1); END_ROWS closes it. */
+/* The work-items walk the rows of `sizes` CHUNK positions at a time, each taking
+ * one contiguous run of row chunks (so its reads and writes stream through
+ * memory): a 1-D launch of any size covers the tensor, and a gated kernel that
+ * has nothing to do costs a few work-items, not one per row. Opens a loop body
+ * with n, c, h, nc and [w0, w1); END_ROWS closes it. */
 #define FOR_ROWS(sizes)                                                                          \
     const idx_t chunks_ = (DIM(sizes, 3) + CHUNK - 1) / CHUNK;                                   \
     const idx_t units_ = chunks_ * DIM(sizes, 2) * DIM(sizes, 0) * DIM(sizes, 1);                \
-    for (idx_t u_ = (idx_t)get_global_id(0); u_ < units_; u_ += (idx_t)get_global_size(0)) {     \
+    const idx_t run_ = (units_ + get_global_size(0) - 1) / get_global_size(0);                   \
+    const idx_t end_ = min(units_, ((idx_t)get_global_id(0) + 1) * run_);                        \
+    for (idx_t u_ = (idx_t)get_global_id(0) * run_; u_ < end_; u_++) {                           \
         const idx_t w0 = u_ % chunks_ * CHUNK, h = u_ / chunks_ % DIM(sizes, 2);                 \
         const idx_t nc = u_ / chunks_ / DIM(sizes, 2);                                           \
         const idx_t n = nc / DIM(sizes, 1), c = nc % DIM(sizes, 1);                              \
@@ -93,6 +97,159 @@ inline idx_t flat_offset(idx_t v, dims4 sizes, dims4 strides)
 #endif
 
 #ifdef KW
+#if OUT_PACKED && IN_PACKED && !OFFSET_64 && KW == 2
+/* The vector form of windows (x, indices and y packed, KW = 2): elements move as
+ * words (word_t: uchar, ushort or uint; WORDS of them per element), LANES input
+ * positions at a time, which is 8 words of x and 16 words of each output row. */
+#if ELEM_BYTES <= 4
+#define WORDS 1
+typedef elem_t word_t;
+#elif ELEM_BYTES == 8
+#define WORDS 2
+typedef uint word_t;
+#else
+#define WORDS 4
+typedef uint word_t;
+#endif
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#if ELEM_BYTES == 1
+#define WORD(n) CAT(uchar, n)
+#elif ELEM_BYTES == 2
+#define WORD(n) CAT(ushort, n)
+#else
+#define WORD(n) CAT(uint, n)
+#endif
+#if WORDS == 1
+#define LANES 8
+typedef uint8 lane_u;
+typedef int8 lane_i;
+typedef uint16 lane_u2;
+#define LANE_IDS ((lane_u)(0, 1, 2, 3, 4, 5, 6, 7))
+#define VLOAD_LANES vload8
+#define VLOAD_LANES2 vload16
+#elif WORDS == 2
+#define LANES 4
+typedef uint4 lane_u;
+typedef int4 lane_i;
+typedef uint8 lane_u2;
+#define LANE_IDS ((lane_u)(0, 1, 2, 3))
+#define VLOAD_LANES vload4
+#define VLOAD_LANES2 vload8
+#else
+#define LANES 2
+typedef uint2 lane_u;
+typedef int2 lane_i;
+typedef uint4 lane_u2;
+#define LANE_IDS ((lane_u)(0, 1))
+#define VLOAD_LANES vload2
+#define VLOAD_LANES2 vload4
+#endif
+/* 1- and 2-byte elements: a window row's two elements as one word of twice the
+ * width (PAIR), its mask type (PAIR_MASK), and which half of it element t of the
+ * pair is in memory order. */
+#if ELEM_BYTES == 1
+#define PAIR(n) CAT(ushort, n)
+#define PAIR_MASK(n) CAT(short, n)
+#elif ELEM_BYTES == 2
+#define PAIR(n) CAT(uint, n)
+#define PAIR_MASK(n) CAT(int, n)
+#endif
+#ifdef __ENDIAN_LITTLE__
+#define PAIR_HALF(t) ((t) & 1)
+#else
+#define PAIR_HALF(t) (~(t) & 1)
+#endif
+/* A lane mask (0 or -1 per input position) spread over the 8 words of its lanes. */
+#if WORDS == 1
+#define SPREAD(m) (m)
+#elif WORDS == 2
+#define SPREAD(m) shuffle(m, (uint8)(0, 0, 1, 1, 2, 2, 3, 3))
+#else
+#define SPREAD(m) shuffle(m, (uint8)(0, 0, 0, 0, 1, 1, 1, 1))
+#endif
+/* Element by element, a's and b's elements alternating (16 words). */
+#if WORDS == 1
+#define INTERLEAVE(a, b) shuffle2(a, b, (WORD(16))(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15))
+#elif WORDS == 2
+#define INTERLEAVE(a, b) shuffle2(a, b, (WORD(16))(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15))
+#else
+#define INTERLEAVE(a, b) shuffle2(a, b, (WORD(16))(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15))
+#endif
+
+/* LANES indices from packed position k; UINT_MAX (in no window) where an 8-byte
+ * index is 2^32 or more. */
+inline lane_u load_lanes(__global const void *indices, idx_t k)
+{
+#if INDEX_BYTES == 4
+    return VLOAD_LANES(0, (__global const uint *)indices + k);
+#else
+    const lane_u2 raw = VLOAD_LANES2(0, (__global const uint *)indices + 2 * k);
+    return select(raw.even, (lane_u)(UINT_MAX), raw.odd != 0);
+#endif
+}
+
+/* One index at packed position k, UINT_MAX where an 8-byte index is 2^32 or more. */
+inline uint load_one(__global const void *indices, idx_t k)
+{
+#if INDEX_BYTES == 4
+    return ((__global const uint *)indices)[k];
+#else
+    const uint2 raw = ((__global const uint2 *)indices)[k];
+    return raw.y ? UINT_MAX : raw.x;
+#endif
+}
+
+/* Pooling-shaped indices in one pass (see the generic form below); each index and
+ * each input element is loaded once, each output row written as vectors. */
+__kernel void windows(UNPOOL_ARGS)
+{
+    const idx_t win = DIM(in_sizes, 3), wout = DIM(out_sizes, 3);
+    uint outside = 0;
+    lane_i lanes_outside = 0;
+    FOR_ROWS(in_sizes)
+    const idx_t in_row = (nc * DIM(in_sizes, 2) + h) * win;
+    /* Flat output index of the window row h*KH, column 0. */
+    const idx_t out_row = (nc * DIM(out_sizes, 2) + h * KH) * wout;
+    idx_t w = w0;
+    for (; w + LANES <= w1; w += LANES) {
+        /* d: each index relative to its window's top-left corner (wraps if before it). */
+        const lane_u d = load_lanes(indices, in_row + w) - ((uint)(out_row + w * KW) + LANE_IDS * KW);
+        const WORD(8) xv = vload8(0, (__global const word_t *)x + (in_row + w) * WORDS);
+        lane_i inside = 0;
+        for (uint r = 0; r < KH; r++) {
+            const lane_u t = d - r * (uint)wout;
+            inside |= t < (uint)KW;
+            const idx_t o = out_row + r * wout + w * KW;
+#if ELEM_BYTES <= 2
+            /* Each window row pair y[o + 2i], y[o + 2i + 1] as one word of twice the
+             * width: x shifted into the half that t names (o is even). */
+            const PAIR(8) shift = CAT(convert_, PAIR(8))(PAIR_HALF(t)) * (PAIR())(ELEM_BYTES * 8);
+            const PAIR(8) keep = CAT(as_, PAIR(8))(CAT(convert_, PAIR_MASK(8))(t < (uint)KW));
+            vstore8((CAT(convert_, PAIR(8))(xv) << shift) & keep, 0, (__global PAIR() *)(y + o));
+#else
+            const WORD(8) m0 = (WORD(8))(0) - CAT(convert_, WORD(8))(SPREAD(t == 0) & 1);
+            const WORD(8) m1 = (WORD(8))(0) - CAT(convert_, WORD(8))(SPREAD(t == 1) & 1);
+            vstore16(INTERLEAVE(xv & m0, xv & m1), 0, (__global word_t *)y + o * WORDS);
+#endif
+        }
+        lanes_outside |= ~inside;
+    }
+    for (; w < w1; w++) {
+        const uint d = load_one(indices, in_row + w) - (uint)(out_row + w * KW);
+        const elem_t v = x[in_row + w];
+        uint inside = 0;
+        for (uint r = 0; r < KH; r++) {
+            const uint t = d - r * (uint)wout;
+            inside |= t < KW;
+            for (uint q = 0; q < KW; q++) y[out_row + r * wout + w * KW + q] = t == q ? v : (elem_t)(0);
+        }
+        outside |= !inside;
+    }
+    END_ROWS
+    if (outside || any(lanes_outside)) atomic_max(&status[ST_GENERAL], gen);
+}
+#else
 /* Pooling-shaped indices in one pass: output H, W are KH, KW times the input's,
  * and index (n, c, h, w) should lie in window (h, w), rows h*KH.., columns w*KW...
  * The work-item writes the KH x (w1-w0)*KW output elements of its windows, row
@@ -125,6 +282,7 @@ __kernel void windows(UNPOOL_ARGS)
     END_ROWS
     if (outside) atomic_max(&status[ST_GENERAL], gen);
 }
+#endif /* vector windows */
 #endif
 
 /* General path, 1 of 3: zero the output (and the claims). */

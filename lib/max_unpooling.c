@@ -86,10 +86,10 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     op->offset_64 = !clops_fits_u32(p);
     op->chunk = cpu ? UNPOOL_CPU_CHUNK : 1u;
     int n = snprintf(op->options, sizeof op->options,
-                     "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DOUT_PACKED=%d -DCHUNK=%uu -DGATED=%d "
-                     "-DCLAIMS=%d -DSERIAL_FILLS=%d",
-                     p->input.elem_size, op->offset_64, p->indices.elem_size, p->output.packed, op->chunk, windows,
-                     !serial, serial_fills);
+                     "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DIN_PACKED=%d -DOUT_PACKED=%d -DCHUNK=%uu "
+                     "-DGATED=%d -DCLAIMS=%d -DSERIAL_FILLS=%d",
+                     p->input.elem_size, op->offset_64, p->indices.elem_size, p->input.packed && p->indices.packed,
+                     p->output.packed, op->chunk, windows, !serial, serial_fills);
     if (windows)
         snprintf(op->options + n, sizeof op->options - (size_t)n, " -DKH=%lluu -DKW=%lluu",
                  (unsigned long long)(p->output.sizes[2] / p->input.sizes[2]),

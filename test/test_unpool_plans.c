@@ -25,22 +25,36 @@ static const clops_data_type plan_types[] = {CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_T
                                              CLOPS_DATA_TYPE_FLOAT64, CLOPS_DATA_TYPE_COMPLEX128};
 #define NUM_PLAN_TYPES (sizeof plan_types / sizeof plan_types[0])
 
+/* Shapes of the window tests: input {IN_N, IN_C, IN_H, w} into windows of
+ * kh x kw. KW = 2 takes the vector form of the windows kernel (packed tensors);
+ * w = 43 leaves a tail after its 8-position steps. */
+typedef struct win_shape {
+    uint64_t w, kh, kw;
+} win_shape;
+static const win_shape win_shapes[] = {{IN_W, KH, KW}, {43, 3, 2}};
+#define NUM_WIN_SHAPES (sizeof win_shapes / sizeof win_shapes[0])
+
+static uint64_t shape_count(const win_shape *s)
+{
+    return (uint64_t)IN_N * IN_C * IN_H * s->w;
+}
+
 /* The flat output index of window (n, c, h, w)'s element (r, q) in an output of
  * width `ow` and height `oh`. */
-static uint64_t window_flat(uint64_t oh, uint64_t ow, uint64_t k, uint64_t r, uint64_t q)
+static uint64_t window_flat(const win_shape *s, uint64_t oh, uint64_t ow, uint64_t k, uint64_t r, uint64_t q)
 {
-    const uint64_t w = k % IN_W, h = k / IN_W % IN_H, nc = k / IN_W / IN_H;
-    return (nc * oh + h * KH + r) * ow + w * KW + q;
+    const uint64_t w = k % s->w, h = k / s->w % IN_H, nc = k / s->w / IN_H;
+    return (nc * oh + h * s->kh + r) * ow + w * s->kw + q;
 }
 
 /* Indices that each point at a border of their window: the four corners and the
  * middles of the four sides, in turn. */
-static void border_indices(uint64_t oh, uint64_t ow, uint64_t *flat)
+static void border_indices(const win_shape *s, uint64_t oh, uint64_t ow, uint64_t *flat)
 {
-    static const uint64_t rq[8][2] = {{0, 0}, {0, KW - 1}, {KH - 1, 0}, {KH - 1, KW - 1},
-                                      {0, 1},  {KH - 1, 1}, {1, 0},     {1, KW - 1}};
-    for (uint64_t k = 0; k < IN_COUNT; k++)
-        flat[k] = window_flat(oh, ow, k, rq[k % 8][0], rq[k % 8][1]);
+    const uint64_t rq[8][2] = {{0, 0}, {0, s->kw - 1}, {s->kh - 1, 0}, {s->kh - 1, s->kw - 1},
+                               {0, 1}, {s->kh - 1, 1}, {1, 0},         {1, s->kw - 1}};
+    for (uint64_t k = 0; k < shape_count(s); k++)
+        flat[k] = window_flat(s, oh, ow, k, rq[k % 8][0], rq[k % 8][1]);
 }
 
 /* Which kernel the device plan starts with ("" on the host backend). */
@@ -74,16 +88,19 @@ static void expect_plan(const up_case *c, const char *want, const char *what)
 START_TEST(test_windows_edges)
 {
     const clops_data_type t = plan_types[_i % NUM_PLAN_TYPES];
-    const index_type_info *it = &index_types[_i / NUM_PLAN_TYPES];
+    const index_type_info *it = &index_types[_i / NUM_PLAN_TYPES % 3];
+    const win_shape *ws = &win_shapes[_i / NUM_PLAN_TYPES / 3];
+    const uint64_t count = shape_count(ws), kh = ws->kh, kw = ws->kw;
     const size_t es = tc_type(t)->size;
-    unsigned char *x = tc_malloc(IN_COUNT * es), *idx = tc_malloc(IN_COUNT * it->size);
-    uint64_t *flat = tc_malloc(IN_COUNT * sizeof *flat);
-    tc_fill_random(x, IN_COUNT * es, 17u + (uint64_t)_i);
-    const uint64_t oh = IN_H * KH, ow = IN_W * KW, out_count = (uint64_t)IN_N * IN_C * oh * ow;
-    up_case c = {t, it, {IN_N, IN_C, IN_H, IN_W}, NULL, NULL, {IN_N, IN_C, (uint32_t)oh, (uint32_t)ow}, NULL, 5};
+    unsigned char *x = tc_malloc(count * es), *idx = tc_malloc(count * it->size);
+    uint64_t *flat = tc_malloc(count * sizeof *flat);
+    tc_fill_random(x, count * es, 17u + (uint64_t)_i);
+    const uint64_t oh = IN_H * kh, ow = ws->w * kw, out_count = (uint64_t)IN_N * IN_C * oh * ow;
+    up_case c = {t, it, {IN_N, IN_C, IN_H, (uint32_t)ws->w}, NULL, NULL, {IN_N, IN_C, (uint32_t)oh, (uint32_t)ow},
+                 NULL, 5};
 
-    border_indices(oh, ow, flat);
-    store_indices(it, flat, IN_COUNT, idx);
+    border_indices(ws, oh, ow, flat);
+    store_indices(it, flat, count, idx);
     expect_plan(&c, "windows", "border indices");
     up_run(&c, x, idx, CLOPS_SUCCESS, "every index on a border of its window");
     const uint64_t padded[4] = {IN_C * (oh * (ow + 5) + 2) + 1, oh * (ow + 5) + 2, ow + 5, 1};
@@ -93,40 +110,40 @@ START_TEST(test_windows_edges)
 
     /* One index just outside its window, in each direction, at the tensor's first,
      * a middle and last element: the general path must give the same bits. */
-    static const struct {
+    const struct {
         uint64_t k;
-        int64_t dr, dq;
+        int64_t dr, dq; /* output rows and columns from the window's top-left corner */
         const char *what;
     } outside[] = {
-        {0, 0, KW, "first element's index one column right of its window"},
-        {IN_W + 5, KH, 0, "index one row below its window"},
+        {0, 0, (int64_t)kw, "first element's index one column right of its window"},
+        {IN_W + 5, (int64_t)kh, 0, "index one row below its window"},
         {IN_W * 3 + 7, -1, 0, "index one row above its window"},
         {IN_W * 2 + 9, 0, -1, "index one column left of its window"},
-        {IN_COUNT - 1, -(int64_t)KH * 5, 0, "last element's index five windows up"},
+        {count - 1, -(int64_t)kh * 5, 0, "last element's index five windows up"},
     };
     for (size_t o = 0; o < sizeof outside / sizeof outside[0]; o++) {
-        border_indices(oh, ow, flat);
+        border_indices(ws, oh, ow, flat);
         const uint64_t k = outside[o].k;
-        flat[k] = (uint64_t)((int64_t)window_flat(oh, ow, k, 0, 0) + outside[o].dr * (int64_t)ow + outside[o].dq);
-        store_indices(it, flat, IN_COUNT, idx);
+        flat[k] = (uint64_t)((int64_t)window_flat(ws, oh, ow, k, 0, 0) + outside[o].dr * (int64_t)ow + outside[o].dq);
+        store_indices(it, flat, count, idx);
         up_run(&c, x, idx, CLOPS_SUCCESS, outside[o].what);
     }
 
     /* Out of range in the windows plan: reported, every other element written. */
-    border_indices(oh, ow, flat);
-    flat[IN_COUNT / 2] = out_count;
-    store_indices(it, flat, IN_COUNT, idx);
+    border_indices(ws, oh, ow, flat);
+    flat[count / 2] = out_count;
+    store_indices(it, flat, count, idx);
     up_run(&c, x, idx, CLOPS_ERROR_INDEX_OUT_OF_RANGE, "one index == the output count");
 
     /* H or W not a multiple of the input's: the general plan. */
-    border_indices(oh + 1, ow, flat);
-    store_indices(it, flat, IN_COUNT, idx);
+    border_indices(ws, oh + 1, ow, flat);
+    store_indices(it, flat, count, idx);
     up_case h1 = c;
     h1.out_sizes[2] = (uint32_t)oh + 1;
     expect_plan(&h1, "clear", "output H not a multiple");
     up_run(&h1, x, idx, CLOPS_SUCCESS, "output H one more than a multiple");
-    border_indices(oh, ow + 1, flat);
-    store_indices(it, flat, IN_COUNT, idx);
+    border_indices(ws, oh, ow + 1, flat);
+    store_indices(it, flat, count, idx);
     up_case w1 = c;
     w1.out_sizes[3] = (uint32_t)ow + 1;
     expect_plan(&w1, "clear", "output W not a multiple");
@@ -160,7 +177,7 @@ START_TEST(test_general_duplicates)
     /* Window-shaped, but every third window points at its left neighbour's
      * chosen element: the window kernel hands over to the general path. */
     const uint64_t oh = IN_H * KH, ow = IN_W * KW;
-    border_indices(oh, ow, flat);
+    border_indices(&win_shapes[0], oh, ow, flat);
     for (uint64_t k = 1; k < IN_COUNT; k += 3)
         flat[k] = flat[k - 1];
     store_indices(it, flat, IN_COUNT, idx);
@@ -296,7 +313,7 @@ static Suite *plans_suite(void)
 {
     Suite *s = suite_create("unpool_plans");
     TCase *tc = tcase_create("windows");
-    tcase_add_loop_test(tc, test_windows_edges, 0, (int)(NUM_PLAN_TYPES * 3));
+    tcase_add_loop_test(tc, test_windows_edges, 0, (int)(NUM_PLAN_TYPES * 3 * NUM_WIN_SHAPES));
     suite_add_tcase(s, tc);
     tc = tcase_create("duplicates");
     tcase_add_loop_test(tc, test_general_duplicates, 0, (int)(NUM_PLAN_TYPES * 3));
