@@ -12,7 +12,6 @@
  *                            only for pooling-shaped plans
  *   -DGATED=1|0              1: the general kernels run only when the window kernel
  *                            of the same execution found an index outside its window
- *   -DCLAIMS=1|0             1: clear also zeroes the claims (claim/place plans)
  *   -DSERIAL_FILLS=1|0       1: serial zero-fills the output itself (no clear before it)
  *
  * Status words `status` (the operator's, never reset on the host): each execution
@@ -21,20 +20,24 @@
  * this execution raised it:
  *   status[0]  an index was outside its window: the general path must run
  *   status[1]  an index was negative or past the output (never written)
- * `scratch` (the operator's, one uint per output element) holds, per output
- * element, 1 + the largest row-major input position whose index names it.
+ *   status[2]  two indices named one output element: place must run
+ * `scratch` (the operator's, one uint per output element) holds claims: input
+ * position k of this execution claims element v with atomic_max(scratch[v],
+ * base + k + 1). Every claim of an earlier execution is at most `base` (the host
+ * raises base by the input's element count per execution and zeroes scratch
+ * before base would wrap), so nothing needs clearing between executions.
  *
  * NDRanges: 1-D; each kernel strides over its tensor's row chunks (FOR_ROWS),
  * serial runs on one work-item.
  */
 #define ST_GENERAL 0
 #define ST_OUT_OF_RANGE 1
+#define ST_DUPLICATES 2
 
-/* The flat output index at input position (n, c, h, w), or `count` if it is out
- * of range (negative INT64 and UINT64 past 2^32 included when !OFFSET_64). */
-inline idx_t load_index(__global const void *indices, dims4 s, idx_t n, idx_t c, idx_t h, idx_t w, idx_t count)
+/* The flat output index at offset k of the indices, or `count` if it is out of
+ * range (negative INT64 and UINT64 past 2^32 included when !OFFSET_64). */
+inline idx_t load_index(__global const void *indices, idx_t k, idx_t count)
 {
-    const idx_t k = offset4(s, n, c, h, w);
 #if INDEX_BYTES == 4
     const idx_t v = ((__global const uint *)indices)[k];
 #else
@@ -47,6 +50,16 @@ inline idx_t load_index(__global const void *indices, dims4 s, idx_t n, idx_t c,
 #endif
     return v < count ? v : count;
 }
+
+/* Offsets of input position (n, c, h, w) in x and in the indices; k0 + w when
+ * both are packed (k0: the packed offset of (n, c, h, 0)). */
+#if IN_PACKED
+#define X_AT(w) (k0 + (w))
+#define I_AT(w) (k0 + (w))
+#else
+#define X_AT(w) offset4(x_strides, n, c, h, w)
+#define I_AT(w) offset4(i_strides, n, c, h, w)
+#endif
 
 /* Offset in y of the flat (row-major, packed) index v. */
 inline idx_t flat_offset(idx_t v, dims4 sizes, dims4 strides)
@@ -68,7 +81,7 @@ inline idx_t flat_offset(idx_t v, dims4 sizes, dims4 strides)
     __global const elem_t *restrict x, __global const void *restrict indices,                    \
         __global elem_t *restrict y, volatile __global uint *restrict status,                    \
         __global uint *restrict scratch, dims4 in_sizes, dims4 x_strides, dims4 i_strides,       \
-        dims4 out_sizes, dims4 y_strides, offs_t out_count, uint gen
+        dims4 out_sizes, dims4 y_strides, offs_t out_count, uint gen, uint base
 
 /* The work-items walk the rows of `sizes` CHUNK positions at a time, each taking
  * one contiguous run of row chunks (so its reads and writes stream through
@@ -87,8 +100,8 @@ inline idx_t flat_offset(idx_t v, dims4 sizes, dims4 strides)
         const idx_t w1 = min(w0 + (idx_t)CHUNK, DIM(sizes, 3));
 #define END_ROWS }
 
-/* The general kernels of a gated plan return at once unless this execution's
- * window kernel asked for them. */
+/* claim in a gated plan returns at once unless this execution's window kernel
+ * asked for the general path (place runs only after claim found duplicates). */
 #if GATED
 #define GENERAL_GATE                                                                             \
     if (status[ST_GENERAL] != gen) return;
@@ -277,7 +290,7 @@ __kernel void windows(UNPOOL_ARGS)
     const idx_t row0 = (nc * DIM(out_sizes, 2) + h * KH) * wout;
     for (idx_t w = w0; w < w1; w++) {
         /* d: the index relative to its window's top-left corner (wraps if before it). */
-        const idx_t d = load_index(indices, i_strides, n, c, h, w, count) - (row0 + w * KW);
+        const idx_t d = load_index(indices, offset4(i_strides, n, c, h, w), count) - (row0 + w * KW);
         uint inside = 0;
         for (idx_t r = 0; r < KH; r++) inside |= d - r * wout < KW;
         outside |= !inside;
@@ -285,7 +298,7 @@ __kernel void windows(UNPOOL_ARGS)
     for (idx_t r = 0; r < KH; r++) {
         const idx_t yrow = offset4(y_strides, n, c, h * KH + r, 0), ys = DIM(y_strides, 3);
         for (idx_t w = w0; w < w1; w++) {
-            const idx_t t = load_index(indices, i_strides, n, c, h, w, count) - (row0 + w * KW) - r * wout;
+            const idx_t t = load_index(indices, offset4(i_strides, n, c, h, w), count) - (row0 + w * KW) - r * wout;
             const elem_t v = x[offset4(x_strides, n, c, h, w)];
             for (idx_t q = 0; q < KW; q++) y[yrow + (w * KW + q) * ys] = t == q ? v : (elem_t)(0);
         }
@@ -296,53 +309,60 @@ __kernel void windows(UNPOOL_ARGS)
 #endif /* vector windows */
 #endif
 
-/* General path, 1 of 3: zero the output (and the claims). */
+/* General path, 1 of 3: zero the output (the windows plan needs no clear: its
+ * window kernel wrote every element, zero wherever no index points). */
 __kernel void clear(UNPOOL_ARGS)
 {
-    GENERAL_GATE
     FOR_ROWS(out_sizes)
-#if CLAIMS
-    const idx_t flat = (nc * DIM(out_sizes, 2) + h) * DIM(out_sizes, 3);
-#endif
+#if OUT_PACKED
+    const idx_t yrow = (nc * DIM(out_sizes, 2) + h) * DIM(out_sizes, 3), ys = 1;
+#else
     const idx_t yrow = offset4(y_strides, n, c, h, 0), ys = DIM(y_strides, 3);
-    for (idx_t w = w0; w < w1; w++) {
-        y[yrow + w * ys] = (elem_t)(0);
-#if CLAIMS
-        scratch[flat + w] = 0;
 #endif
-    }
+    for (idx_t w = w0; w < w1; w++) y[yrow + w * ys] = (elem_t)(0);
     END_ROWS
 }
 
 /* General path, 2 of 3: each input position claims the output element its index
- * names; the largest position wins, whatever order the work-items run in. */
+ * names, and writes it unless a larger position claimed it first. Distinct
+ * indices are then done; where two positions named one element (status
+ * ST_DUPLICATES), the writes may have landed in any order, and place rewrites
+ * the element from the largest position: the winner whatever order the
+ * work-items ran in. */
 __kernel void claim(UNPOOL_ARGS)
 {
     GENERAL_GATE
     const idx_t count = (idx_t)out_count;
-    uint bad = 0;
+    uint bad = 0, shared = 0;
     FOR_ROWS(in_sizes)
     const idx_t k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3);
     for (idx_t w = w0; w < w1; w++) {
-        const idx_t v = load_index(indices, i_strides, n, c, h, w, count);
-        if (v == count) bad = 1;
-        else atomic_max(&scratch[v], (uint)(k0 + w + 1));
+        const idx_t v = load_index(indices, I_AT(w), count);
+        if (v == count) {
+            bad = 1;
+            continue;
+        }
+        const uint mine = base + (uint)(k0 + w) + 1, before = atomic_max(&scratch[v], mine);
+        shared |= before > base;
+        if (before < mine) y[flat_offset(v, out_sizes, y_strides)] = x[X_AT(w)];
     }
     END_ROWS
     if (bad) atomic_max(&status[ST_OUT_OF_RANGE], gen);
+    if (shared) atomic_max(&status[ST_DUPLICATES], gen);
 }
 
-/* General path, 3 of 3: only the winning input position writes its element. */
+/* General path, 3 of 3, only after duplicates: the largest position naming an
+ * element writes it again. */
 __kernel void place(UNPOOL_ARGS)
 {
-    GENERAL_GATE
+    if (status[ST_DUPLICATES] != gen) return;
     const idx_t count = (idx_t)out_count;
     FOR_ROWS(in_sizes)
     const idx_t k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3);
     for (idx_t w = w0; w < w1; w++) {
-        const idx_t v = load_index(indices, i_strides, n, c, h, w, count);
-        if (v != count && scratch[v] == (uint)(k0 + w + 1))
-            y[flat_offset(v, out_sizes, y_strides)] = x[offset4(x_strides, n, c, h, w)];
+        const idx_t v = load_index(indices, I_AT(w), count);
+        if (v != count && scratch[v] == base + (uint)(k0 + w) + 1)
+            y[flat_offset(v, out_sizes, y_strides)] = x[X_AT(w)];
     }
     END_ROWS
 }
@@ -365,7 +385,7 @@ __kernel void serial(UNPOOL_ARGS)
         const idx_t n = nc / DIM(in_sizes, 1), c = nc % DIM(in_sizes, 1);
         for (idx_t h = 0; h < DIM(in_sizes, 2); h++)
             for (idx_t w = 0; w < DIM(in_sizes, 3); w++) {
-                const idx_t v = load_index(indices, i_strides, n, c, h, w, count);
+                const idx_t v = load_index(indices, offset4(i_strides, n, c, h, w), count);
                 if (v == count) bad = 1;
                 else y[flat_offset(v, out_sizes, y_strides)] = x[offset4(x_strides, n, c, h, w)];
             }

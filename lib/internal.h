@@ -180,6 +180,7 @@ struct clops_operator {
         cl_mem status;           /* status words the kernels raise */
         cl_mem scratch;          /* one uint per output element: the general path's claims */
         cl_uint gen;             /* generation number of the last execution */
+        cl_uint claims;          /* every claim in scratch is at most this (max_unpooling.cl) */
         cl_event last;           /* the last execution's final event (retained), or NULL */
         uint64_t bad;            /* without `last`: bad indices the host counted */
     } unpool;

@@ -6,13 +6,16 @@
  *            in all) or after the clear kernel;
  *   windows  output H and W are multiples of the input's (what a non-overlapping
  *            max pool produces): the windows kernel writes every output element
- *            once and checks that each index lies in its own window; the general
- *            kernels follow it, gated: they return at once unless it found an
- *            index outside its window, and then rewrite the whole output;
+ *            once and checks that each index lies in its own window; claim and
+ *            place follow it, gated: they return at once unless it found an
+ *            index outside its window, and then write every element an index
+ *            names (every other one is already zero);
  *   general  any other shape: clear, claim, place (max_unpooling.cl).
  * The general path is deterministic on every device: the largest (last in
  * row-major order) input position naming an output element wins, decided by an
  * atomic_max per element in the operator's scratch buffer, not by write order.
+ * Claims carry a base that grows with every execution, so the scratch buffer
+ * needs zeroing only when that base would wrap (max_unpooling.cl).
  *
  * Nothing waits on the host. Bad indices raise a status word on the device;
  * clops_operator_last_status() reads it after the last execution's event. The
@@ -34,9 +37,9 @@
 #define ROWS_PER_UNIT_CPU 16u
 #define ROWS_PER_UNIT_GPU 1024u
 /* Kernel arguments (max_unpooling.cl UNPOOL_ARGS). */
-enum { ARG_X, ARG_INDICES, ARG_Y, ARG_STATUS, ARG_SCRATCH, ARG_DIMS, ARG_COUNT = ARG_DIMS + 5, ARG_GEN };
+enum { ARG_X, ARG_INDICES, ARG_Y, ARG_STATUS, ARG_SCRATCH, ARG_DIMS, ARG_COUNT = ARG_DIMS + 5, ARG_GEN, ARG_BASE };
 /* Status words (max_unpooling.cl ST_*). */
-enum { ST_GENERAL, ST_OUT_OF_RANGE, ST_WORDS };
+enum { ST_GENERAL, ST_OUT_OF_RANGE, ST_DUPLICATES, ST_WORDS };
 
 static bool windows_shaped(const clops_op_params *p)
 {
@@ -77,6 +80,19 @@ static clops_status new_buffer(clops_operator *op, size_t bytes, bool zero, cl_m
     return *out ? CLOPS_SUCCESS : clops_fail_cl(err, "clCreateBuffer(MaxUnpooling state)");
 }
 
+/* Creates the scratch buffer, all zero. */
+static clops_status zeroed_scratch(clops_operator *op)
+{
+    const size_t bytes = (size_t)op->params.output.count * sizeof(cl_uint);
+    void *zeros = calloc(bytes, 1);
+    if (!zeros) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "%zu bytes for MaxUnpooling's claims", bytes);
+    cl_int err;
+    op->unpool.scratch =
+        clCreateBuffer(op->ctx->cl_ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, zeros, &err);
+    free(zeros);
+    return op->unpool.scratch ? CLOPS_SUCCESS : clops_fail_cl(err, "clCreateBuffer(MaxUnpooling claims)");
+}
+
 clops_status clops_max_unpooling_prepare(clops_operator *op)
 {
     const clops_op_params *p = &op->params;
@@ -84,12 +100,12 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     const bool serial_fills = serial && p->output.count <= SERIAL_MAX;
     const bool cpu = (op->ctx->info.type & CL_DEVICE_TYPE_CPU) != 0;
     op->offset_64 = !clops_fits_u32(p);
-    op->chunk = cpu ? UNPOOL_CPU_CHUNK : 1u;
+    op->chunk = op->forced && op->force.chunk ? op->force.chunk : cpu ? UNPOOL_CPU_CHUNK : 1u;
     int n = snprintf(op->options, sizeof op->options,
                      "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DIN_PACKED=%d -DOUT_PACKED=%d -DCHUNK=%uu "
-                     "-DGATED=%d -DCLAIMS=%d -DSERIAL_FILLS=%d",
+                     "-DGATED=%d -DSERIAL_FILLS=%d",
                      p->input.elem_size, op->offset_64, p->indices.elem_size, p->input.packed && p->indices.packed,
-                     p->output.packed, op->chunk, windows, !serial, serial_fills);
+                     p->output.packed, op->chunk, windows, serial_fills);
     if (windows)
         snprintf(op->options + n, sizeof op->options - (size_t)n, " -DKH=%lluu -DKW=%lluu",
                  (unsigned long long)(p->output.sizes[2] / p->input.sizes[2]),
@@ -97,8 +113,7 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     op->kernel_name = serial_fills ? "serial" : windows ? "windows" : "clear";
     if (p->output.count == 0) return CLOPS_SUCCESS; /* nothing can be written */
     clops_status st = new_buffer(op, ST_WORDS * sizeof(cl_uint), true, &op->unpool.status);
-    if (st == CLOPS_SUCCESS && !serial)
-        st = new_buffer(op, (size_t)p->output.count * sizeof(cl_uint), false, &op->unpool.scratch);
+    if (st == CLOPS_SUCCESS && !serial) st = zeroed_scratch(op);
     cl_program program;
     if (st == CLOPS_SUCCESS)
         st = clops_program_get(op->ctx, "max_unpooling.cl", op->options, &program, &op->program_origin);
@@ -122,7 +137,7 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     const size_t *local = cpu ? row_local : NULL;
     const bool input = p->input.count != 0;
     if (windows) st = clops_operator_add_launch(op, program, "windows", 1, in_items, local);
-    if (st == CLOPS_SUCCESS) st = clops_operator_add_launch(op, program, "clear", 1, out_items, local);
+    else st = clops_operator_add_launch(op, program, "clear", 1, out_items, local);
     if (st == CLOPS_SUCCESS && serial && input) st = clops_operator_add_launch(op, program, "serial", 1, one, NULL);
     if (st == CLOPS_SUCCESS && !serial && input)
         st = clops_operator_add_launch(op, program, "claim", 1, in_items, local);
@@ -196,16 +211,33 @@ static clops_status enqueue_chain(clops_operator *op, cl_uint nwait, const cl_ev
 {
     cl_event prev = NULL;
     clops_status st = CLOPS_SUCCESS;
+    const cl_uint zero = 0;
     if (op->unpool.gen == UINT32_MAX) { /* generations wrap: zero the words first */
-        const cl_uint zero = 0;
         const cl_int err = clEnqueueFillBuffer(op->ctx->queue, op->unpool.status, &zero, sizeof zero, 0,
                                                ST_WORDS * sizeof zero, nwait, nwait ? wait : NULL, &prev);
         if (err != CL_SUCCESS) return clops_fail_cl(err, "clEnqueueFillBuffer(status words)");
         op->unpool.gen = 0;
     }
+    /* This execution's claims are base + 1 .. base + input count (< 2^32: larger
+     * inputs run on the host); every earlier one is at most base. */
+    const cl_uint count = (cl_uint)op->params.input.count;
+    cl_uint base = op->unpool.claims;
+    if (op->unpool.scratch && base > UINT32_MAX - count) { /* claims wrap: zero them first */
+        cl_event after = NULL;
+        const cl_int err = clEnqueueFillBuffer(op->ctx->queue, op->unpool.scratch, &zero, sizeof zero, 0,
+                                               (size_t)op->params.output.count * sizeof zero, prev ? 1 : nwait,
+                                               prev ? &prev : nwait ? wait : NULL, &after);
+        if (prev) clReleaseEvent(prev);
+        prev = after;
+        if (err != CL_SUCCESS) return clops_fail_cl(err, "clEnqueueFillBuffer(MaxUnpooling claims)");
+        base = 0;
+    }
+    op->unpool.claims = base + count;
     op->unpool.gen++;
-    for (unsigned i = 0; st == CLOPS_SUCCESS && i < op->num_launches; i++)
+    for (unsigned i = 0; st == CLOPS_SUCCESS && i < op->num_launches; i++) {
         st = clops_set_arg(op->launches[i].kernel, ARG_GEN, sizeof(cl_uint), &op->unpool.gen);
+        if (st == CLOPS_SUCCESS) st = clops_set_arg(op->launches[i].kernel, ARG_BASE, sizeof(cl_uint), &base);
+    }
     for (unsigned i = 0; st == CLOPS_SUCCESS && i < op->num_launches; i++) {
         cl_event next = NULL;
         st = prev ? clops_enqueue_launch(op, &op->launches[i], 1, &prev, &next)

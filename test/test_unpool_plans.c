@@ -3,7 +3,8 @@
  * tensors large enough to leave the serial plan (more than 4096 elements):
  *   windows  output H, W multiples of the input's: every index inside its own
  *            window (on each window border), one outside, one out of range;
- *   general  H or W not a multiple, duplicates with different values;
+ *   general  H or W not a multiple, duplicates with different values, also
+ *            across the wrap of the claims' base;
  *   serial   a small input (one work-item scatters in order), alone or after clear;
  * and the asynchronous status: clops_operator_execute returns at once (also
  * behind an unsignalled user event) and clops_operator_last_status reports bad
@@ -11,6 +12,8 @@
  * every path (test_unpool_common.h).
  */
 #include "test_unpool_common.h"
+
+#include "internal.h" /* test_claims_wrap sets an operator's claim base */
 
 /* Input {2, 3, 24, 40} (5760 elements) into windows of KH x KW = 2 x 3. */
 #define IN_N 2
@@ -190,6 +193,46 @@ START_TEST(test_general_duplicates)
 }
 END_TEST
 
+/* Claims carry a base that grows by the input's element count per execution and
+ * wraps after ~2^32 claims (the scratch buffer is zeroed then): start an
+ * operator just below the wrap, alternate two index sets whose duplicates name
+ * the same elements, and compare each execution with the reference. */
+START_TEST(test_claims_wrap)
+{
+    if (!tc_dev_ctx) {
+        fprintf(stderr, "SKIP test_claims_wrap: no OpenCL device\n");
+        return;
+    }
+    const uint32_t in[4] = {IN_N, IN_C, IN_H, IN_W}, out[4] = {IN_N, IN_C, 10, 10};
+    clops_tensor_desc tx = {CLOPS_DATA_TYPE_UINT32, {IN_N, IN_C, IN_H, IN_W}, NULL};
+    clops_tensor_desc ti = {CLOPS_DATA_TYPE_UINT32, {IN_N, IN_C, IN_H, IN_W}, NULL};
+    clops_tensor_desc ty = {CLOPS_DATA_TYPE_UINT32, {IN_N, IN_C, 10, 10}, NULL};
+    clops_max_unpooling_desc ud = {&tx, &ti, &ty};
+    clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &ud};
+    clops_operator *op = tc_create(tc_dev_ctx, &desc, "claims wrap", "device");
+    uint32_t x[IN_COUNT], idx[2][IN_COUNT], y[600], want[600];
+    tc_fill_random(x, sizeof x, 4242u);
+    uint64_t s = 77u;
+    for (int set = 0; set < 2; set++)
+        for (uint32_t k = 0; k < IN_COUNT; k++)
+            idx[set][k] = (uint32_t)(tc_rng_next(&s) % 600);
+    op->unpool.claims = UINT32_MAX - 2 * IN_COUNT - 5; /* the second execution wraps */
+    for (int run = 0; run < 5; run++) {
+        const uint32_t *ix = idx[run % 2];
+        ref_tensor rx, ri, ry;
+        memset(want, 0, sizeof want);
+        ref_tensor_init(&rx, x, sizeof *x, in, NULL);
+        ref_tensor_init(&ri, (void *)(uintptr_t)ix, sizeof *ix, in, NULL);
+        ref_tensor_init(&ry, want, sizeof *want, out, NULL);
+        ck_assert_int_eq(ref_max_unpooling(&rx, &ri, REF_INDEX_UINT32, &ry), 0);
+        clops_host_buffers hb = {x, sizeof x, ix, sizeof idx[0], y, sizeof y};
+        ck_assert_int_eq(clops_operator_execute_host(op, &hb), CLOPS_SUCCESS);
+        tc_check_bytes(y, want, sizeof y, sizeof *y, "claims around the wrap of their base", "execute_host");
+    }
+    clops_operator_free(op);
+}
+END_TEST
+
 /* ---- the asynchronous status ------------------------------------------------------------------------ */
 typedef struct async_case {
     const char *what;
@@ -317,6 +360,7 @@ static Suite *plans_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("duplicates");
     tcase_add_loop_test(tc, test_general_duplicates, 0, (int)(NUM_PLAN_TYPES * 3));
+    tcase_add_test(tc, test_claims_wrap);
     suite_add_tcase(s, tc);
     tc = tcase_create("async_status");
     tcase_add_loop_test(tc, test_behind_user_event, 0, (int)(sizeof async_cases / sizeof async_cases[0]));
