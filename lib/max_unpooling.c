@@ -103,9 +103,9 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     op->chunk = op->forced && op->force.chunk ? op->force.chunk : cpu ? UNPOOL_CPU_CHUNK : 1u;
     int n = snprintf(op->options, sizeof op->options,
                      "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DIN_PACKED=%d -DOUT_PACKED=%d -DCHUNK=%uu "
-                     "-DGATED=%d -DSERIAL_FILLS=%d",
+                     "-DGATED=%d -DSERIAL_FILLS=%d -DINT64_OK=%d",
                      p->input.elem_size, op->offset_64, p->indices.elem_size, p->input.packed && p->indices.packed,
-                     p->output.packed, op->chunk, windows, serial_fills);
+                     p->output.packed, op->chunk, windows, serial_fills, op->ctx->info.has_int64);
     if (windows)
         snprintf(op->options + n, sizeof op->options - (size_t)n, " -DKH=%lluu -DKW=%lluu",
                  (unsigned long long)(p->output.sizes[2] / p->input.sizes[2]),

@@ -6,9 +6,10 @@
  *   CRD x blocks 1, 2, 3 x layouts packed NCHW, NHWC (through strides; the
  *   channels-inner kernel) and padded strides (gaps between rows and planes);
  *   MaxUnpooling: UINT32, UINT64 and INT64 indices x packed and strided outputs,
- *   with plain indices, duplicates carrying different values (the host
- *   re-scatter path), and an out-of-range index; and rows longer than a
- *   work-item's chunk for all three operators.
+ *   with plain indices, duplicates carrying different values and an
+ *   out-of-range index (the serial plan); the windows and general plans on
+ *   larger inputs (unpool_plan_cases); and rows longer than a work-item's chunk
+ *   for all three operators.
  *
  * Each case runs through clops_operator_execute on cl_mem buffers (the output
  * starts as a sentinel, so gaps are initialised) on the default device, and the
@@ -269,6 +270,48 @@ static void unpool_cases(void)
             }
 }
 
+/* MaxUnpooling past the serial plan (input > 4096 elements): the windows plan
+ * (its vector form for KW = 2 with packed tensors, a chunk of 40 leaving a
+ * tail after the vector steps) with indices in their windows, one outside (the
+ * gated claim runs), duplicates across windows (claim and place run; claim's
+ * writes to the shared elements race by design, place rewrites them) and one
+ * out of range; and the general plan (output W not a multiple) with duplicates. */
+static void unpool_plan_cases(void)
+{
+    static const int widths[3] = {0, 2, 4}; /* width_types: 1, 4, 16 bytes */
+    static const char *const kinds[4] = {"in windows", "one outside", "duplicates", "out of range"};
+    enum { N = 1, C = 2, H = 48, W = 50, COUNT = N * C * H * W };
+    static uint64_t idx_data[COUNT];
+    for (int wi = 0; wi < 3; wi++)
+        for (int it = 0; it < 2; it++) /* UINT32, INT64 */
+            for (int kind = 0; kind < 5; kind++) {
+                const int general = kind == 4;
+                const uint32_t ow = general ? 2 * W + 1 : 2 * W, oh = 2 * H;
+                const clops_data_type t = width_types[widths[wi]];
+                clops_tensor_desc in = {t, {N, C, H, W}, NULL};
+                clops_tensor_desc idx = {it ? CLOPS_DATA_TYPE_INT64 : CLOPS_DATA_TYPE_UINT32, {N, C, H, W}, NULL};
+                clops_tensor_desc out = {t, {N, C, oh, ow}, NULL};
+                for (uint64_t k = 0; k < COUNT; k++) {
+                    /* In window k, or where the index one row up points (another
+                     * work-item's row: claim's writes there race, by design). */
+                    const uint64_t j = (kind == 2 || general) && k % 3 == 1 && k >= W ? k - W : k;
+                    const uint64_t w = j % W, h = j / W % H, nc = j / W / H;
+                    uint64_t v = (nc * oh + 2 * h + (j >> 1 & 1)) * ow + 2 * w + (j & 1);
+                    if ((kind == 1 && k == COUNT / 2) || (kind == 3 && k == COUNT - 7))
+                        v = kind == 1 ? v + ow * 2 : (uint64_t)N * C * oh * ow;
+                    if (it == 0) ((uint32_t *)(void *)idx_data)[k] = (uint32_t)v;
+                    else idx_data[k] = v;
+                }
+                clops_max_unpooling_desc mu = {&in, &idx, &out};
+                clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &mu};
+                char label[128];
+                snprintf(label, sizeof label, "MaxUnpooling %zu-byte %s %s plan %s", clops_data_type_size(t),
+                         it ? "INT64" : "UINT32", general ? "general" : "windows", general ? "duplicates" : kinds[kind]);
+                run_case(label, &desc, &in, &idx, &out, idx_data,
+                         kind == 3 ? CLOPS_ERROR_INDEX_OUT_OF_RANGE : CLOPS_SUCCESS, 40);
+            }
+}
+
 /* Rows longer than the CPU-type default chunk (512 bytes' worth), so a row is
  * walked by two work-items and the second stops at the row's end. */
 static void long_row_cases(void)
@@ -315,6 +358,7 @@ int main(void)
     fprintf(stderr, "oclgrind_driver: device \"%s\"\n", clops_context_device_name(ctx));
     depth_space_cases(q && strcmp(q, "1") == 0);
     unpool_cases();
+    unpool_plan_cases();
     long_row_cases();
     clops_context_free(ctx);
     fprintf(stderr, "oclgrind_driver: %d cases, %d executions, %d failures\n", cases, launches, failures);

@@ -9,6 +9,11 @@ prints clops's throughput ratio against each peer:
                   max_unpool2d (MaxUnpooling, INT64 indices, kernel 2 stride 2)
     ONNX Runtime  DepthToSpace (DCR and CRD), SpaceToDepth (DCR), MaxUnpool (INT64 indices)
 
+MaxUnpooling rows come in the bench's two index patterns, shown apart ("pool": each
+index in its own 2x2 window, as a max pool makes them; "scat": distinct positions
+spread over the plane, input position k of a plane at k * 2654435761 mod the plane),
+and the peers get the same pattern.
+
 A row a peer has no operator or type for is shown as "-" (listed once on stderr).
 A peer that is not installed is skipped with a message.
 
@@ -41,6 +46,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
+SCATTER_STEP = 2654435761  # tools/bench.c: scattered indices
 NP_DTYPES = {"UINT8": "uint8", "FLOAT16": "float16", "FLOAT32": "float32", "FLOAT64": "float64",
              "COMPLEX128": "complex128"}
 
@@ -85,11 +91,15 @@ class Inputs:
         if row["op_short"] == "unpool":
             n, c, h, w = shape
             oh, ow = row["output_shape"][2], row["output_shape"][3]
-            r = rng.integers(0, 4, size=shape, dtype=np.int64)
-            hh = np.arange(h, dtype=np.int64).reshape(1, 1, h, 1)
-            ww = np.arange(w, dtype=np.int64).reshape(1, 1, 1, w)
+            if row.get("indices") == "scattered":  # the bench's SCATTER_STEP
+                k = np.arange(h * w, dtype=np.uint64) * np.uint64(SCATTER_STEP) % np.uint64(oh * ow)
+                self.plane_idx = np.broadcast_to(k.astype(np.int64).reshape(1, 1, h, w), shape).copy()
+            else:
+                r = rng.integers(0, 4, size=shape, dtype=np.int64)
+                hh = np.arange(h, dtype=np.int64).reshape(1, 1, h, 1)
+                ww = np.arange(w, dtype=np.int64).reshape(1, 1, 1, w)
+                self.plane_idx = (2 * hh + (r >> 1)) * ow + 2 * ww + (r & 1)
             # PyTorch's indices are per (n, c) plane; ONNX's flat over the whole output.
-            self.plane_idx = (2 * hh + (r >> 1)) * ow + 2 * ww + (r & 1)
             planes = np.arange(n * c, dtype=np.int64).reshape(n, c, 1, 1) * (oh * ow)
             self.flat_idx = self.plane_idx + planes
 
@@ -190,7 +200,10 @@ class OrtPeer:
 
 
 def row_key(r):
-    what = r["order"] if r["op_short"] != "unpool" else r["index_type"]
+    what = r["order"]
+    if r["op_short"] == "unpool":  # pattern and index type: pool/i64, scat/u32, ...
+        short = {"INT64": "i64", "UINT32": "u32", "UINT64": "u64"}.get(r["index_type"], r["index_type"])
+        what = ("scat/" if r.get("indices") == "scattered" else "pool/") + short
     shape = "x".join(str(v) for v in r["input_shape"])
     return r["op"], what, r["width"], r["block"], shape
 
@@ -284,13 +297,13 @@ def main():
     print(f"# clops on {dev['name']} ({dev['backend']}) vs " +
           ", ".join(f"{p.name} {p.version}" for p in peers) + f" on {a.threads} thread(s)")
     print("# GB/s = (bytes read + written) / median wall time of one call; ratio = clops / peer (> 1: clops faster)")
-    head = f"{'op':<12} {'order':<5} {'width':>5} {'block':>5} {'input shape':<16} {'clops':>8}"
+    head = f"{'op':<12} {'order':<8} {'width':>5} {'block':>5} {'input shape':<16} {'clops':>8}"
     for p in peers:
         head += f" {p.name[:12]:>12} {'ratio':>6}"
     print(head)
     for e in table:
         op, what, width, block, shape = e["key"]
-        line = f"{op:<12} {what:<5} {width:>5} {block if block else '-':>5} {shape:<16} {e['clops_gbps']:>8.3f}"
+        line = f"{op:<12} {what:<8} {width:>5} {block if block else '-':>5} {shape:<16} {e['clops_gbps']:>8.3f}"
         for p in peers:
             v = e["peers"].get(p.name)
             line += f" {v:>12.3f} {e['clops_gbps'] / v:>6.2f}" if v else f" {'-':>12} {'-':>6}"
