@@ -105,13 +105,6 @@ static void drop_ctx(clops_context *c)
     clops_context_free(c);
 }
 
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
-
 /* ---- files ---------------------------------------------------------------------------------- */
 
 static unsigned char *read_all(const char *path, size_t *len)
@@ -634,6 +627,12 @@ START_TEST(test_corrupt_entry)
     uint64_t bytes = 0;
     build_and_name(&CASE_A, name, sizeof name, &bytes, "warming");
     entry_file(name, path, sizeof path);
+    listing before;
+    list_entries(&before);
+    size_t key_len = 0;
+    const char *listed = listed_key(&before, name, &key_len);
+    char *original_key = tc_memdup(listed, key_len);
+    listing_free(&before);
     size_t len;
     unsigned char *data = read_all(path, &len);
     ck_assert_msg(len == bytes && len > ENTRY_HEADER_BYTES + 100, "entry of %zu bytes", len);
@@ -711,10 +710,16 @@ START_TEST(test_corrupt_entry)
     drop_ctx(c);
     expect_clean_cache(1, label);
     ck_assert_msg(exists(path), "%s: the entry %s was not rewritten", label, name);
-    struct stat st;
-    ck_assert(stat(path, &st) == 0);
-    ck_assert_msg((uint64_t)st.st_size == bytes, "%s: rewritten entry has %lld bytes, the original %llu", label,
-                  (long long)st.st_size, (unsigned long long)bytes);
+    /* the rewritten entry holds the original's key (its size may differ: PoCL's
+     * binary carries the work-group variants compiled so far) */
+    listing after;
+    list_entries(&after);
+    size_t after_len;
+    const char *after_key = listed_key(&after, name, &after_len);
+    ck_assert_msg(after_len == key_len && memcmp(after_key, original_key, key_len) == 0,
+                  "%s: the rewritten entry's key differs from the original's", label);
+    listing_free(&after);
+    free(original_key);
     c = new_ctx();
     check_case(c, &CASE_A, CLOPS_BACKEND_OPENCL, "disk cache", "after the rewrite");
 }
@@ -1125,81 +1130,106 @@ static void expect_only(const char *const names[], int n, const char *label)
         ck_assert_msg(scan_has(&s, names[i]), "%s: entry %s is missing", label, names[i]);
 }
 
+/* An entry of known size, stored the way a build stores one (clops_cache_store:
+ * write, then evict past the bound); returns its file name and size on disk. */
+static uint64_t store_sized(const char *tag, size_t payload_bytes, char *name, size_t size)
+{
+    char key[64];
+    const int klen = snprintf(key, sizeof key, "clops-test eviction entry %s", tag);
+    unsigned char *payload = malloc(payload_bytes);
+    ck_assert(payload != NULL);
+    tc_fill_random(payload, payload_bytes, (unsigned)payload_bytes);
+    clops_cache_config cfg;
+    clops_cache_config_from_env(&cfg);
+    clops_cache_store(&cfg, key, (size_t)klen, payload, payload_bytes);
+    free(payload);
+    snprintf(name, size, "%016llx.bin", (unsigned long long)clops_fnv1a(FNV_SEED, key, (size_t)klen));
+    char path[PATH_MAX + 64];
+    entry_file(name, path, sizeof path);
+    struct stat st;
+    return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* A disk-cache hit on a stored entry (what a new context's build does). */
+static void load_sized(const char *tag)
+{
+    char key[64];
+    const int klen = snprintf(key, sizeof key, "clops-test eviction entry %s", tag);
+    clops_cache_config cfg;
+    clops_cache_config_from_env(&cfg);
+    unsigned char *payload = NULL;
+    size_t len = 0;
+    ck_assert_msg(clops_cache_load(&cfg, key, (size_t)klen, &payload, &len), "entry %s: a miss", tag);
+    free(payload);
+}
+
+/* The least-recently-used bound, on entries whose sizes the test chooses
+ * (a device binary's size changes with what the driver has compiled so far). */
 START_TEST(test_eviction)
 {
-    /* the entries' names and sizes */
-    char a[32], b[32], c[32];
-    uint64_t sa, sb, sc;
-    build_and_name(&CASE_A, a, sizeof a, &sa, "measuring A");
-    build_and_name(&CASE_B, b, sizeof b, &sb, "measuring B");
-    build_and_name(&CASE_C, c, sizeof c, &sc, "measuring C");
-    size_t removed = 0;
-    ck_assert_int_eq(clops_cache_clear_all(&removed), CLOPS_SUCCESS);
-    ck_assert_msg(removed == 3, "clops_cache_clear_all removed %zu, want 3", removed);
-    expect_clean_cache(0, "cleared");
-    const uint64_t big = sa > sb ? (sa > sc ? sa : sc) : (sb > sc ? sb : sc);
-    const uint64_t small = sa < sb ? (sa < sc ? sa : sc) : (sb < sc ? sb : sc);
-    const uint64_t mid = sa + sb + sc - big - small;
-    /* An entry's size varies a little from build to build (PoCL's binary carries
-     * the work-group variants compiled so far), so each bound sits in the middle
-     * of its window: one entry fits, no two do; any two fit, three do not. */
-    ck_assert_msg(small + mid > big + 16384, "test assumption: no entry as large as two others (%llu, %llu, %llu)",
-                  (unsigned long long)sa, (unsigned long long)sb, (unsigned long long)sc);
-    const uint64_t one_slot = (big + small + mid) / 2, two_slots = big + mid + small / 2;
-    char pa[PATH_MAX + 64], pb[PATH_MAX + 64];
+    enum { KB = 1024 };
+    char a[32], b[32], c[32], pa[PATH_MAX + 64], pb[PATH_MAX + 64];
+    /* sizes: any one fits in 100 KiB, no two do; any two fit in 140 KiB, three do not */
+    set_max_size(100 * KB);
+    const uint64_t sa = store_sized("A", 50 * KB, a, sizeof a);
     entry_file(a, pa, sizeof pa);
-    entry_file(b, pb, sizeof pb);
-
-    /* room for one entry: each build evicts the one before */
-    set_max_size(one_slot / 1024 * 1024); /* as "<n>K" */
-    clops_context *ctx = new_ctx();
-    check_case(ctx, &CASE_A, CLOPS_BACKEND_OPENCL, "compiled", "bound of one entry: A");
+    ck_assert_msg(sa > 50 * KB && sa < 51 * KB, "entry A has %llu bytes", (unsigned long long)sa);
     expect_only((const char *const[]){a}, 1, "bound of one entry, after A");
     age_file(pa, 3000);
-    check_case(ctx, &CASE_B, CLOPS_BACKEND_OPENCL, "compiled", "bound of one entry: B");
+    store_sized("B", 60 * KB, b, sizeof b);
+    entry_file(b, pb, sizeof pb);
     expect_only((const char *const[]){b}, 1, "bound of one entry, after B");
     age_file(pb, 2000);
-    check_case(ctx, &CASE_C, CLOPS_BACKEND_OPENCL, "compiled", "bound of one entry: C");
+    store_sized("C", 70 * KB, c, sizeof c);
     expect_only((const char *const[]){c}, 1, "bound of one entry, after C");
-    drop_ctx(ctx);
-    ctx = new_ctx();
-    check_case(ctx, &CASE_C, CLOPS_BACKEND_OPENCL, "disk cache", "bound of one entry: C kept");
-    check_case(ctx, &CASE_A, CLOPS_BACKEND_OPENCL, "compiled", "bound of one entry: A evicted");
-    expect_only((const char *const[]){a}, 1, "bound of one entry, A again");
-    drop_ctx(ctx);
+    size_t removed = 0;
     ck_assert_int_eq(clops_cache_clear_all(&removed), CLOPS_SUCCESS);
     ck_assert_msg(removed == 1, "clops_cache_clear_all removed %zu, want 1", removed);
 
-    /* room for two: using A makes B the least recently used */
-    set_max_size(two_slots | 1); /* in bytes */
-    ctx = new_ctx();
-    check_case(ctx, &CASE_A, CLOPS_BACKEND_OPENCL, "compiled", "bound of two: A");
+    /* room for two: a hit on A makes B the least recently used */
+    set_max_size(140 * KB);
+    store_sized("A", 50 * KB, a, sizeof a);
     age_file(pa, 3000);
-    check_case(ctx, &CASE_B, CLOPS_BACKEND_OPENCL, "compiled", "bound of two: B");
+    store_sized("B", 60 * KB, b, sizeof b);
     age_file(pb, 2000);
     expect_only((const char *const[]){a, b}, 2, "bound of two, A and B");
-    drop_ctx(ctx);
-    ctx = new_ctx();
-    check_case(ctx, &CASE_A, CLOPS_BACKEND_OPENCL, "disk cache", "bound of two: touching A");
+    load_sized("A");
     ck_assert_msg(mtime_of(pa).tv_sec > mtime_of(pb).tv_sec, "a disk-cache hit did not refresh A's last-used time");
-    sleep_ms(20);
-    check_case(ctx, &CASE_C, CLOPS_BACKEND_OPENCL, "compiled", "bound of two: C");
+    store_sized("C", 70 * KB, c, sizeof c);
     expect_only((const char *const[]){a, c}, 2, "bound of two: B, the least recently used, evicted");
-    drop_ctx(ctx);
-    ctx = new_ctx();
-    check_case(ctx, &CASE_A, CLOPS_BACKEND_OPENCL, "disk cache", "bound of two: A kept");
-    check_case(ctx, &CASE_C, CLOPS_BACKEND_OPENCL, "disk cache", "bound of two: C kept");
-    drop_ctx(ctx);
+    load_sized("A");
+    load_sized("C");
 
-    /* without touching: the oldest goes first */
+    /* without a hit: the oldest goes first */
     ck_assert_int_eq(clops_cache_clear_all(&removed), CLOPS_SUCCESS);
-    ctx = new_ctx();
-    check_case(ctx, &CASE_A, CLOPS_BACKEND_OPENCL, "compiled", "control: A");
+    store_sized("A", 50 * KB, a, sizeof a);
     age_file(pa, 3000);
-    check_case(ctx, &CASE_B, CLOPS_BACKEND_OPENCL, "compiled", "control: B");
+    store_sized("B", 60 * KB, b, sizeof b);
     age_file(pb, 2000);
-    check_case(ctx, &CASE_C, CLOPS_BACKEND_OPENCL, "compiled", "control: C");
+    store_sized("C", 70 * KB, c, sizeof c);
     expect_only((const char *const[]){b, c}, 2, "control: A, the oldest, evicted");
+    ck_assert_int_eq(clops_cache_clear_all(&removed), CLOPS_SUCCESS);
+
+    /* A real build obeys the bound: a 16 MiB entry fills it, so storing the
+     * program evicts that older entry and keeps the program (any binary up to
+     * 16 MiB). */
+    char big[32], pbig[PATH_MAX + 64];
+    set_max_size(16 * KB * KB + 4 * KB);
+    store_sized("big", 16 * KB * KB, big, sizeof big);
+    entry_file(big, pbig, sizeof pbig);
+    expect_only((const char *const[]){big}, 1, "the 16 MiB entry fits the bound");
+    age_file(pbig, 3000);
+    char built[32];
+    dir_scan before = scan_dir();
+    clops_context *ctx = new_ctx();
+    check_case(ctx, &CASE_A, CLOPS_BACKEND_OPENCL, "compiled", "a build under the bound");
+    drop_ctx(ctx);
+    dir_scan after = scan_dir();
+    ck_assert_msg(!scan_has(&after, big), "the build did not evict the older entry");
+    new_entry(&before, &after, built, sizeof built, NULL);
+    expect_clean_cache(1, "a build under the bound");
+    ctx = new_ctx();
+    check_case(ctx, &CASE_A, CLOPS_BACKEND_OPENCL, "disk cache", "the built entry was kept");
     drop_ctx(ctx);
 }
 END_TEST

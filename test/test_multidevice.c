@@ -524,7 +524,7 @@ START_TEST(test_threads)
             w[i].round = round;
             ck_assert(pthread_create(&t[i], NULL, work, &w[i]) == 0);
         }
-        join_all(t, TOTAL, 150);
+        join_all(t, TOTAL, 900);
         for (int i = 0; i < TOTAL; i++) {
             const char *kind = w[i].ctx ? "shared context" : "private context";
             ck_assert_msg(!w[i].err[0], "round %d, thread %d (device %u, %s): %s", round, i, w[i].device, kind,
