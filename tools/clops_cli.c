@@ -27,6 +27,7 @@
 #include <clops/clops.h>
 
 #include "bench.h"
+#include "conformance.h"
 #include "npy.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
@@ -1243,6 +1244,7 @@ static void print_top_help(FILE *out)
     print_command_usage(out, "  ", &tune_command);
     fputs("  clops bench [options]\n", out);
     fputs("  clops bench-startup [options]\n", out);
+    fputs("  clops conformance [--device N|host|all] [--quick] [--json FILE]\n", out);
     fputs("\nEvery command takes -h/--help. Exit status: 0 success, 1 operator or file\n"
           "error, 2 usage error.\n",
           out);
@@ -1322,6 +1324,8 @@ int main(int argc, char **argv)
         return clops_bench_main(argc - 1, argv + 1);
     if (strcmp(command, "bench-startup") == 0)
         return clops_bench_startup_main(argc - 1, argv + 1);
+    if (strcmp(command, "conformance") == 0)
+        return clops_conformance_main(argc - 1, argv + 1);
     set_err(err, sizeof err, "unknown command '%s'", command);
     return usage_error(NULL, err);
 }
