@@ -140,7 +140,7 @@ static clops_status run_cl(conf_run *run, clops_operator *op, conf_data *d, char
     } else {
         cl_event done = NULL;
         st = clops_operator_execute(op, &b, 0, NULL, &done);
-        memcpy(d->got, d->start, d->out_bytes);
+        if (d->got != d->start) memcpy(d->got, d->start, d->out_bytes);
         if (d->out_bytes && (st == CLOPS_SUCCESS || st == CLOPS_ERROR_INDEX_OUT_OF_RANGE)) {
             const cl_int err = clEnqueueReadBuffer(q, b.output, CL_TRUE, 0, d->out_bytes, d->got, done ? 1 : 0,
                                                    done ? &done : NULL, NULL);
@@ -330,8 +330,9 @@ static void set_layout(conf_layout *t, const char *layout, bool input, uint32_t 
 
 static const char *const layouts[] = {"packed", "NHWC", "padded", "broadcast input"};
 
-/* Shapes in units of the smaller side ({N, C, H, W} of DepthToSpace's input
- * divided by b²... see depth_space_cases); "odd sizes" runs in every layout. */
+/* Shapes of the spatial side divided by the block size: {n, c, h, w} gives
+ * the deep side {n, c*b², h, w} and the spatial side {n, c, h*b, w*b}; "odd
+ * sizes" runs in every layout, the others packed. */
 static const struct {
     const char *name;
     uint32_t n, c, h, w;
@@ -476,7 +477,7 @@ static void run_big(conf_run *run, const clops_device_info *info, const char *sh
     d.in_bytes = d.out_bytes = (size_t)bytes;
     d.input = malloc(d.in_bytes);
     d.got = malloc(d.out_bytes);
-    d.start = d.got; /* run_cl starts the device's output from it: any content */
+    d.start = d.got; /* the device's output starts from it: any content */
     clops_tensor_desc x = {k.type, {1, 4, h, w}, NULL}, y = {k.type, {1, 1, 2 * h, 2 * w}, NULL};
     clops_depth_to_space_desc ds = {&x, &y, 2, k.order};
     const clops_operator_desc desc = {k.op, &ds};

@@ -82,7 +82,7 @@ void conf_report_end_device(conf_report *r, FILE *out);
 unsigned long long conf_report_passed(const conf_report *r);
 unsigned long long conf_report_failed(const conf_report *r);
 /* Writes the JSON report; false (with a message on stderr) if it cannot. */
-bool conf_report_write_json(const conf_report *r, const char *path);
+bool conf_report_write_json(conf_report *r, const char *path);
 
 #ifdef __cplusplus
 }

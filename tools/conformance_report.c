@@ -181,7 +181,7 @@ unsigned long long conf_report_failed(const conf_report *r)
     return r->total_failed;
 }
 
-bool conf_report_write_json(const conf_report *r, const char *path)
+bool conf_report_write_json(conf_report *r, const char *path)
 {
     cJSON_DeleteItemFromObjectCaseSensitive(r->root, "passed");
     cJSON_DeleteItemFromObjectCaseSensitive(r->root, "failed");
