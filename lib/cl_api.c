@@ -16,6 +16,30 @@
 #ifdef CLOPS_TEST_HOOKS
 const clops_cl_api clops_cl_real = CLOPS_REAL_TABLE;
 clops_cl_api clops_cl = CLOPS_REAL_TABLE;
+
+static int corrupting(size_t output_bytes)
+{
+    const char *env = getenv("CLOPS_TEST_CORRUPT_OUTPUT");
+    return output_bytes > 0 && env && env[0] == '1';
+}
+
+void clops_test_corrupt_host(void *output, size_t output_bytes)
+{
+    if (corrupting(output_bytes)) ((unsigned char *)output)[0] ^= 1;
+}
+
+void clops_test_corrupt_cl(cl_command_queue queue, cl_mem output, size_t output_bytes, cl_event *event)
+{
+    unsigned char byte;
+    if (!corrupting(output_bytes)) return;
+    if (event && *event)
+        clWaitForEvents(1, event);
+    else
+        clFinish(queue);
+    if (clEnqueueReadBuffer(queue, output, CL_TRUE, 0, 1, &byte, 0, NULL, NULL) != CL_SUCCESS) return;
+    byte ^= 1;
+    clEnqueueWriteBuffer(queue, output, CL_TRUE, 0, 1, &byte, 0, NULL, NULL);
+}
 #else
 const clops_cl_api clops_cl = CLOPS_REAL_TABLE;
 #endif

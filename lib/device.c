@@ -7,10 +7,39 @@
 
 #include "internal.h"
 
-static void get_string(cl_device_id dev, cl_device_info what, char *buf, size_t size)
+/* A string property of the device (dev_param != 0) or of its platform, read at
+ * its real length (size query first): *out is a new NUL-terminated string. */
+static clops_status query_string(cl_platform_id platform, cl_device_id device, cl_device_info dev_param,
+                                 cl_platform_info plat_param, char **out)
 {
-    if (clGetDeviceInfo(dev, what, size, buf, NULL) != CL_SUCCESS) buf[0] = '\0';
-    buf[size - 1] = '\0';
+    size_t size = 0;
+    *out = NULL;
+    cl_int err = dev_param ? clGetDeviceInfo(device, dev_param, 0, NULL, &size)
+                           : clGetPlatformInfo(platform, plat_param, 0, NULL, &size);
+    if (err != CL_SUCCESS) return clops_fail_cl(err, dev_param ? "clGetDeviceInfo" : "clGetPlatformInfo");
+    char *s = calloc(size + 1, 1);
+    if (!s) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "device property of %zu bytes", size);
+    err = dev_param ? clGetDeviceInfo(device, dev_param, size, s, NULL)
+                    : clGetPlatformInfo(platform, plat_param, size, s, NULL);
+    if (err != CL_SUCCESS) {
+        free(s);
+        return clops_fail_cl(err, dev_param ? "clGetDeviceInfo" : "clGetPlatformInfo");
+    }
+    *out = s;
+    return CLOPS_SUCCESS;
+}
+
+/* A string property into a fixed field of clops_device_info: read whole, then
+ * cut to the field (a longer string keeps its beginning, never comes out empty). */
+static clops_status copy_string(cl_platform_id platform, cl_device_id device, cl_device_info dev_param,
+                                cl_platform_info plat_param, char *field, size_t size)
+{
+    char *s;
+    const clops_status st = query_string(platform, device, dev_param, plat_param, &s);
+    if (st != CLOPS_SUCCESS) return st;
+    snprintf(field, size, "%s", s);
+    free(s);
+    return CLOPS_SUCCESS;
 }
 
 /* Whole-word match in a space-separated extension list. */
@@ -44,30 +73,33 @@ clops_status clops_query_device(cl_platform_id platform, cl_device_id device, un
     info->index = index;
     info->platform = platform;
     info->device = device;
-    if (platform &&
-        clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof info->platform_name, info->platform_name, NULL) != CL_SUCCESS)
-        info->platform_name[0] = '\0';
-    info->platform_name[sizeof info->platform_name - 1] = '\0';
-    get_string(device, CL_DEVICE_NAME, info->device_name, sizeof info->device_name);
-    get_string(device, CL_DEVICE_VERSION, info->device_version, sizeof info->device_version);
-    get_string(device, CL_DEVICE_OPENCL_C_VERSION, info->opencl_c_version, sizeof info->opencl_c_version);
+    clops_status st = platform ? copy_string(platform, device, 0, CL_PLATFORM_NAME, info->platform_name,
+                                             sizeof info->platform_name)
+                               : CLOPS_SUCCESS;
+    if (st == CLOPS_SUCCESS)
+        st = copy_string(platform, device, CL_DEVICE_NAME, 0, info->device_name, sizeof info->device_name);
+    if (st == CLOPS_SUCCESS)
+        st = copy_string(platform, device, CL_DEVICE_VERSION, 0, info->device_version, sizeof info->device_version);
+    if (st == CLOPS_SUCCESS)
+        st = copy_string(platform, device, CL_DEVICE_OPENCL_C_VERSION, 0, info->opencl_c_version,
+                         sizeof info->opencl_c_version);
+    if (st != CLOPS_SUCCESS) return st;
     cl_int err = clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof info->type, &info->type, NULL);
     if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetDeviceInfo(CL_DEVICE_TYPE)");
 
-    size_t ext_size = 0;
-    err = clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, NULL, &ext_size);
-    if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetDeviceInfo(CL_DEVICE_EXTENSIONS)");
-    char *ext = calloc(ext_size + 1, 1);
-    if (!ext) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "device extension list of %zu bytes", ext_size);
-    err = clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, ext_size, ext, NULL);
-    char profile[64];
-    get_string(device, CL_DEVICE_PROFILE, profile, sizeof profile);
+    char *profile = NULL, *ext = NULL;
+    st = query_string(platform, device, CL_DEVICE_PROFILE, 0, &profile);
+    if (st == CLOPS_SUCCESS) st = query_string(platform, device, CL_DEVICE_EXTENSIONS, 0, &ext);
+    if (st != CLOPS_SUCCESS) {
+        free(profile);
+        return st;
+    }
     info->has_fp16 = has_extension(ext, "cl_khr_fp16") && !disabled("fp16");
     info->has_fp64 = has_extension(ext, "cl_khr_fp64") && !disabled("fp64");
     /* FULL_PROFILE guarantees 64-bit integers; EMBEDDED_PROFILE only with cl_khr_int64. */
     info->has_int64 = (strcmp(profile, "FULL_PROFILE") == 0 || has_extension(ext, "cl_khr_int64")) && !disabled("int64");
     free(ext);
-    if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetDeviceInfo(CL_DEVICE_EXTENSIONS)");
+    free(profile);
 
     cl_bool compiler = CL_FALSE;
     if (clGetDeviceInfo(device, CL_DEVICE_COMPILER_AVAILABLE, sizeof compiler, &compiler, NULL) != CL_SUCCESS)
@@ -138,25 +170,32 @@ static void append_info(char **buf, size_t *len, size_t *cap, const char *label,
     *len += (size_t)snprintf(*buf + *len, *cap - *len, "%s: %s\n", label, value);
 }
 
-/* A string property of the device (param >= 0) or of its platform (param < 0). */
-/* A string property of the device (dev_param != 0) or of its platform. */
-static clops_status query_string(const clops_device_info *info, cl_device_info dev_param, cl_platform_info plat_param,
-                                 char **out)
+clops_status clops_device_string(const clops_device_info *info, clops_device_string_kind what, char *buf,
+                                 size_t size, size_t *length)
 {
-    size_t size = 0;
-    *out = NULL;
-    cl_int err = dev_param ? clGetDeviceInfo(info->device, dev_param, 0, NULL, &size)
-                           : clGetPlatformInfo(info->platform, plat_param, 0, NULL, &size);
-    if (err != CL_SUCCESS) return clops_fail_cl(err, dev_param ? "clGetDeviceInfo" : "clGetPlatformInfo");
-    char *s = calloc(size + 1, 1);
-    if (!s) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "device property of %zu bytes", size);
-    err = dev_param ? clGetDeviceInfo(info->device, dev_param, size, s, NULL)
-                    : clGetPlatformInfo(info->platform, plat_param, size, s, NULL);
-    if (err != CL_SUCCESS) {
-        free(s);
-        return clops_fail_cl(err, dev_param ? "clGetDeviceInfo" : "clGetPlatformInfo");
-    }
-    *out = s;
+    static const struct {
+        cl_device_info dev;
+        cl_platform_info plat;
+    } params[] = {
+        [CLOPS_DEVICE_STRING_PLATFORM_NAME] = {0, CL_PLATFORM_NAME},
+        [CLOPS_DEVICE_STRING_PLATFORM_VERSION] = {0, CL_PLATFORM_VERSION},
+        [CLOPS_DEVICE_STRING_DEVICE_NAME] = {CL_DEVICE_NAME, 0},
+        [CLOPS_DEVICE_STRING_VENDOR] = {CL_DEVICE_VENDOR, 0},
+        [CLOPS_DEVICE_STRING_DEVICE_VERSION] = {CL_DEVICE_VERSION, 0},
+        [CLOPS_DEVICE_STRING_DRIVER_VERSION] = {CL_DRIVER_VERSION, 0},
+        [CLOPS_DEVICE_STRING_OPENCL_C_VERSION] = {CL_DEVICE_OPENCL_C_VERSION, 0},
+    };
+    if (length) *length = 0;
+    if (size && buf) buf[0] = '\0';
+    if (!info || (size && !buf)) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_device_string: NULL argument");
+    if ((int)what < CLOPS_DEVICE_STRING_PLATFORM_NAME || (int)what > CLOPS_DEVICE_STRING_OPENCL_C_VERSION)
+        return clops_fail(CLOPS_ERROR_INVALID_DEVICE_SELECTION, "clops_device_string: unknown string kind %d", (int)what);
+    char *s;
+    const clops_status st = query_string(info->platform, info->device, params[what].dev, params[what].plat, &s);
+    if (st != CLOPS_SUCCESS) return st;
+    if (size) snprintf(buf, size, "%s", s);
+    if (length) *length = strlen(s);
+    free(s);
     return CLOPS_SUCCESS;
 }
 
@@ -177,7 +216,7 @@ clops_status clops_device_identity(const clops_device_info *info, char **out)
     if (!buf) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "device identity");
     for (size_t i = 0; buf && i < sizeof fields / sizeof fields[0]; i++) {
         char *v;
-        const clops_status st = query_string(info, fields[i].dev, fields[i].plat, &v);
+        const clops_status st = query_string(info->platform, info->device, fields[i].dev, fields[i].plat, &v);
         if (st != CLOPS_SUCCESS) {
             free(buf);
             return st;

@@ -183,8 +183,8 @@ clops_status clops_enqueue_nothing(clops_context *ctx, cl_uint nwait, const cl_e
     return err == CL_SUCCESS ? CLOPS_SUCCESS : clops_fail_cl(err, "clEnqueueMarkerWithWaitList");
 }
 
-clops_status clops_operator_execute(clops_operator *op, const clops_buffers *buffers, cl_uint nwait,
-                                    const cl_event *wait, cl_event *event)
+static clops_status execute_cl(clops_operator *op, const clops_buffers *buffers, cl_uint nwait, const cl_event *wait,
+                               cl_event *event)
 {
     if (event) *event = NULL;
     if (!op || !buffers) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_operator_execute: NULL argument");
@@ -200,6 +200,14 @@ clops_status clops_operator_execute(clops_operator *op, const clops_buffers *buf
         return clops_max_unpooling_enqueue(op, buffers, nwait, wait, event);
     if (op->num_launches == 0) return clops_enqueue_nothing(op->ctx, nwait, wait, event);
     return clops_depth_space_enqueue(op, buffers, nwait, wait, event);
+}
+
+clops_status clops_operator_execute(clops_operator *op, const clops_buffers *buffers, cl_uint nwait,
+                                    const cl_event *wait, cl_event *event)
+{
+    const clops_status st = execute_cl(op, buffers, nwait, wait, event);
+    if (st == CLOPS_SUCCESS) CLOPS_TEST_CORRUPT_CL(op->ctx->queue, buffers->output, op->params.output.span_bytes, event);
+    return st;
 }
 
 /* A device buffer holding `bytes` of `host` (or uninitialised when host is NULL). */
@@ -246,7 +254,11 @@ clops_status clops_operator_execute_host(clops_operator *op, const clops_host_bu
     if (!op) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_operator_execute_host: operator is NULL");
     clops_status st = clops_check_host_buffers(&op->params, buffers);
     if (st != CLOPS_SUCCESS) return st;
-    if (op->ctx->backend == CLOPS_BACKEND_HOST || op->fallback) return clops_host_execute(&op->params, buffers);
+    if (op->ctx->backend == CLOPS_BACKEND_HOST || op->fallback) {
+        st = clops_host_execute(&op->params, buffers);
+        if (st == CLOPS_SUCCESS) CLOPS_TEST_CORRUPT_HOST(buffers->output, op->params.output.span_bytes);
+        return st;
+    }
     return execute_via_device(op, buffers);
 }
 

@@ -624,7 +624,7 @@ START_TEST(test_devices)
     /* platform 0: NAME / device 0: NAME / type / versions / extensions / max allocation / host */
     char *save = NULL;
     int platforms = 0, devices = 0, types = 0, versions = 0, cversions = 0, exts = 0, allocs = 0, host = 0;
-    int plans = 0, plan_lines = 0;
+    int plans = 0, plan_lines = 0, drivers = 0;
     for (char *line = strtok_r(res.out, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
         if (starts_with(line, "platform "))
             platforms++;
@@ -639,6 +639,8 @@ START_TEST(test_devices)
             versions++;
         else if (starts_with(line, "    OpenCL C version:"))
             cversions++;
+        else if (starts_with(line, "    driver version:"))
+            drivers++;
         else if (starts_with(line, "    fp16: ")) {
             exts++;
             ck_assert_msg(strstr(line, "fp64: ") && strstr(line, "int64: ") && strstr(line, "compiler: "),
@@ -661,6 +663,7 @@ START_TEST(test_devices)
     ck_assert_int_eq(types, devices);
     ck_assert_int_eq(versions, devices);
     ck_assert_int_eq(cversions, devices);
+    ck_assert_int_eq(drivers, devices);
     ck_assert_int_eq(exts, devices);
     ck_assert_int_eq(allocs, devices);
     ck_assert_int_eq(plans, devices);

@@ -27,6 +27,7 @@
 #include <clops/clops.h>
 
 #include "bench.h"
+#include "conformance.h"
 #include "npy.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
@@ -720,12 +721,28 @@ static const char *yes_no(int v)
     return v ? "yes" : "no";
 }
 
+/* One identity string whole (clops_device_string), else the field's copy. */
+static void print_device_string(const char *label, const clops_device_info *d, clops_device_string_kind what,
+                                const char *field)
+{
+    size_t len = 0;
+    char *s = NULL;
+    if (clops_device_string(d, what, NULL, 0, &len) == CLOPS_SUCCESS && (s = malloc(len + 1)) != NULL &&
+        clops_device_string(d, what, s, len + 1, NULL) == CLOPS_SUCCESS)
+        field = s;
+    printf("%s%s\n", label, field);
+    free(s);
+}
+
 static void print_device(const clops_device_info *d)
 {
-    printf("  device %u: %s\n", d->index, d->device_name);
+    char head[32];
+    snprintf(head, sizeof head, "  device %u: ", d->index);
+    print_device_string(head, d, CLOPS_DEVICE_STRING_DEVICE_NAME, d->device_name);
     printf("    type:             %s\n", device_type_name(d->type));
-    printf("    OpenCL version:   %s\n", d->device_version);
-    printf("    OpenCL C version: %s\n", d->opencl_c_version);
+    print_device_string("    OpenCL version:   ", d, CLOPS_DEVICE_STRING_DEVICE_VERSION, d->device_version);
+    print_device_string("    driver version:   ", d, CLOPS_DEVICE_STRING_DRIVER_VERSION, "");
+    print_device_string("    OpenCL C version: ", d, CLOPS_DEVICE_STRING_OPENCL_C_VERSION, d->opencl_c_version);
     printf("    fp16: %s  fp64: %s  int64: %s  compiler: %s\n", yes_no(d->has_fp16),
            yes_no(d->has_fp64), yes_no(d->has_int64), yes_no(d->compiler_available));
     printf("    max allocation:   %" PRIu64 " bytes (%" PRIu64 " MiB)\n", d->max_alloc_bytes,
@@ -1227,6 +1244,7 @@ static void print_top_help(FILE *out)
     print_command_usage(out, "  ", &tune_command);
     fputs("  clops bench [options]\n", out);
     fputs("  clops bench-startup [options]\n", out);
+    fputs("  clops conformance [--device N|host|all] [--quick] [--json FILE]\n", out);
     fputs("\nEvery command takes -h/--help. Exit status: 0 success, 1 operator or file\n"
           "error, 2 usage error.\n",
           out);
@@ -1306,6 +1324,8 @@ int main(int argc, char **argv)
         return clops_bench_main(argc - 1, argv + 1);
     if (strcmp(command, "bench-startup") == 0)
         return clops_bench_startup_main(argc - 1, argv + 1);
+    if (strcmp(command, "conformance") == 0)
+        return clops_conformance_main(argc - 1, argv + 1);
     set_err(err, sizeof err, "unknown command '%s'", command);
     return usage_error(NULL, err);
 }

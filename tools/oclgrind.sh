@@ -23,7 +23,7 @@ jobs=${JOBS:-$(nproc)}
 
 # shellcheck source=tools/packages.sh
 . tools/packages.sh
-need_packages build-essential cmake pkg-config ocl-icd-opencl-dev opencl-headers check oclgrind
+need_packages build-essential cmake pkg-config ocl-icd-opencl-dev opencl-headers check oclgrind libcjson-dev
 
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j "$jobs" --target clops_testable

@@ -28,7 +28,7 @@ status=0
 . tools/packages.sh
 
 run_asan() {
-  need_packages build-essential cmake pkg-config ocl-icd-opencl-dev opencl-headers pocl-opencl-icd check
+  need_packages build-essential cmake pkg-config ocl-icd-opencl-dev opencl-headers pocl-opencl-icd check libcjson-dev
   cmake -S . -B "$asan_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLOPS_SANITIZE=address,undefined >/dev/null
   cmake --build "$asan_build" -j "$jobs"
   echo "== ctest under ASan + UBSan ($asan_build)"
