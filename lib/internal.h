@@ -15,7 +15,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "cache.h"
+#include "store/cache.h"
 #include "cl_api.h"
 #include "clops/clops.h"
 

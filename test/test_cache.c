@@ -1554,9 +1554,9 @@ static int fsync_eio(int fd)
     return -1;
 }
 
-static int mkstemp_enospc(char *t)
+static int create_enospc(const char *p, mode_t m)
 {
-    (void)t;
+    (void)p, (void)m;
     errno = ENOSPC;
     return -1;
 }
@@ -1589,7 +1589,7 @@ enum {
 };
 static const char *const fault_names[FAULT_CASES] = {
     "write fails (ENOSPC)", "half written, then ENOSPC", "write returns 0", "rename fails (ENOENT)",
-    "fsync fails (EIO)",    "mkstemp fails (ENOSPC)",    "mkdir fails (EACCES)", "directory removed mid-write"};
+    "fsync fails (EIO)",    "creating the temporary file fails (ENOSPC)",    "mkdir fails (EACCES)", "directory removed mid-write"};
 
 START_TEST(test_fault)
 {
@@ -1601,7 +1601,7 @@ START_TEST(test_fault)
     case FAULT_WRITE_ZERO: clops_cl.io_write = write_zero; break;
     case FAULT_RENAME: clops_cl.io_rename = rename_enoent; break;
     case FAULT_FSYNC: clops_cl.io_fsync = fsync_eio; break;
-    case FAULT_MKSTEMP: clops_cl.io_mkstemp = mkstemp_enospc; break;
+    case FAULT_MKSTEMP: clops_cl.io_create = create_enospc; break;
     case FAULT_MKDIR: clops_cl.io_mkdir = mkdir_eacces; break;
     case FAULT_VANISH: clops_cl.io_write = write_after_rmdir; break;
     }

@@ -167,7 +167,7 @@ static void assert_no_temp_files(void)
     ck_assert_ptr_nonnull(d);
     struct dirent *e;
     while ((e = readdir(d)) != NULL)
-        ck_assert_msg(strstr(e->d_name, ".tmp.") == NULL, "temporary file left behind: %s", e->d_name);
+        ck_assert_msg(strstr(e->d_name, ".tmp") == NULL, "temporary file left behind: %s", e->d_name);
     closedir(d);
 }
 

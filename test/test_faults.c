@@ -54,7 +54,7 @@
     X(clEnqueueNDRangeKernel) X(clEnqueueReadBuffer) X(clEnqueueFillBuffer)                         \
     X(clEnqueueMapBuffer) X(clEnqueueUnmapMemObject) X(clEnqueueMarkerWithWaitList)                 \
     X(clWaitForEvents) X(clReleaseEvent) X(clGetEventProfilingInfo)                                 \
-    X(io_write) X(io_fsync) X(io_rename) X(io_mkstemp) X(io_mkdir)
+    X(io_write) X(io_fsync) X(io_rename) X(io_create) X(io_mkdir)
 
 typedef enum fn_id {
 #define FN_ENUM(f) F_##f,
@@ -317,13 +317,13 @@ static int w_io_rename(const char *from, const char *to)
     return clops_cl_real.io_rename(from, to);
 }
 
-static int w_io_mkstemp(char *path)
+static int w_io_create(const char *path, mode_t mode)
 {
-    if (fault_now(F_io_mkstemp)) {
+    if (fault_now(F_io_create)) {
         errno = EACCES;
         return -1;
     }
-    return clops_cl_real.io_mkstemp(path);
+    return clops_cl_real.io_create(path, mode);
 }
 
 static int w_io_mkdir(const char *path, mode_t mode)
@@ -1010,7 +1010,7 @@ END_TEST
 
 /* Functions only a cold build reaches: compiling, reading the binary, storing it. */
 static const fn_id cold_functions[] = {F_clCreateProgramWithSource, F_clBuildProgram, F_clGetProgramInfo,
-                                       F_clGetProgramBuildInfo,     F_io_mkdir,       F_io_mkstemp,
+                                       F_clGetProgramBuildInfo,     F_io_mkdir,       F_io_create,
                                        F_io_write,                  F_io_fsync,       F_io_rename};
 
 START_TEST(test_operator_create_cold)
