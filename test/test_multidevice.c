@@ -29,6 +29,7 @@
 
 #include "reference.h"
 #include "test_common.h"
+#include "test_fs.h"
 
 #define SHARED_THREADS 4 /* per device, on one context */
 #define ITERATIONS 6
@@ -36,24 +37,16 @@
 
 /* ---- environment ----------------------------------------------------------------------------- */
 
-static char *saved_cache_dir;
-static int had_cache_dir;
+static const char *const env_names[] = {"CLOPS_CACHE_DIR"};
+static char *env_saved[1];
+static int env_was_set[1];
 static char g_root[PATH_MAX];
 static char g_dir[PATH_MAX + 16];
 static clops_device_info g_dev[2];
 
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb, (void)flag, (void)ftw;
-    remove(path);
-    return 0;
-}
-
 static void setup(void)
 {
-    const char *v = getenv("CLOPS_CACHE_DIR");
-    had_cache_dir = v != NULL;
-    saved_cache_dir = v ? strdup(v) : NULL;
+    tc_env_save(env_names, 1, env_saved, env_was_set, 1);
     const char *tmp = getenv("TMPDIR");
     snprintf(g_root, sizeof g_root, "%s/clops-test-multi-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     ck_assert_msg(mkdtemp(g_root) != NULL, "mkdtemp(%s) failed", g_root);
@@ -63,13 +56,8 @@ static void setup(void)
 
 static void teardown(void)
 {
-    if (had_cache_dir)
-        setenv("CLOPS_CACHE_DIR", saved_cache_dir, 1);
-    else
-        unsetenv("CLOPS_CACHE_DIR");
-    free(saved_cache_dir);
-    saved_cache_dir = NULL;
-    nftw(g_root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    tc_env_restore(env_names, 1, env_saved, env_was_set);
+    tc_rm_rf(g_root);
 }
 
 /* ---- cases (thread-safe: no Check calls) ----------------------------------------------------------- */
@@ -360,6 +348,49 @@ static entry_tally list_cache(void)
     ck_assert_msg((int)count == t.valid + t.invalid, "listed %zu, visited %d", count, t.valid + t.invalid);
     return t;
 }
+
+/* ---- the default device ------------------------------------------------------------------------- */
+
+/* clops_default_device names the device clops_context_create uses, under each form of CLOPS_DEVICE. */
+START_TEST(test_default_device)
+{
+    static const char *const names[] = {"CLOPS_DEVICE"};
+    char *saved[1];
+    int was_set[1];
+    tc_env_save(names, 1, saved, was_set, 0);
+    clops_device_info infos[8];
+    size_t count = 0;
+    ck_assert_int_eq(clops_device_list(infos, 8, &count), CLOPS_SUCCESS);
+    unsigned want = 0;
+    for (size_t i = count; i-- > 0;)
+        if (infos[i].type & CL_DEVICE_TYPE_GPU) want = (unsigned)i;
+    int host = -1;
+    unsigned index = 99;
+    ck_assert_int_eq(clops_default_device(NULL, &index), CLOPS_ERROR_NULL_ARGUMENT);
+    ck_assert_int_eq(clops_default_device(&host, NULL), CLOPS_ERROR_NULL_ARGUMENT);
+    unsetenv("CLOPS_DEVICE");
+    ck_assert_int_eq(clops_default_device(&host, &index), CLOPS_SUCCESS);
+    ck_assert_msg(host == 0 && index == want, "default: host %d index %u, want device %u", host, index, want);
+    clops_context *ctx = NULL;
+    ck_assert_int_eq(clops_context_create(&ctx), CLOPS_SUCCESS);
+    ck_assert_str_eq(clops_context_device_name(ctx), infos[want].device_name);
+    clops_context_free(ctx);
+    tc_set_env("CLOPS_DEVICE", "1");
+    ck_assert_int_eq(clops_default_device(&host, &index), CLOPS_SUCCESS);
+    ck_assert_msg(host == 0 && index == 1, "CLOPS_DEVICE=1: host %d index %u", host, index);
+    tc_set_env("CLOPS_DEVICE", "host");
+    ck_assert_int_eq(clops_default_device(&host, &index), CLOPS_SUCCESS);
+    ck_assert_int_eq(host, 1);
+    char past[32];
+    snprintf(past, sizeof past, "%zu", count);
+    tc_set_env("CLOPS_DEVICE", past);
+    ck_assert_int_eq(clops_default_device(&host, &index), CLOPS_ERROR_INVALID_DEVICE_SELECTION);
+    ck_assert_int_eq(clops_context_create(&ctx), CLOPS_ERROR_INVALID_DEVICE_SELECTION);
+    tc_set_env("CLOPS_DEVICE", "gpu");
+    ck_assert_int_eq(clops_default_device(&host, &index), CLOPS_ERROR_INVALID_DEVICE_SELECTION);
+    tc_env_restore(names, 1, saved, was_set);
+}
+END_TEST
 
 /* ---- a context per device ------------------------------------------------------------------------ */
 
@@ -653,6 +684,7 @@ static Suite *multidevice_suite(void)
     TCase *tc = tcase_create("devices");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_context_per_device);
+    tcase_add_test(tc, test_default_device);
     tcase_add_test(tc, test_threads);
     tcase_add_test(tc, test_from_cl_second_device);
     tcase_add_test(tc, test_from_cl_two_device_context);

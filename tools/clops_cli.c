@@ -1158,23 +1158,10 @@ static int run_tune(const cli_command *cmd, const cli_args *args)
     if (args->device == DEVICE_HOST) return fail_line("tune", "the host backend has nothing to tune");
     unsigned index = args->device_index;
     if (args->device == DEVICE_DEFAULT) {
-        clops_context *ctx = NULL;
-        clops_status st = clops_context_create(&ctx);
+        int host = 0;
+        const clops_status st = clops_default_device(&host, &index);
         if (st != CLOPS_SUCCESS) return fail_clops("tune", st);
-        const int host = clops_context_backend(ctx) == CLOPS_BACKEND_HOST;
-        clops_context_free(ctx);
         if (host) return fail_line("tune", "the default device is the host backend; nothing to tune");
-        /* The default device's index: the first GPU, else device 0, unless CLOPS_DEVICE says. */
-        const char *env = getenv("CLOPS_DEVICE");
-        index = env && *env ? (unsigned)strtoul(env, NULL, 10) : 0;
-        size_t count = 0;
-        clops_device_info infos[64];
-        if (!(env && *env) && clops_device_list(infos, 64, &count) == CLOPS_SUCCESS)
-            for (size_t i = 0; i < count && i < 64; i++)
-                if (infos[i].type & CL_DEVICE_TYPE_GPU) {
-                    index = (unsigned)i;
-                    break;
-                }
     }
     char status[4300];
     printf("tuning device %u; results go to %s\n", index, clops_cache_status(status, sizeof status));
