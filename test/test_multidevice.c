@@ -30,6 +30,7 @@
 #include "reference.h"
 #include "test_common.h"
 #include "test_fs.h"
+#include "case_fixture.h"
 
 #define SHARED_THREADS 4 /* per device, on one context */
 #define ITERATIONS 6
@@ -62,18 +63,7 @@ static void teardown(void)
 
 /* ---- cases (thread-safe: no Check calls) ----------------------------------------------------------- */
 
-typedef struct mcase {
-    const char *name;
-    clops_operator_type type;
-    clops_data_type dtype;
-    uint32_t in[4];
-    uint32_t block;
-    clops_depth_space_order order;
-    clops_data_type itype;
-    uint32_t out[4]; /* MaxUnpooling */
-} mcase;
-
-static const mcase mcases[] = {
+static const tc_case mcases[] = {
     {"DepthToSpace FLOAT32 b2 DCR", CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_FLOAT32, {2, 12, 5, 7}, 2,
      CLOPS_ORDER_DEPTH_COLUMN_ROW, 0, {0}},
     {"SpaceToDepth UINT8 b3 CRD", CLOPS_OPERATOR_SPACE_TO_DEPTH, CLOPS_DATA_TYPE_UINT8, {1, 3, 9, 15}, 3,
@@ -94,96 +84,6 @@ static const mcase mcases[] = {
 };
 #define NUM_MCASES (sizeof mcases / sizeof mcases[0])
 
-typedef struct prepared {
-    const mcase *def;
-    clops_tensor_desc x, i, y;
-    clops_depth_to_space_desc d2s;
-    clops_space_to_depth_desc s2d;
-    clops_max_unpooling_desc mu;
-    clops_operator_desc desc;
-    void *in, *idx, *sentinel, *want;
-    size_t in_bytes, idx_bytes, out_bytes;
-} prepared;
-
-/* 0, or -1 (out of memory, or the reference rejects the case). */
-static int prepare(prepared *p, const mcase *d, uint64_t seed)
-{
-    memset(p, 0, sizeof *p);
-    p->def = d;
-    const size_t es = clops_data_type_size(d->dtype);
-    const uint32_t b = d->block;
-    uint32_t out[4];
-    if (d->type == CLOPS_OPERATOR_DEPTH_TO_SPACE) {
-        const uint32_t o[4] = {d->in[0], d->in[1] / (b * b), d->in[2] * b, d->in[3] * b};
-        memcpy(out, o, sizeof out);
-    } else if (d->type == CLOPS_OPERATOR_SPACE_TO_DEPTH) {
-        const uint32_t o[4] = {d->in[0], d->in[1] * b * b, d->in[2] / b, d->in[3] / b};
-        memcpy(out, o, sizeof out);
-    } else {
-        memcpy(out, d->out, sizeof out);
-    }
-    p->x.data_type = p->y.data_type = d->dtype;
-    memcpy(p->x.sizes, d->in, sizeof p->x.sizes);
-    memcpy(p->y.sizes, out, sizeof p->y.sizes);
-    const size_t in_n = (size_t)ref_element_count(d->in), out_n = (size_t)ref_element_count(out);
-    p->in_bytes = in_n * es;
-    p->out_bytes = out_n * es;
-    p->in = malloc(p->in_bytes);
-    p->sentinel = malloc(p->out_bytes);
-    p->want = malloc(p->out_bytes);
-    if (!p->in || !p->sentinel || !p->want)
-        return -1;
-    tc_fill_random(p->in, p->in_bytes, seed);
-    tc_fill_sentinel(p->sentinel, p->out_bytes);
-    memcpy(p->want, p->sentinel, p->out_bytes);
-    ref_tensor rx, ry;
-    ref_tensor_init(&rx, p->in, es, d->in, NULL);
-    ref_tensor_init(&ry, p->want, es, out, NULL);
-    if (d->type == CLOPS_OPERATOR_DEPTH_TO_SPACE) {
-        p->d2s = (clops_depth_to_space_desc){&p->x, &p->y, b, d->order};
-        p->desc = (clops_operator_desc){d->type, &p->d2s};
-        return ref_depth_to_space(&rx, &ry, b, (ref_order)d->order);
-    }
-    if (d->type == CLOPS_OPERATOR_SPACE_TO_DEPTH) {
-        p->s2d = (clops_space_to_depth_desc){&p->x, &p->y, b, d->order};
-        p->desc = (clops_operator_desc){d->type, &p->s2d};
-        return ref_space_to_depth(&rx, &ry, b, (ref_order)d->order);
-    }
-    const size_t is = clops_data_type_size(d->itype);
-    p->idx_bytes = in_n * is;
-    p->idx = malloc(p->idx_bytes);
-    if (!p->idx)
-        return -1;
-    uint64_t s = seed ^ 0xabcdefu;
-    for (size_t k = 0; k < in_n; k++) {
-        const uint64_t v = tc_rng_next(&s) % out_n;
-        if (is == 4) {
-            const uint32_t v32 = (uint32_t)v;
-            memcpy((char *)p->idx + 4 * k, &v32, 4);
-        } else {
-            memcpy((char *)p->idx + 8 * k, &v, 8);
-        }
-    }
-    p->i.data_type = d->itype;
-    memcpy(p->i.sizes, d->in, sizeof p->i.sizes);
-    p->mu = (clops_max_unpooling_desc){&p->x, &p->i, &p->y};
-    p->desc = (clops_operator_desc){d->type, &p->mu};
-    ref_tensor ri;
-    ref_tensor_init(&ri, p->idx, is, d->in, NULL);
-    const ref_index_kind kind = d->itype == CLOPS_DATA_TYPE_UINT32   ? REF_INDEX_UINT32
-                                : d->itype == CLOPS_DATA_TYPE_UINT64 ? REF_INDEX_UINT64
-                                                                     : REF_INDEX_INT64;
-    return ref_max_unpooling(&rx, &ri, kind, &ry) == 0 ? 0 : -1;
-}
-
-static void release(prepared *p)
-{
-    free(p->in);
-    free(p->idx);
-    free(p->sentinel);
-    free(p->want);
-}
-
 /* A cl_mem holding `src`, written without blocking; the write's event goes to ev[*n]. */
 static cl_mem upload(clops_context *ctx, const void *src, size_t bytes, cl_event *ev, cl_uint *n, cl_int *err)
 {
@@ -200,22 +100,22 @@ static cl_mem upload(clops_context *ctx, const void *src, size_t bytes, cl_event
 
 /* execute_host, then execute on cl_mem (uploads as the wait list, returned
  * event waited on); 0 if both are bit-exact, else -1 with a message. */
-static int run_case(clops_context *ctx, clops_operator *op, const prepared *p, char *err, size_t size)
+static int run_case(clops_context *ctx, clops_operator *op, const tc_prepared *p, char *err, size_t size)
 {
-    void *out = malloc(p->out_bytes);
+    void *out = malloc(p->bufs.out_bytes);
     if (!out) {
         snprintf(err, size, "out of memory");
         return -1;
     }
-    memcpy(out, p->sentinel, p->out_bytes);
-    clops_host_buffers hb = {p->in, p->in_bytes, p->idx, p->idx_bytes, out, p->out_bytes};
+    memcpy(out, p->sentinel, p->bufs.out_bytes);
+    clops_host_buffers hb = {p->in, p->bufs.in_bytes, p->idx, p->bufs.idx_bytes, out, p->bufs.out_bytes};
     clops_status st = clops_operator_execute_host(op, &hb);
     int rc = 0;
     if (st != CLOPS_SUCCESS) {
         snprintf(err, size, "%s: execute_host: %s (%s)", p->def->name, clops_status_name(st),
                  clops_last_error_message());
         rc = -1;
-    } else if (memcmp(out, p->want, p->out_bytes) != 0) {
+    } else if (memcmp(out, p->want, p->bufs.out_bytes) != 0) {
         snprintf(err, size, "%s: execute_host: wrong result", p->def->name);
         rc = -1;
     }
@@ -224,11 +124,11 @@ static int run_case(clops_context *ctx, clops_operator *op, const prepared *p, c
     cl_int clerr = CL_SUCCESS;
     cl_mem in = NULL, idx = NULL, o = NULL;
     if (rc == 0) {
-        in = upload(ctx, p->in, p->in_bytes, waits, &nwait, &clerr);
+        in = upload(ctx, p->in, p->bufs.in_bytes, waits, &nwait, &clerr);
         if (clerr == CL_SUCCESS)
-            idx = upload(ctx, p->idx, p->idx_bytes, waits, &nwait, &clerr);
+            idx = upload(ctx, p->idx, p->bufs.idx_bytes, waits, &nwait, &clerr);
         if (clerr == CL_SUCCESS)
-            o = upload(ctx, p->sentinel, p->out_bytes, waits, &nwait, &clerr);
+            o = upload(ctx, p->sentinel, p->bufs.out_bytes, waits, &nwait, &clerr);
         if (clerr != CL_SUCCESS) {
             snprintf(err, size, "%s: uploads failed: %d", p->def->name, (int)clerr);
             rc = -1;
@@ -255,12 +155,12 @@ static int run_case(clops_context *ctx, clops_operator *op, const prepared *p, c
         clReleaseEvent(done);
     }
     if (rc == 0) {
-        memset(out, 0, p->out_bytes);
-        clerr = clEnqueueReadBuffer(clops_context_queue(ctx), o, CL_TRUE, 0, p->out_bytes, out, 0, NULL, NULL);
+        memset(out, 0, p->bufs.out_bytes);
+        clerr = clEnqueueReadBuffer(clops_context_queue(ctx), o, CL_TRUE, 0, p->bufs.out_bytes, out, 0, NULL, NULL);
         if (clerr != CL_SUCCESS) {
             snprintf(err, size, "%s: read back: %d", p->def->name, (int)clerr);
             rc = -1;
-        } else if (memcmp(out, p->want, p->out_bytes) != 0) {
+        } else if (memcmp(out, p->want, p->bufs.out_bytes) != 0) {
             snprintf(err, size, "%s: execute on cl_mem: wrong result", p->def->name);
             rc = -1;
         }
@@ -280,11 +180,11 @@ static int run_case(clops_context *ctx, clops_operator *op, const prepared *p, c
 
 /* Main-thread wrapper: creates the case's operator on ctx, checks it runs on
  * the device with an allowed program origin, and its results. */
-static void check_case(clops_context *ctx, const mcase *d, const char *origin1, const char *origin2,
+static void check_case(clops_context *ctx, const tc_case *d, const char *origin1, const char *origin2,
                        const char *label)
 {
-    prepared p;
-    ck_assert_msg(prepare(&p, d, 17) == 0, "test bug: case %s", d->name);
+    tc_prepared p;
+    ck_assert_msg(tc_prepare(&p, d, 17) == 0, "test bug: case %s", d->name);
     clops_operator *op = NULL;
     clops_status st = clops_operator_create(ctx, &p.desc, &op);
     ck_assert_msg(st == CLOPS_SUCCESS, "%s [%s]: clops_operator_create: %s (%s)", d->name, label,
@@ -300,7 +200,7 @@ static void check_case(clops_context *ctx, const mcase *d, const char *origin1, 
     const int rc = run_case(ctx, op, &p, err, sizeof err);
     ck_assert_msg(rc == 0, "%s [%s]: %s", d->name, label, err);
     clops_operator_free(op);
-    release(&p);
+    tc_release(&p);
 }
 
 static clops_context *context_on(unsigned device, const char *label)
@@ -449,21 +349,21 @@ static void *work(void *arg)
         ctx = own;
     }
     /* one operator kept for the whole run, and one made per iteration */
-    prepared keep_p;
+    tc_prepared keep_p;
     clops_operator *keep = NULL;
-    const mcase *kd = &mcases[(size_t)w->id % NUM_MCASES];
-    if (prepare(&keep_p, kd, 100u + (uint64_t)w->id) != 0) {
+    const tc_case *kd = &mcases[(size_t)w->id % NUM_MCASES];
+    if (tc_prepare(&keep_p, kd, 100u + (uint64_t)w->id) != 0) {
         snprintf(w->err, sizeof w->err, "test bug: case %s", kd->name);
-        release(&keep_p);
+        tc_release(&keep_p);
         clops_context_free(own);
         return NULL;
     }
     for (int it = 0; it <= ITERATIONS && !w->err[0]; it++) {
-        prepared p;
-        const mcase *d = it == 0 ? kd : &mcases[((size_t)w->id * 3 + (size_t)it) % NUM_MCASES];
-        if (prepare(&p, d, (uint64_t)(w->id * 1000 + it)) != 0) {
+        tc_prepared p;
+        const tc_case *d = it == 0 ? kd : &mcases[((size_t)w->id * 3 + (size_t)it) % NUM_MCASES];
+        if (tc_prepare(&p, d, (uint64_t)(w->id * 1000 + it)) != 0) {
             snprintf(w->err, sizeof w->err, "test bug: case %s", d->name);
-            release(&p);
+            tc_release(&p);
             break;
         }
         clops_operator *op = NULL;
@@ -491,12 +391,12 @@ static void *work(void *arg)
             keep = op; /* the kept operator: run again every iteration below */
         else
             clops_operator_free(op);
-        release(&p);
+        tc_release(&p);
         if (keep && it > 0 && !w->err[0] && run_case(ctx, keep, &keep_p, w->err, sizeof w->err) == 0)
             w->runs++;
     }
     clops_operator_free(keep);
-    release(&keep_p);
+    tc_release(&keep_p);
     clops_context_free(own);
     return NULL;
 }

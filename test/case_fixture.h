@@ -1,0 +1,42 @@
+/* case_fixture.h - one operator case, made ready to run: descriptors, random input,
+ * random indices, the sentinel-filled output and the reference's expected result.
+ * Shared by the suites that run a few fixed cases on real contexts (test_cache*,
+ * test_multidevice). Thread-safe: no Check calls. */
+#ifndef CLOPS_TEST_CASE_FIXTURE_H
+#define CLOPS_TEST_CASE_FIXTURE_H
+
+#include "test_common.h"
+
+/* A case: packed NCHW tensors; `out` only for MaxUnpooling (the others derive it). */
+typedef struct tc_case {
+    const char *name;
+    clops_operator_type type;
+    clops_data_type dtype;
+    uint32_t in[4];
+    uint32_t block;                /* DepthToSpace / SpaceToDepth */
+    clops_depth_space_order order; /* DepthToSpace / SpaceToDepth */
+    clops_data_type itype;         /* MaxUnpooling: index type */
+    uint32_t out[4];               /* MaxUnpooling: output sizes */
+} tc_case;
+
+/* One case's descriptors, data and expected output. Not movable (desc points inside). */
+typedef struct tc_prepared {
+    const tc_case *def;
+    clops_tensor_desc x, i, y;
+    clops_depth_to_space_desc d2s;
+    clops_space_to_depth_desc s2d;
+    clops_max_unpooling_desc mu;
+    clops_operator_desc desc;
+    size_t esize;
+    void *in, *idx, *sentinel, *want;
+    tc_bufs bufs; /* in, idx, sentinel and their sizes */
+} tc_prepared;
+
+/* A seed made from a case's name. */
+uint64_t tc_seed_of(const char *name);
+/* Builds the case with data from `seed`: 0, or -1 (out of memory, or the
+ * reference rejects the case: a test bug). Release it either way. */
+int tc_prepare(tc_prepared *p, const tc_case *d, uint64_t seed);
+void tc_release(tc_prepared *p);
+
+#endif
