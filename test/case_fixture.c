@@ -11,12 +11,23 @@ uint64_t tc_seed_of(const char *name)
     return h;
 }
 
-/* MaxUnpooling indices: random targets over the whole output (duplicates come naturally). */
-static void fill_indices(void *idx, size_t is, size_t n, uint64_t out_n, uint64_t seed)
+/* MaxUnpooling indices: random targets over the whole output (duplicates come
+ * naturally); with `bad`, index 1 is one past the end and one more is out of
+ * range in the index type's own way. */
+static void fill_indices(void *idx, clops_data_type itype, size_t n, uint64_t out_n, uint64_t seed, int bad)
 {
+    const size_t is = clops_data_type_size(itype);
     uint64_t s = seed ^ 0x5bd1e995u;
     for (size_t k = 0; k < n; k++) {
-        const uint64_t v = tc_rng_next(&s) % out_n;
+        uint64_t v = tc_rng_next(&s) % out_n;
+        if (bad && k == 1)
+            v = out_n; /* one past the end */
+        if (bad && k == 4 && itype == CLOPS_DATA_TYPE_INT64)
+            v = (uint64_t)-1; /* negative */
+        if (bad && k == 7 && itype == CLOPS_DATA_TYPE_UINT64)
+            v = (1ull << 63) + 5; /* negative if read as int64 */
+        if (bad && k == 9 && itype == CLOPS_DATA_TYPE_UINT32)
+            v = UINT32_MAX;
         if (is == 4) {
             const uint32_t v32 = (uint32_t)v;
             memcpy((char *)idx + 4 * k, &v32, 4);
@@ -26,7 +37,7 @@ static void fill_indices(void *idx, size_t is, size_t n, uint64_t out_n, uint64_
     }
 }
 
-int tc_prepare(tc_prepared *p, const tc_case *d, uint64_t seed)
+long tc_prepare_bad(tc_prepared *p, const tc_case *d, uint64_t seed, int bad)
 {
     memset(p, 0, sizeof *p);
     p->def = d;
@@ -75,7 +86,7 @@ int tc_prepare(tc_prepared *p, const tc_case *d, uint64_t seed)
     p->idx = malloc(in_n * is + 1);
     if (!p->idx)
         return -1;
-    fill_indices(p->idx, is, in_n, out_n, seed);
+    fill_indices(p->idx, d->itype, in_n, out_n, seed, bad);
     p->bufs.idx = p->idx;
     p->bufs.idx_bytes = in_n * is;
     p->i.data_type = d->itype;
@@ -87,7 +98,12 @@ int tc_prepare(tc_prepared *p, const tc_case *d, uint64_t seed)
     const ref_index_kind kind = d->itype == CLOPS_DATA_TYPE_UINT32   ? REF_INDEX_UINT32
                                 : d->itype == CLOPS_DATA_TYPE_UINT64 ? REF_INDEX_UINT64
                                                                      : REF_INDEX_INT64;
-    return ref_max_unpooling(&rx, &ri, kind, &ry) == 0 ? 0 : -1;
+    return ref_max_unpooling(&rx, &ri, kind, &ry);
+}
+
+int tc_prepare(tc_prepared *p, const tc_case *d, uint64_t seed)
+{
+    return tc_prepare_bad(p, d, seed, 0) == 0 ? 0 : -1;
 }
 
 void tc_release(tc_prepared *p)

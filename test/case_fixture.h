@@ -37,6 +37,10 @@ uint64_t tc_seed_of(const char *name);
 /* Builds the case with data from `seed`: 0, or -1 (out of memory, or the
  * reference rejects the case: a test bug). Release it either way. */
 int tc_prepare(tc_prepared *p, const tc_case *d, uint64_t seed);
+/* As tc_prepare, and for MaxUnpooling with `bad` set, with out-of-range indices
+ * among the random ones (the reference skips them, leaving its zeros): returns
+ * how many the reference skipped, or -1. */
+long tc_prepare_bad(tc_prepared *p, const tc_case *d, uint64_t seed, int bad);
 void tc_release(tc_prepared *p);
 
 #endif
