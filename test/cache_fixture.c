@@ -361,20 +361,13 @@ void build_and_name(const tc_case *d, char *name, size_t size, uint64_t *bytes, 
 
 int cache_suite_main(Suite *s)
 {
-    size_t count = 0;
-    clops_status st = clops_device_list(NULL, 0, &count);
-    if (st != CLOPS_SUCCESS || count == 0) {
-        const char *req = getenv("CLOPS_REQUIRE_DEVICE");
-        fprintf(stderr, "%s: no OpenCL device (%s); the program cache is only used on OpenCL devices\n",
-                req && strcmp(req, "1") == 0 ? "FAIL" : "SKIP", clops_status_name(st));
-        return req && strcmp(req, "1") == 0 ? EXIT_FAILURE : 77;
-    }
-    SRunner *sr = srunner_create(s);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    const int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    const int skip = tc_need_devices(1, "the program cache is only used on OpenCL devices");
+    return skip >= 0 ? skip : tc_run_nofork(s);
+}
+
+TCase *cache_case(Suite *s, const char *name)
+{
+    return tc_fixture_case(s, name, setup, teardown);
 }
 
 void put_le(unsigned char *p, uint64_t v, int n)

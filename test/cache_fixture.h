@@ -24,7 +24,7 @@
 #include <limits.h>
 #include <time.h>
 
-#include "case_fixture.h"
+#include "fixture.h"
 #include "test_common.h"
 
 #define CLOPS_CL_API_NO_MACROS
@@ -110,5 +110,7 @@ void build_and_name(const tc_case *d, char *name, size_t size, uint64_t *bytes, 
 /* Runs suite `s` (no fork) unless there is no OpenCL device: then exits 77
  * (skipped), or fails under CLOPS_REQUIRE_DEVICE=1. */
 int cache_suite_main(Suite *s);
+/* A test case of `s` with this fixture's setup and teardown. */
+TCase *cache_case(Suite *s, const char *name);
 
 #endif

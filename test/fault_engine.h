@@ -10,18 +10,9 @@
 #include "cl_api.h"
 #include "test_common.h"
 
-#define FAULT_FUNCTIONS(X)                                                                         \
-    X(clGetPlatformIDs) X(clGetPlatformInfo) X(clGetDeviceIDs) X(clGetDeviceInfo)                  \
-    X(clCreateContext) X(clRetainContext) X(clReleaseContext)                                       \
-    X(clCreateCommandQueue) X(clRetainCommandQueue) X(clReleaseCommandQueue) X(clFinish)           \
-    X(clCreateBuffer) X(clReleaseMemObject) X(clGetMemObjectInfo)                                   \
-    X(clCreateProgramWithSource) X(clCreateProgramWithBinary) X(clBuildProgram)                     \
-    X(clGetProgramInfo) X(clGetProgramBuildInfo) X(clReleaseProgram)                                \
-    X(clCreateKernel) X(clReleaseKernel) X(clSetKernelArg) X(clGetKernelWorkGroupInfo)              \
-    X(clEnqueueNDRangeKernel) X(clEnqueueReadBuffer) X(clEnqueueFillBuffer)                         \
-    X(clEnqueueMapBuffer) X(clEnqueueUnmapMemObject) X(clEnqueueMarkerWithWaitList)                 \
-    X(clWaitForEvents) X(clReleaseEvent) X(clGetEventProfilingInfo)                                 \
-    X(io_write) X(io_fsync) X(io_rename) X(io_create) X(io_mkdir)
+/* Every entry of the clops_cl table: its OpenCL calls, then its file-system calls. */
+#define FAULT_FUNCTIONS(X) \
+    CLOPS_CL_FUNCTIONS(X) X(io_write) X(io_fsync) X(io_rename) X(io_create) X(io_mkdir)
 
 typedef enum fn_id {
 #define FN_ENUM(f) F_##f,

@@ -598,8 +598,7 @@ static Suite *cache_suite(void)
 {
     Suite *s = suite_create("cache");
     TCase *tc;
-    tc = tcase_create("entries");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tc = cache_case(s, "entries");
     tcase_add_test(tc, test_cold_disk_inprocess);
     tcase_add_loop_test(tc, test_corrupt_entry, 0, CORRUPT_CASES);
     tcase_add_test(tc, test_entry_is_directory);
@@ -607,16 +606,13 @@ static Suite *cache_suite(void)
     tcase_add_test(tc, test_stale_key_version);
     tcase_add_test(tc, test_stale_key_identity);
     tcase_add_test(tc, test_concurrent_writers);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("directory");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tc = cache_case(s, "directory");
     tcase_add_test(tc, test_dir_under_regular_file);
     tcase_add_test(tc, test_dir_is_regular_file);
     tcase_add_test(tc, test_missing_dir_created);
     tcase_add_test(tc, test_cache_off);
     tcase_add_test(tc, test_cache_read_only);
-    suite_add_tcase(s, tc);
     return s;
 }
 

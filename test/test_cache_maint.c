@@ -552,25 +552,19 @@ static Suite *maint_suite(void)
 {
     Suite *s = suite_create("cache_maint");
     TCase *tc;
-    tc = tcase_create("maintenance");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tc = cache_case(s, "maintenance");
     tcase_add_test(tc, test_eviction);
     tcase_add_test(tc, test_prune_and_clear_counts);
     tcase_add_test(tc, test_export_import);
     tcase_add_loop_test(tc, test_bad_pack, 0, PACK_CASES);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("no_compiler");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tc = cache_case(s, "no_compiler");
     tcase_add_test(tc, test_no_compiler_empty_cache);
     tcase_add_test(tc, test_no_compiler_crafted_entry);
     tcase_add_loop_test(tc, test_no_compiler_warm_cache, 0, 2);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("faults");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tc = cache_case(s, "faults");
     tcase_add_loop_test(tc, test_fault, 0, FAULT_CASES);
-    suite_add_tcase(s, tc);
     return s;
 }
 

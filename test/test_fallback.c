@@ -37,7 +37,7 @@
 #include "reference.h"
 #include "test_common.h"
 #include "test_fs.h"
-#include "case_fixture.h"
+#include "fixture.h"
 
 /* ---- environment and directories ------------------------------------------------------------ */
 
@@ -705,47 +705,29 @@ END_TEST
 static Suite *fallback_suite(void)
 {
     Suite *s = suite_create("fallback");
-    TCase *tc = tcase_create("subsets");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    TCase *tc = tc_fixture_case(s, "subsets", setup, teardown);
     tcase_add_loop_test(tc, test_subset, 0, 16);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("past_2_32");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tc = tc_fixture_case(s, "past_2_32", setup, teardown);
     tcase_add_loop_test(tc, test_past_2_32_elements, 0, (int)(2 * NUM_HUGE));
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("cli");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tc = tc_fixture_case(s, "cli", setup, teardown);
     tcase_add_test(tc, test_cli_devices);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("cl_mem");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tc = tc_fixture_case(s, "cl_mem", setup, teardown);
     tcase_add_test(tc, test_fallback_cl_mem_events);
     tcase_add_test(tc, test_fallback_out_of_order_queue);
-    suite_add_tcase(s, tc);
     return s;
 }
 
 int main(void)
 {
-    size_t count = 0;
-    clops_status st = clops_device_list(NULL, 0, &count);
-    if (st != CLOPS_SUCCESS || count == 0) {
-        const char *req = getenv("CLOPS_REQUIRE_DEVICE");
-        const int fail = req && strcmp(req, "1") == 0;
-        fprintf(stderr, "%s: no OpenCL device (%s): the fallback from a device cannot be tested\n",
-                fail ? "FAIL" : "SKIP", clops_status_name(st));
-        return fail ? EXIT_FAILURE : 77;
-    }
+    const int skip = tc_need_devices(1, "the fallback from a device cannot be tested");
+    if (skip >= 0)
+        return skip;
     make_cases();
     make_temp_dir(g_suite_root, sizeof g_suite_root, "fallback-warm");
-    SRunner *sr = srunner_create(fallback_suite());
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    const int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    const int rc = tc_run_nofork(fallback_suite());
     tc_rm_rf(g_suite_root);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return rc;
 }

@@ -30,7 +30,7 @@
 #include "reference.h"
 #include "test_common.h"
 #include "test_fs.h"
-#include "case_fixture.h"
+#include "fixture.h"
 
 #define SHARED_THREADS 4 /* per device, on one context */
 #define ITERATIONS 6
@@ -581,37 +581,25 @@ END_TEST
 static Suite *multidevice_suite(void)
 {
     Suite *s = suite_create("multidevice");
-    TCase *tc = tcase_create("devices");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    TCase *tc = tc_fixture_case(s, "devices", setup, teardown);
     tcase_add_test(tc, test_context_per_device);
     tcase_add_test(tc, test_default_device);
     tcase_add_test(tc, test_threads);
     tcase_add_test(tc, test_from_cl_second_device);
     tcase_add_test(tc, test_from_cl_two_device_context);
-    suite_add_tcase(s, tc);
     return s;
 }
 
 int main(void)
 {
+    const int skip = tc_need_devices(2, "this suite needs two (ctest sets POCL_DEVICES=\"pthread basic\")");
+    if (skip >= 0)
+        return skip;
     size_t count = 0;
-    clops_status st = clops_device_list(NULL, 0, &count);
-    const char *req = getenv("CLOPS_REQUIRE_DEVICE");
-    const int required = req && strcmp(req, "1") == 0;
-    if (st != CLOPS_SUCCESS || count < 2) {
-        fprintf(stderr, "%s: %zu OpenCL device%s (%s), this suite needs two (ctest sets POCL_DEVICES=\"pthread "
-                "basic\")\n", required ? "FAIL" : "SKIP", count, count == 1 ? "" : "s", clops_status_name(st));
-        return required ? EXIT_FAILURE : 77;
-    }
     if (clops_device_list(g_dev, 2, &count) != CLOPS_SUCCESS) {
         fprintf(stderr, "FAIL: clops_device_list: %s\n", clops_last_error_message());
         return EXIT_FAILURE;
     }
     fprintf(stderr, "testing devices 0 \"%s\" and 1 \"%s\"\n", g_dev[0].device_name, g_dev[1].device_name);
-    SRunner *sr = srunner_create(multidevice_suite());
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    const int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tc_run_nofork(multidevice_suite());
 }

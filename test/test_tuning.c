@@ -327,12 +327,10 @@ static Suite *tuning_suite(void)
 {
     Suite *s = suite_create("tuning");
     TCase *tc;
-    tc = tcase_create("tuning");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tc = cache_case(s, "tuning");
     tcase_add_loop_test(tc, test_tune_database_file, 0, TUNE_CASES);
     tcase_add_test(tc, test_tune_refused);
     tcase_add_test(tc, test_tune_quick);
-    suite_add_tcase(s, tc);
     return s;
 }
 

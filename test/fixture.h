@@ -1,9 +1,12 @@
-/* case_fixture.h - one operator case, made ready to run: descriptors, random input,
- * random indices, the sentinel-filled output and the reference's expected result.
- * Shared by the suites that run a few fixed cases on real contexts (test_cache*,
- * test_multidevice). Thread-safe: no Check calls. */
-#ifndef CLOPS_TEST_CASE_FIXTURE_H
-#define CLOPS_TEST_CASE_FIXTURE_H
+/* fixture.h - what several suites share (test_common.h has the rest):
+ *   - one operator case made ready to run: descriptors, random input, random
+ *     indices, the sentinel-filled output and the reference's expected result
+ *     (test_cache*, test_tuning, test_multidevice, test_fallback; thread-safe:
+ *     no Check calls);
+ *   - running a suite that needs OpenCL devices: skip (exit 77) or fail without
+ *     them, test cases with a checked fixture, no fork. */
+#ifndef CLOPS_TEST_FIXTURE_H
+#define CLOPS_TEST_FIXTURE_H
 
 #include "test_common.h"
 
@@ -42,5 +45,17 @@ int tc_prepare(tc_prepared *p, const tc_case *d, uint64_t seed);
  * how many the reference skipped, or -1. */
 long tc_prepare_bad(tc_prepared *p, const tc_case *d, uint64_t seed, int bad);
 void tc_release(tc_prepared *p);
+
+/* ---- suites on OpenCL devices ---- */
+
+/* -1 if there are at least `need` OpenCL devices; else says why the suite cannot
+ * run (`why`) and returns its exit status: 77 (skipped), or EXIT_FAILURE under
+ * CLOPS_REQUIRE_DEVICE=1. */
+int tc_need_devices(size_t need, const char *why);
+/* A test case of `s` with the checked fixture setup/teardown (run also after a
+ * failed assertion, since suites run without fork). */
+TCase *tc_fixture_case(Suite *s, const char *name, void (*setup)(void), void (*teardown)(void));
+/* Runs `s` without fork; EXIT_SUCCESS or EXIT_FAILURE. */
+int tc_run_nofork(Suite *s);
 
 #endif

@@ -1,5 +1,5 @@
-/* case_fixture.c - see case_fixture.h. */
-#include "case_fixture.h"
+/* fixture.c - shared fixtures of the suites (fixture.h). */
+#include "fixture.h"
 
 #include "reference.h"
 
@@ -112,4 +112,35 @@ void tc_release(tc_prepared *p)
     free(p->idx);
     free(p->sentinel);
     free(p->want);
+}
+
+int tc_need_devices(size_t need, const char *why)
+{
+    size_t count = 0;
+    const clops_status st = clops_device_list(NULL, 0, &count);
+    if (st == CLOPS_SUCCESS && count >= need)
+        return -1;
+    const char *req = getenv("CLOPS_REQUIRE_DEVICE");
+    const int required = req && strcmp(req, "1") == 0;
+    fprintf(stderr, "%s: %zu OpenCL device%s (%s): %s\n", required ? "FAIL" : "SKIP", count, count == 1 ? "" : "s",
+            clops_status_name(st), why);
+    return required ? EXIT_FAILURE : 77;
+}
+
+TCase *tc_fixture_case(Suite *s, const char *name, void (*setup)(void), void (*teardown)(void))
+{
+    TCase *tc = tcase_create(name);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
+int tc_run_nofork(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_NORMAL);
+    const int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
