@@ -113,7 +113,7 @@ int exists(const char *path)
 
 void entry_file(const char *name, char *out, size_t size)
 {
-    snprintf(out, size, "%s/%s", g_dir, name);
+    ck_assert_msg(snprintf(out, size, "%s/%s", g_dir, name) < (int)size, "test bug: path of %s too long", name);
 }
 
 /* Sets a file's modification time (the cache's "last used") to `age` seconds ago. */
@@ -151,7 +151,7 @@ dir_scan scan_dir(void)
     while ((e = readdir(d)) != NULL) {
         if (is_entry_name(e->d_name)) {
             if (s.entries < 32) {
-                snprintf(s.entry[s.entries], sizeof s.entry[0], "%s", e->d_name);
+                snprintf(s.entry[s.entries], sizeof s.entry[0], "%.20s", e->d_name); /* entry names are 20 characters */
                 char p[PATH_MAX + 64];
                 entry_file(e->d_name, p, sizeof p);
                 struct stat st;

@@ -1,5 +1,5 @@
 /*
- * fuzz_cache_entry.c - the program cache's readers (lib/cache.c) on arbitrary
+ * fuzz_cache_entry.c - the program cache's readers (lib/store/) on arbitrary
  * bytes, through the internal calls of the static clops_testable library.
  *
  * Input: one selector byte, then the file's bytes.
