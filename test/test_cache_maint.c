@@ -546,6 +546,55 @@ START_TEST(test_fault)
 }
 END_TEST
 
+/* ---- what an export writes over ------------------------------------------------------------------------------ */
+
+/* Temporary files (".tmp-*") in the pack's directory. */
+static int temps_in_root(void)
+{
+    int n = 0;
+    DIR *d = opendir(g_root);
+    ck_assert_msg(d != NULL, "opendir(%s): %s", g_root, strerror(errno));
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += strncmp(e->d_name, ".tmp-", 5) == 0;
+    closedir(d);
+    return n;
+}
+
+/* A failed export leaves the old pack byte for byte; a FIFO in place of the pack is refused, not replaced. */
+START_TEST(test_export_keeps_target)
+{
+    char name[32];
+    build_and_name(&CASE_A, name, sizeof name, NULL, "export: A");
+    char pack[PATH_MAX + 32];
+    pack_path(pack, sizeof pack);
+    size_t n = 0;
+    ck_assert_int_eq(clops_cache_export_pack(pack, &n), CLOPS_SUCCESS);
+    ck_assert_uint_eq(n, 1);
+    size_t old_len, new_len;
+    unsigned char *old = read_all(pack, &old_len);
+
+    clops_cl.io_write = write_enospc;
+    clops_status st = clops_cache_export_pack(pack, &n);
+    clops_cl = clops_cl_real;
+    ck_assert_msg(st == CLOPS_ERROR_CACHE_IO, "export on a full disk: %s, want CLOPS_ERROR_CACHE_IO",
+                  clops_status_name(st));
+    unsigned char *now = read_all(pack, &new_len);
+    ck_assert_msg(new_len == old_len && memcmp(now, old, old_len) == 0, "a failed export changed the old pack");
+    free(now);
+    free(old);
+    ck_assert_int_eq(temps_in_root(), 0);
+
+    char fifo[PATH_MAX + 32];
+    snprintf(fifo, sizeof fifo, "%s/pack.fifo", g_root);
+    ck_assert_msg(mkfifo(fifo, 0600) == 0, "mkfifo: %s", strerror(errno));
+    st = clops_cache_export_pack(fifo, &n);
+    ck_assert_msg(st == CLOPS_ERROR_CACHE_IO, "export to a FIFO: %s, want CLOPS_ERROR_CACHE_IO", clops_status_name(st));
+    struct stat sb;
+    ck_assert_msg(stat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode), "the FIFO was replaced");
+    ck_assert_int_eq(temps_in_root(), 0);
+}
+END_TEST
+
 /* ---- suite ---------------------------------------------------------------------------------------------------- */
 
 static Suite *maint_suite(void)
@@ -557,6 +606,7 @@ static Suite *maint_suite(void)
     tcase_add_test(tc, test_prune_and_clear_counts);
     tcase_add_test(tc, test_export_import);
     tcase_add_loop_test(tc, test_bad_pack, 0, PACK_CASES);
+    tcase_add_test(tc, test_export_keeps_target);
 
     tc = cache_case(s, "no_compiler");
     tcase_add_test(tc, test_no_compiler_empty_cache);

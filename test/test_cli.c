@@ -15,6 +15,7 @@
  */
 #include "cli_fixture.h"
 
+#include <errno.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -237,6 +238,25 @@ START_TEST(test_unpool_index_out_of_range)
 }
 END_TEST
 
+/* An output path that is not a regular file (a FIFO) is refused, never replaced. */
+START_TEST(test_output_not_regular)
+{
+    char fifo[512];
+    tmp_path(fifo, sizeof fifo, "out.fifo");
+    unlink(fifo);
+    ck_assert_msg(mkfifo(fifo, 0600) == 0, "mkfifo: %s", strerror(errno));
+    run("run", "depth-to-space", "%D/dml_input_u32.npy", "%T/out.fifo", "--block-size", "2", "--device", "host",
+        NULL);
+    ck_assert_msg(res.exit_code == 1, "exit %d: %s", res.exit_code, res.err);
+    assert_error_line("output is a FIFO");
+    ck_assert_ptr_nonnull(strstr(res.err, "not a regular file"));
+    struct stat st;
+    ck_assert_msg(stat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "the FIFO was replaced");
+    unlink(fifo);
+    assert_no_temp_files();
+}
+END_TEST
+
 /* ---- usage errors: exit 2 -------------------------------------------------------------------- */
 
 typedef struct usage_case {
@@ -372,6 +392,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_fixtures_match_spec_text);
     tcase_add_test(tc, test_device_index);
     tcase_add_loop_test(tc, test_unpool_index_out_of_range, 0, 2);
+    tcase_add_test(tc, test_output_not_regular);
     tcase_add_loop_test(tc, test_usage_errors, 0, USAGE_CASES);
     tcase_add_loop_test(tc, test_failures, 0, FAIL_CASES);
     suite_add_tcase(s, tc);

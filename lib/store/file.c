@@ -68,6 +68,12 @@ int clops_file_begin(clops_file_writer *w, const char *path, mode_t mode)
         errno = ENAMETOOLONG;
         return fail(w, "create");
     }
+    /* A device file, FIFO or directory in place of the target is never replaced. */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        return fail(w, "target");
+    }
     for (unsigned attempt = 0; attempt < 100; attempt++) {
         char suffix[7];
         temp_suffix(suffix, attempt);

@@ -6,6 +6,8 @@
  * fsync'ed, closed and renamed over the target, and the directory is then
  * fsync'ed (best effort). Readers see the old file or the new one, never a torn
  * one. On any failure the temporary file is removed and the target is untouched.
+ * A target that exists and is not a regular file (a device, a FIFO, a
+ * directory) is refused, never replaced.
  *
  * Every file clops reads goes through clops_file_open (clops_file_read reads it
  * whole): the descriptor, not the name, is fstat'ed, and anything but a regular
@@ -25,8 +27,8 @@
 #define CLOPS_FILE_PATH_MAX 4200
 
 /* A file being written. Fields are for file.c and for messages: `step` names the
- * step that failed ("create", "write", "fsync", "close", "rename") and `error`
- * its errno. */
+ * step that failed ("target": not a regular file, "create", "write", "fsync",
+ * "close", "rename") and `error` its errno. */
 typedef struct clops_file_writer {
     int fd;
     const char *step;
