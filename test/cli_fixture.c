@@ -239,6 +239,15 @@ void setup_once(void)
     have_device = strstr(res.out, "  device 0: ") != NULL;
 }
 
+TCase *cli_case(Suite *s)
+{
+    TCase *tc = tcase_create("setup");
+    tcase_add_unchecked_fixture(tc, setup_once, NULL);
+    tcase_set_timeout(tc, 600);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
 int cli_suite_main(Suite *s)
 {
     cli_path = getenv("CLOPS_CLI");

@@ -47,6 +47,8 @@ void assert_same_npy(const char *got_path, const char *want_path, const char *la
 void assert_error_line(const char *label);
 /* The suites' unchecked fixture: broken inputs in tmp_dir, and have_device. */
 void setup_once(void);
+/* The suites' test case: setup_once as its unchecked fixture, a 600 s timeout. */
+TCase *cli_case(Suite *s);
 /* Runs suite `s` in a fresh temporary directory, removed afterwards. */
 int cli_suite_main(Suite *s);
 

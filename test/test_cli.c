@@ -384,9 +384,7 @@ END_TEST
 static Suite *cli_suite(void)
 {
     Suite *s = suite_create("cli");
-    TCase *tc = tcase_create("setup");
-    tcase_add_unchecked_fixture(tc, setup_once, NULL);
-    tcase_set_timeout(tc, 600);
+    TCase *tc = cli_case(s);
     tcase_add_loop_test(tc, test_spec_examples, 0, RUN_CASES * DEVICE_VARIANTS);
     tcase_add_test(tc, test_fixtures_match_spec);
     tcase_add_test(tc, test_fixtures_match_spec_text);
@@ -395,7 +393,6 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_output_not_regular);
     tcase_add_loop_test(tc, test_usage_errors, 0, USAGE_CASES);
     tcase_add_loop_test(tc, test_failures, 0, FAIL_CASES);
-    suite_add_tcase(s, tc);
     return s;
 }
 

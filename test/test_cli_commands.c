@@ -245,16 +245,13 @@ END_TEST
 static Suite *cli_commands_suite(void)
 {
     Suite *s = suite_create("cli_commands");
-    TCase *tc = tcase_create("setup");
-    tcase_add_unchecked_fixture(tc, setup_once, NULL);
-    tcase_set_timeout(tc, 600);
+    TCase *tc = cli_case(s);
     tcase_add_loop_test(tc, test_help, 0, HELP_CASES);
     tcase_add_test(tc, test_devices);
     tcase_add_test(tc, test_print_spec_output);
     tcase_add_loop_test(tc, test_print_types, 0, PRINT_CASES);
     tcase_add_loop_test(tc, test_verbose, 0, 2);
     tcase_add_loop_test(tc, test_bfloat16_run, 0, 2);
-    suite_add_tcase(s, tc);
     return s;
 }
 
