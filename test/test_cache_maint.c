@@ -494,14 +494,15 @@ enum {
     FAULT_WRITE_ZERO,
     FAULT_RENAME,
     FAULT_FSYNC,
-    FAULT_MKSTEMP,
+    FAULT_CREATE,
     FAULT_MKDIR,
     FAULT_VANISH,
     FAULT_CASES
 };
 static const char *const fault_names[FAULT_CASES] = {
     "write fails (ENOSPC)", "half written, then ENOSPC", "write returns 0", "rename fails (ENOENT)",
-    "fsync fails (EIO)",    "creating the temporary file fails (ENOSPC)",    "mkdir fails (EACCES)", "directory removed mid-write"};
+    "fsync fails (EIO)", "creating the temporary file fails (ENOSPC)", "mkdir fails (EACCES)",
+    "directory removed mid-write"};
 
 START_TEST(test_fault)
 {
@@ -513,7 +514,7 @@ START_TEST(test_fault)
     case FAULT_WRITE_ZERO: clops_cl.io_write = write_zero; break;
     case FAULT_RENAME: clops_cl.io_rename = rename_enoent; break;
     case FAULT_FSYNC: clops_cl.io_fsync = fsync_eio; break;
-    case FAULT_MKSTEMP: clops_cl.io_create = create_enospc; break;
+    case FAULT_CREATE: clops_cl.io_create = create_enospc; break;
     case FAULT_MKDIR: clops_cl.io_mkdir = mkdir_eacces; break;
     case FAULT_VANISH: clops_cl.io_write = write_after_rmdir; break;
     }
