@@ -1,15 +1,21 @@
 /* cl_api.c - the table of real OpenCL and file-system entry points (cl_api.h). */
 #define _POSIX_C_SOURCE 200809L
 #define CLOPS_CL_API_NO_MACROS
+#include <fcntl.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <unistd.h>
 
 #include "cl_api.h"
 
+static int create_exclusive(const char *path, mode_t mode)
+{
+    return open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+}
+
 #define CLOPS_REAL_TABLE                                                                           \
     {                                                                                              \
-        CLOPS_CL_FUNCTIONS(CLOPS_X_INIT) write, fsync, rename, mkstemp, mkdir                      \
+        CLOPS_CL_FUNCTIONS(CLOPS_X_INIT) write, fsync, rename, create_exclusive, mkdir                  \
     }
 #define CLOPS_X_INIT(f) f,
 

@@ -31,11 +31,12 @@ typedef struct clops_cl_api {
 #define CLOPS_X_MEMBER(f) __typeof__(f) *f;
     CLOPS_CL_FUNCTIONS(CLOPS_X_MEMBER)
 #undef CLOPS_X_MEMBER
-    /* File system calls of the program cache and tuning database. */
+    /* File system calls of the store (lib/store/file.c; store/cache_config.c's mkdir). io_create
+     * creates a new file for writing, exclusively (O_CREAT | O_EXCL). */
     ssize_t (*io_write)(int fd, const void *buf, size_t n);
     int (*io_fsync)(int fd);
     int (*io_rename)(const char *from, const char *to);
-    int (*io_mkstemp)(char *template_path);
+    int (*io_create)(const char *path, mode_t mode);
     int (*io_mkdir)(const char *path, mode_t mode);
 } clops_cl_api;
 

@@ -103,6 +103,63 @@ static clops_status list_devices(clops_device_info **infos, size_t *count)
     return st;
 }
 
+/* Device `index` of `count`, or why not (messages shared by every way of naming a device). */
+static clops_status check_index(unsigned index, size_t count)
+{
+    if (count == 0)
+        return clops_fail(CLOPS_ERROR_NO_DEVICE, "device %u requested, but no OpenCL platform has a device", index);
+    if (index >= count)
+        return clops_fail(CLOPS_ERROR_INVALID_DEVICE_SELECTION, "device %u requested, %zu device%s available", index,
+                          count, count == 1 ? "" : "s");
+    return CLOPS_SUCCESS;
+}
+
+/* The default rule (clops.h, clops_context_create): CLOPS_DEVICE if set, else the
+ * first GPU, else device 0, else the host. Fills `*infos` (freed by the caller)
+ * with every device unless the host was named. */
+static clops_status pick_default(int *is_host, unsigned *index, clops_device_info **infos, size_t *count)
+{
+    *infos = NULL;
+    *count = 0;
+    *is_host = 0;
+    *index = 0;
+    const char *env = getenv("CLOPS_DEVICE");
+    if (env && *env) {
+        if (strcmp(env, "host") == 0) {
+            *is_host = 1;
+            return CLOPS_SUCCESS;
+        }
+        char *end;
+        errno = 0;
+        const unsigned long v = strtoul(env, &end, 10);
+        if (errno || *end || end == env || env[0] == '-' || v > UINT32_MAX)
+            return clops_fail(CLOPS_ERROR_INVALID_DEVICE_SELECTION,
+                              "CLOPS_DEVICE=\"%s\" is neither \"host\" nor a device index", env);
+        *index = (unsigned)v;
+        clops_status st = list_devices(infos, count);
+        return st != CLOPS_SUCCESS ? st : check_index(*index, *count);
+    }
+    clops_status st = list_devices(infos, count);
+    if (st != CLOPS_SUCCESS) return st; /* a failing OpenCL stack is an error, not "no device" */
+    *is_host = *count == 0;
+    for (size_t i = 0; i < *count; i++)
+        if ((*infos)[i].type & CL_DEVICE_TYPE_GPU) {
+            *index = (unsigned)i;
+            break;
+        }
+    return CLOPS_SUCCESS;
+}
+
+clops_status clops_default_device(int *is_host, unsigned *index)
+{
+    if (!is_host || !index) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_default_device: is_host and index are required");
+    clops_device_info *infos;
+    size_t count;
+    const clops_status st = pick_default(is_host, index, &infos, &count);
+    free(infos);
+    return st;
+}
+
 clops_status clops_context_create_device(unsigned index, clops_context **out)
 {
     if (!out) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_context_create_device: out is NULL");
@@ -110,14 +167,8 @@ clops_status clops_context_create_device(unsigned index, clops_context **out)
     clops_device_info *infos;
     size_t count;
     clops_status st = list_devices(&infos, &count);
-    if (st != CLOPS_SUCCESS) return st;
-    if (count == 0)
-        st = clops_fail(CLOPS_ERROR_NO_DEVICE, "device %u requested, but no OpenCL platform has a device", index);
-    else if (index >= count)
-        st = clops_fail(CLOPS_ERROR_INVALID_DEVICE_SELECTION, "device %u requested, %zu device%s available", index,
-                        count, count == 1 ? "" : "s");
-    else
-        st = context_on_device(&infos[index], out);
+    if (st == CLOPS_SUCCESS) st = check_index(index, count);
+    if (st == CLOPS_SUCCESS) st = context_on_device(&infos[index], out);
     free(infos);
     return st;
 }
@@ -126,32 +177,12 @@ clops_status clops_context_create(clops_context **out)
 {
     if (!out) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_context_create: out is NULL");
     *out = NULL;
-    const char *env = getenv("CLOPS_DEVICE");
-    if (env && *env) {
-        if (strcmp(env, "host") == 0) return clops_context_create_host(out);
-        char *end;
-        errno = 0;
-        const unsigned long index = strtoul(env, &end, 10);
-        if (errno || *end || end == env || env[0] == '-' || index > UINT32_MAX)
-            return clops_fail(CLOPS_ERROR_INVALID_DEVICE_SELECTION,
-                              "CLOPS_DEVICE=\"%s\" is neither \"host\" nor a device index", env);
-        return clops_context_create_device((unsigned)index, out);
-    }
+    int host;
+    unsigned index;
     clops_device_info *infos;
     size_t count;
-    clops_status st = list_devices(&infos, &count);
-    if (st != CLOPS_SUCCESS) return st; /* a failing OpenCL stack is an error, not "no device" */
-    if (count == 0) {
-        free(infos);
-        return clops_context_create_host(out);
-    }
-    size_t pick = 0;
-    for (size_t i = 0; i < count; i++)
-        if (infos[i].type & CL_DEVICE_TYPE_GPU) {
-            pick = i;
-            break;
-        }
-    st = context_on_device(&infos[pick], out);
+    clops_status st = pick_default(&host, &index, &infos, &count);
+    if (st == CLOPS_SUCCESS) st = host ? clops_context_create_host(out) : context_on_device(&infos[index], out);
     free(infos);
     return st;
 }

@@ -15,7 +15,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "cache.h"
+#include "store/cache.h"
 #include "cl_api.h"
 #include "clops/clops.h"
 
@@ -126,7 +126,7 @@ clops_status clops_program_get(clops_context *ctx, const char *source_name, cons
                                cl_program *out, const char **origin);
 void clops_programs_release(clops_context *ctx);
 
-/* ---- scheduler (scheduler.c) and tuning database (tune.c) ------------------------------------ */
+/* ---- scheduler (scheduler.c) and tuning database (store/tune_db.c) ------------------------------- */
 
 /* A kernel variant's tunable parameters: positions per work-item (0: the
  * kernel's default) and the local size (all 0: the heuristic's). */

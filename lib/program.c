@@ -3,7 +3,7 @@
  * A program is kernels/clops_common.cl followed by one operator file, built
  * with the operator's specialisation as -D options. Each (file, options) pair is
  * built once per context and kept until the context is freed; across processes
- * the device binary comes from the on-disk cache (cache.c) when it has one. */
+ * the device binary comes from the on-disk cache (store/cache_entry.c) when it has one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

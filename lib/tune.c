@@ -1,15 +1,5 @@
-/* tune.c - the per-device tuning database and the tuner that fills it.
- *
- * The database is a text file per device beside the program cache,
- * "tune-<hash of the device identity>.txt":
- *     clops-tune 1
- *     device <device name>
- *     <kernel> <variant options>\t<chunk>\t<l0>,<l1>,<l2>\t<GB/s>\t<default GB/s>
- * one line per kernel variant (the build options other than CHUNK). It is
- * written to a temporary file and renamed, like cache entries. Lookup order:
- * this device's entry, else the heuristic (scheduler.c). CLOPS_TUNE=off ignores
- * the file. A file with another version, device or malformed lines is ignored
- * line by line, never trusted. */
+/* tune.c - the tuner: times candidate chunk lengths and local sizes of each
+ * kernel variant and keeps the winners in the tuning database (store/tune_db.c). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,153 +8,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-
-#define TUNE_MAGIC "clops-tune 1"
-
-typedef struct tuning_entry {
-    char key[CLOPS_OPTIONS_MAX];
-    clops_tuning value;
-    double gbps, default_gbps;
-} tuning_entry;
-
-struct clops_tuning_table {
-    tuning_entry *entries;
-    size_t count, cap;
-};
-
-static void db_path(const clops_context *ctx, char *out, size_t size)
-{
-    snprintf(out, size, "%s/tune-%016llx.txt", ctx->cache.dir,
-             (unsigned long long)clops_fnv1a(0xcbf29ce484222325ull, ctx->identity, strlen(ctx->identity)));
-}
-
-static bool table_put(struct clops_tuning_table *t, const tuning_entry *e)
-{
-    for (size_t i = 0; i < t->count; i++)
-        if (strcmp(t->entries[i].key, e->key) == 0) {
-            t->entries[i] = *e;
-            return true;
-        }
-    if (t->count == t->cap) {
-        const size_t cap = t->cap ? 2 * t->cap : 32;
-        tuning_entry *grown = realloc(t->entries, cap * sizeof *grown);
-        if (!grown) return false;
-        t->entries = grown;
-        t->cap = cap;
-    }
-    t->entries[t->count++] = *e;
-    return true;
-}
-
-/* Parses "<key>\t<chunk>\t<l0>,<l1>,<l2>\t<gbps>\t<default>"; false if malformed. */
-/* Drops `key` from the table (a variant whose earlier winner no longer wins). */
-static void table_remove(struct clops_tuning_table *t, const char *key)
-{
-    for (size_t i = 0; i < t->count; i++)
-        if (strcmp(t->entries[i].key, key) == 0) {
-            t->entries[i] = t->entries[--t->count];
-            return;
-        }
-}
-
-static bool parse_line(char *line, tuning_entry *e)
-{
-    char *fields[5];
-    int n = 0;
-    for (char *save = NULL, *tok = strtok_r(line, "\t\n", &save); tok && n < 5; tok = strtok_r(NULL, "\t\n", &save))
-        fields[n++] = tok;
-    if (n != 5 || strlen(fields[0]) >= sizeof e->key) return false;
-    unsigned long long chunk, l[3];
-    int used = 0;
-    if (sscanf(fields[1], "%llu%n", &chunk, &used) != 1 || fields[1][used] || chunk == 0 || chunk > 65536) return false;
-    if (sscanf(fields[2], "%llu,%llu,%llu%n", &l[0], &l[1], &l[2], &used) != 3 || fields[2][used]) return false;
-    for (int d = 0; d < 3; d++)
-        if (l[d] == 0 || l[d] > 65536) return false;
-    snprintf(e->key, sizeof e->key, "%s", fields[0]);
-    e->value.chunk = (unsigned)chunk;
-    for (int d = 0; d < 3; d++) e->value.local[d] = (size_t)l[d];
-    e->gbps = strtod(fields[3], NULL);
-    e->default_gbps = strtod(fields[4], NULL);
-    return true;
-}
-
-static struct clops_tuning_table *load_table(const clops_context *ctx)
-{
-    struct clops_tuning_table *t = calloc(1, sizeof *t);
-    if (!t || ctx->cache.mode == CLOPS_CACHE_OFF) return t;
-    char path[CLOPS_CACHE_PATH_MAX + 64];
-    db_path(ctx, path, sizeof path);
-    FILE *f = fopen(path, "r");
-    if (!f) return t;
-    char line[CLOPS_OPTIONS_MAX + 256], device[256] = "";
-    bool ok = fgets(line, sizeof line, f) && strncmp(line, TUNE_MAGIC "\n", sizeof TUNE_MAGIC) == 0;
-    ok = ok && fgets(line, sizeof line, f) && sscanf(line, "device %255[^\n]", device) == 1 &&
-         strcmp(device, ctx->info.device_name) == 0;
-    while (ok && fgets(line, sizeof line, f)) {
-        tuning_entry e;
-        if (parse_line(line, &e)) table_put(t, &e);
-    }
-    fclose(f);
-    return t;
-}
-
-bool clops_tuning_lookup(clops_context *ctx, const char *key, clops_tuning *out)
-{
-    const char *env = getenv("CLOPS_TUNE");
-    if ((env && strcmp(env, "off") == 0) || ctx->backend != CLOPS_BACKEND_OPENCL) return false;
-    bool found = false;
-    pthread_mutex_lock(&ctx->lock);
-    if (!ctx->tuning) ctx->tuning = load_table(ctx);
-    for (size_t i = 0; ctx->tuning && i < ctx->tuning->count; i++)
-        if (strcmp(ctx->tuning->entries[i].key, key) == 0) {
-            *out = ctx->tuning->entries[i].value;
-            found = true;
-            break;
-        }
-    pthread_mutex_unlock(&ctx->lock);
-    return found;
-}
-
-void clops_tuning_release(clops_context *ctx)
-{
-    if (ctx->tuning) free(ctx->tuning->entries);
-    free(ctx->tuning);
-    ctx->tuning = NULL;
-}
-
-/* Writes the table atomically (temporary file in the same directory, rename). */
-static clops_status save_table(const clops_context *ctx, const struct clops_tuning_table *t)
-{
-    if (ctx->cache.mode != CLOPS_CACHE_READ_WRITE)
-        return clops_fail(CLOPS_ERROR_CACHE_UNAVAILABLE, "cannot store tuning results: program cache %s",
-                          ctx->cache.status);
-    char path[CLOPS_CACHE_PATH_MAX + 64], tmp[CLOPS_CACHE_PATH_MAX + 64];
-    db_path(ctx, path, sizeof path);
-    snprintf(tmp, sizeof tmp, "%s/.tune-XXXXXX", ctx->cache.dir);
-    const int fd = clops_cl.io_mkstemp(tmp);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-        return clops_fail(CLOPS_ERROR_CACHE_IO, "cannot create a temporary file in %s", ctx->cache.dir);
-    }
-    int ok = fprintf(f, "%s\ndevice %s\n", TUNE_MAGIC, ctx->info.device_name) > 0;
-    for (size_t i = 0; ok && i < t->count; i++) {
-        const tuning_entry *e = &t->entries[i];
-        ok = fprintf(f, "%s\t%u\t%zu,%zu,%zu\t%.3f\t%.3f\n", e->key, e->value.chunk, e->value.local[0],
-                     e->value.local[1], e->value.local[2], e->gbps, e->default_gbps) > 0;
-    }
-    ok = fflush(f) == 0 && clops_cl.io_fsync(fileno(f)) == 0 && ok;
-    ok = fclose(f) == 0 && ok;
-    if (ok && clops_cl.io_rename(tmp, path) != 0) ok = 0;
-    if (!ok) {
-        unlink(tmp);
-        return clops_fail(CLOPS_ERROR_CACHE_IO, "cannot write the tuning database %s", path);
-    }
-    return CLOPS_SUCCESS;
-}
+#include "store/tune_db.h"
 
 /* ---- the tuner ----------------------------------------------------------------------------------- */
 
@@ -253,7 +97,7 @@ static clops_status try_candidate(clops_context *ctx, const clops_operator_desc 
     return st;
 }
 
-static clops_status tune_case_run(clops_context *ctx, const tune_case *c, size_t bytes, tuning_entry *best,
+static clops_status tune_case_run(clops_context *ctx, const tune_case *c, size_t bytes, clops_tuning_entry *best,
                                   clops_tune_result *report, bool *keep)
 {
     clops_tensor_desc in, out;
@@ -389,7 +233,7 @@ clops_status clops_tune(unsigned device_index, int quick, clops_tune_progress_fn
     const size_t bytes = 64u << 20;
     const unsigned total = (unsigned)(2 * 2 * ntypes * nblocks);
 
-    struct clops_tuning_table *table = load_table(ctx); /* keep what other variants had */
+    struct clops_tuning_table *table = clops_tuning_table_load(ctx); /* keep what other variants had */
     if (!table) st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "tuning table");
     unsigned done = 0;
     for (int op = 0; st == CLOPS_SUCCESS && op < 2; op++)
@@ -398,7 +242,7 @@ clops_status clops_tune(unsigned device_index, int quick, clops_tune_progress_fn
                 for (size_t bi = 0; st == CLOPS_SUCCESS && bi < nblocks; bi++) {
                     const tune_case c = {op ? CLOPS_OPERATOR_SPACE_TO_DEPTH : CLOPS_OPERATOR_DEPTH_TO_SPACE,
                                          (clops_depth_space_order)order, types[ti], blocks[bi]};
-                    tuning_entry best;
+                    clops_tuning_entry best;
                     memset(&best, 0, sizeof best);
                     clops_tune_result report;
                     memset(&report, 0, sizeof report);
@@ -409,14 +253,13 @@ clops_status clops_tune(unsigned device_index, int quick, clops_tune_progress_fn
                     bool keep = false;
                     st = tune_case_run(ctx, &c, bytes, &best, &report, &keep);
                     report.kept = keep;
-                    if (st == CLOPS_SUCCESS && !keep) table_remove(table, best.key);
-                    if (st == CLOPS_SUCCESS && keep && !table_put(table, &best))
+                    if (st == CLOPS_SUCCESS && !keep) clops_tuning_table_remove(table, best.key);
+                    if (st == CLOPS_SUCCESS && keep && !clops_tuning_table_put(table, &best))
                         st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "tuning table");
                     if (st == CLOPS_SUCCESS && progress) progress(user, &report, ++done, total);
                 }
-    if (st == CLOPS_SUCCESS) st = save_table(ctx, table);
-    if (table) free(table->entries);
-    free(table);
+    if (st == CLOPS_SUCCESS) st = clops_tuning_table_save(ctx, table);
+    clops_tuning_table_free(table);
     clops_context_free(ctx);
     return st;
 }

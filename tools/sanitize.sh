@@ -91,7 +91,7 @@ run_valgrind() {
   need_packages build-essential cmake pkg-config check valgrind
   pocl_only_vendors
   cmake -S . -B "$vg_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build "$vg_build" -j "$jobs" --target clops_cli test_validation test_npy
+  cmake --build "$vg_build" -j "$jobs" --target clops_cli test_validation test_validation_exec test_npy
   VG_LOGS=$(mktemp -d "${TMPDIR:-/tmp}/clops-valgrind.XXXXXX")
   local out
   out=$(mktemp -d "${TMPDIR:-/tmp}/clops-vg-out.XXXXXX")
@@ -139,6 +139,7 @@ run_valgrind() {
   export CLOPS_TEST_DATA="$data"
   pushd "$vg_build/test" >/dev/null
   vg "test_validation" 0,77 "$PWD/test_validation"
+  vg "test_validation_exec" 0,77 "$PWD/test_validation_exec"
   vg "test_npy" 0,77 "$PWD/test_npy"
   popd >/dev/null
   unset CLOPS_TEST_DATA

@@ -206,6 +206,12 @@ typedef enum clops_backend {
  *  (CLOPS_ERROR_INVALID_DEVICE_SELECTION), never a silent substitute. */
 CLOPS_API clops_status clops_context_create(clops_context **out);
 
+/*! clops_default_device() : the device clops_context_create() would use, without
+ *  creating anything: `*is_host` = 1 for the host backend, else 0 with `*index`
+ *  its position in clops_device_list(). Fails as clops_context_create() does
+ *  (CLOPS_ERROR_INVALID_DEVICE_SELECTION for a CLOPS_DEVICE that names no device). */
+CLOPS_API clops_status clops_default_device(int *is_host, unsigned *index);
+
 /*! clops_context_create_device() : a context (with its own cl_context and
  *  in-order queue) on device `index` of clops_device_list(). */
 CLOPS_API clops_status clops_context_create_device(unsigned index, clops_context **out);
