@@ -128,11 +128,17 @@ void clops_programs_release(clops_context *ctx);
 
 /* ---- scheduler (scheduler.c) and tuning database (tune.c) ------------------------------------ */
 
+/* How a DepthToSpace/SpaceToDepth work-item moves its row piece
+ * (kernels/depth_space.cl, VEC): the device's default, an element loop, or
+ * explicit vectors and shuffles (where the variant allows them). */
+typedef enum clops_vectors { CLOPS_VECTORS_DEFAULT, CLOPS_VECTORS_OFF, CLOPS_VECTORS_ON } clops_vectors;
+
 /* A kernel variant's tunable parameters: positions per work-item (0: the
- * kernel's default) and the local size (all 0: the heuristic's). */
+ * kernel's default), the local size (all 0: the heuristic's) and the inner loop. */
 typedef struct clops_tuning {
     unsigned chunk;
     size_t local[3];
+    clops_vectors vectors;
 } clops_tuning;
 
 /* Chooses a local size for `kernel` over a `work_dim`-dimensional range of
@@ -176,6 +182,7 @@ struct clops_operator {
     bool forced;                 /* the tuner's candidate parameters below apply */
     clops_tuning force;
     unsigned chunk;              /* inner-axis positions per work-item (CHUNK) */
+    bool vectors;                /* DepthToSpace/SpaceToDepth: explicit vectors (VEC) */
     cl_mem flag;                 /* MaxUnpooling: status word the kernels set */
 };
 
