@@ -137,11 +137,18 @@ typedef vec_t __attribute__((aligned(1))) vec_u1;
         z_.odd = (b).hi;                                                                         \
         (second) = z_;                                                                           \
     } while (0)
-/* ev, od = the even and the odd lanes of a followed by b: ZIP undone. */
+/* ev, od = the even and the odd lanes of a followed by b: ZIP undone. (Written
+ * with swizzle stores like ZIP: Oclgrind 21.10 crashes on the equivalent vector
+ * literal (vec_t)(a.even, b.even).) */
 #define UNZIP(a, b, ev, od)                                                                      \
     do {                                                                                         \
-        (ev) = (vec_t)((a).even, (b).even);                                                      \
-        (od) = (vec_t)((a).odd, (b).odd);                                                        \
+        vec_t u_;                                                                                \
+        u_.lo = (a).even;                                                                        \
+        u_.hi = (b).even;                                                                        \
+        (ev) = u_;                                                                               \
+        u_.lo = (a).odd;                                                                         \
+        u_.hi = (b).odd;                                                                         \
+        (od) = u_;                                                                               \
     } while (0)
 
 /* v[0..b) holds one vector per row; afterwards, the b*VW elements interleaved
