@@ -8,6 +8,8 @@
  *   -DCHANNELS_INNER=0|1 the inner axis: 0: W (packed NCHW), 1: C (NHWC through strides)
  *   -DUNIT_W=0|1         1: both tensors have W stride 1 (known to the compiler)
  *   -DUNIT_C=0|1         1: both tensors have C stride 1
+ *   -DTILE=t             (optional) the local-memory tile kernels below, t work-items
+ *                        per group along W (needs UNIT_W, CHANNELS_INNER=0, BLOCK <= 8)
  *   -DVEC=0|1            1: the W-inner loop moves whole vectors of VW elements with
  *                        explicit shuffles (needs UNIT_W, CHANNELS_INNER=0, BLOCK 2, 3,
  *                        4 or 8, ELEM_BYTES 1, 2, 4, or 8 on a device with 64-bit
@@ -284,3 +286,65 @@ __kernel void space_to_depth(__global const elem_t *restrict x, __global elem_t 
 #endif
     }
 }
+
+/* ---- local-memory tiles (TILE=t) -------------------------------------------------------------
+ * For devices whose neighbouring work-items should touch neighbouring addresses
+ * on both sides (GPUs: coalescing). A group of t work-items handles t positions of
+ * the narrow side of one row: DepthToSpace reads t elements of each of its b input
+ * rows (item k reads element k of each: contiguous across the group), then writes
+ * the b*t output elements (item k writes elements k, t+k, 2t+k, ...: contiguous
+ * across the group); SpaceToDepth the reverse, once per row i of the block. The
+ * group's range is (t, 1, 1), fixed by reqd_work_group_size; one barrier between
+ * the reads and the writes (two per block row for SpaceToDepth). */
+#ifdef TILE
+#if !UNIT_W || CHANNELS_INNER || BLOCK > 8
+#error "TILE needs UNIT_W=1, CHANNELS_INNER=0 and BLOCK <= 8"
+#endif
+#define T ((idx_t)TILE)
+
+/* The group's row and first position; items past the row's end still take part in
+ * the barriers. sizes as the kernels above: (N, C, H_out, W). */
+#define TILE_COORDS(sizes)                                                                       \
+    const idx_t k = (idx_t)get_local_id(0), w0 = (idx_t)get_group_id(0) * T;                    \
+    const idx_t h = (idx_t)get_global_id(1), nc_ = (idx_t)get_global_id(2);                    \
+    const bool row_ok = h < DIM(sizes, 2) && nc_ < DIM(sizes, 0) * DIM(sizes, 1);                \
+    const idx_t n = row_ok ? nc_ / DIM(sizes, 1) : 0, c_ = row_ok ? nc_ % DIM(sizes, 1) : 0;     \
+    const idx_t len = row_ok && w0 < DIM(sizes, 3) ? min(T, DIM(sizes, 3) - w0) : 0;
+
+__kernel __attribute__((reqd_work_group_size(TILE, 1, 1))) void
+depth_to_space_tile(__global const elem_t *restrict x, __global elem_t *restrict y, dims4 sizes, dims4 xs, dims4 ys)
+{
+    __local elem_t tile[BLOCK * TILE];
+    TILE_COORDS(sizes)
+    const idx_t cout = DIM(sizes, 1), i = h % B, hi = h / B;
+    if (k < len)
+#pragma unroll
+        for (idx_t j = 0; j < B; j++) tile[j * T + k] = x[XOFF(n, DEPTH_CHANNEL(i, j, c_, cout), hi, w0 + k)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+    for (idx_t m = 0; m < B; m++) {
+        const idx_t o = m * T + k; /* output element of the group's run; source row o % b, position o / b */
+        if (o < len * B) y[YOFF(n, c_, h, w0 * B + o)] = tile[(o % B) * T + o / B];
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(TILE, 1, 1))) void
+space_to_depth_tile(__global const elem_t *restrict x, __global elem_t *restrict y, dims4 sizes, dims4 xs, dims4 ys)
+{
+    __local elem_t tile[BLOCK * TILE];
+    TILE_COORDS(sizes)
+    const idx_t cin = DIM(sizes, 1);
+    for (idx_t i = 0; i < B; i++) {
+#pragma unroll
+        for (idx_t m = 0; m < B; m++) {
+            const idx_t o = m * T + k; /* input element of the group's run */
+            if (o < len * B) tile[o] = x[XOFF(n, c_, h * B + i, w0 * B + o)];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (k < len)
+#pragma unroll
+            for (idx_t j = 0; j < B; j++) y[YOFF(n, DEPTH_CHANNEL(i, j, c_, cin), h, w0 + k)] = tile[k * B + j];
+        barrier(CLK_LOCAL_MEM_FENCE); /* the tile is refilled for the next block row */
+    }
+}
+#endif /* TILE */

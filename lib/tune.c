@@ -4,10 +4,10 @@
  * "tune-<hash of the device identity>.txt":
  *     clops-tune 1
  *     device <device name>
- *     <kernel> <variant options>\t<chunk>\t<l0>,<l1>,<l2>\t<GB/s>\t<default GB/s>\t<vectors>
+ *     <kernel> <variant options>\t<chunk>\t<l0>,<l1>,<l2>\t<GB/s>\t<default GB/s>\t<loop>
  * one line per kernel variant (the build options other than CHUNK and VEC);
- * <vectors> is 0 (the default), 1 (element loop) or 2 (explicit vectors), and a
- * line without it (written before it existed) means 0. It is
+ * <loop> is 0 (the default), 1 (element loop), 2 (explicit vectors) or 3
+ * (local-memory tile), and a line without it (written before it existed) means 0. It is
  * written to a temporary file and renamed, like cache entries. Lookup order:
  * this device's entry, else the heuristic (scheduler.c). CLOPS_TUNE=off ignores
  * the file. A file with another version, device or malformed lines is ignored
@@ -68,7 +68,7 @@ static void table_remove(struct clops_tuning_table *t, const char *key)
         }
 }
 
-/* Parses "<key>\t<chunk>\t<l0>,<l1>,<l2>\t<gbps>\t<default>[\t<vectors>]"; false if malformed. */
+/* Parses "<key>\t<chunk>\t<l0>,<l1>,<l2>\t<gbps>\t<default>[\t<loop>]"; false if malformed. */
 static bool parse_line(char *line, tuning_entry *e)
 {
     char *fields[6];
@@ -76,17 +76,18 @@ static bool parse_line(char *line, tuning_entry *e)
     for (char *save = NULL, *tok = strtok_r(line, "\t\n", &save); tok && n < 6; tok = strtok_r(NULL, "\t\n", &save))
         fields[n++] = tok;
     if (n < 5 || strlen(fields[0]) >= sizeof e->key) return false;
-    unsigned vectors = CLOPS_VECTORS_DEFAULT;
-    if (n == 6 && (sscanf(fields[5], "%u", &vectors) != 1 || vectors > CLOPS_VECTORS_ON)) return false;
     unsigned long long chunk, l[3];
     int used = 0;
     if (sscanf(fields[1], "%llu%n", &chunk, &used) != 1 || fields[1][used] || chunk == 0 || chunk > 65536) return false;
     if (sscanf(fields[2], "%llu,%llu,%llu%n", &l[0], &l[1], &l[2], &used) != 3 || fields[2][used]) return false;
     for (int d = 0; d < 3; d++)
         if (l[d] == 0 || l[d] > 65536) return false;
+    unsigned loop = CLOPS_LOOP_DEFAULT;
+    if (n == 6 && (sscanf(fields[5], "%u%n", &loop, &used) != 1 || fields[5][used] || loop > CLOPS_LOOP_TILE))
+        return false;
     snprintf(e->key, sizeof e->key, "%s", fields[0]);
     e->value.chunk = (unsigned)chunk;
-    e->value.vectors = (clops_vectors)vectors;
+    e->value.loop = (clops_loop)loop;
     for (int d = 0; d < 3; d++) e->value.local[d] = (size_t)l[d];
     e->gbps = strtod(fields[3], NULL);
     e->default_gbps = strtod(fields[4], NULL);
@@ -159,7 +160,7 @@ static clops_status save_table(const clops_context *ctx, const struct clops_tuni
     for (size_t i = 0; ok && i < t->count; i++) {
         const tuning_entry *e = &t->entries[i];
         ok = fprintf(f, "%s\t%u\t%zu,%zu,%zu\t%.3f\t%.3f\t%u\n", e->key, e->value.chunk, e->value.local[0],
-                     e->value.local[1], e->value.local[2], e->gbps, e->default_gbps, (unsigned)e->value.vectors) > 0;
+                     e->value.local[1], e->value.local[2], e->gbps, e->default_gbps, (unsigned)e->value.loop) > 0;
     }
     ok = fflush(f) == 0 && clops_cl.io_fsync(fileno(f)) == 0 && ok;
     ok = fclose(f) == 0 && ok;
@@ -242,8 +243,8 @@ static clops_status try_candidate(clops_context *ctx, const clops_operator_desc 
     clops_status st = clops_operator_create_forced(ctx, desc, force, &op);
     if (st == CLOPS_SUCCESS && op->fallback) st = clops_fail(CLOPS_ERROR_BUILD_FAILED, "%s", op->fallback_reason);
     *seconds = 0;
-    if (st == CLOPS_SUCCESS && force->vectors == CLOPS_VECTORS_ON && !op->vectors) {
-        clops_operator_free(op); /* no vectors for this variant: not a candidate (0 seconds) */
+    if (st == CLOPS_SUCCESS && force->loop != CLOPS_LOOP_DEFAULT && op->loop != force->loop) {
+        clops_operator_free(op); /* the variant cannot take this loop: not a candidate (0 seconds) */
         return CLOPS_SUCCESS;
     }
     if (st == CLOPS_SUCCESS) st = time_op(op, b, seconds);
@@ -251,15 +252,15 @@ static clops_status try_candidate(clops_context *ctx, const clops_operator_desc 
         const cl_int err = clEnqueueReadBuffer(ctx->queue, b->output, CL_TRUE, 0, out_bytes, got, 0, NULL, NULL);
         if (err != CL_SUCCESS) st = clops_fail_cl(err, "clEnqueueReadBuffer");
         else if (memcmp(got, want, out_bytes) != 0)
-            st = clops_fail(CLOPS_ERROR_INTERNAL, "candidate chunk %u local %zu,%zu,%zu vectors %d gave a wrong result",
+            st = clops_fail(CLOPS_ERROR_INTERNAL, "candidate chunk %u local %zu,%zu,%zu loop %d gave a wrong result",
                             op->chunk, op->launches[0].local[0], op->launches[0].local[1], op->launches[0].local[2],
-                            op->vectors);
+                            (int)op->loop);
     }
     if (st == CLOPS_SUCCESS) {
         snprintf(key, key_size, "%s", op->tune_key); /* as the operator looks itself up */
         used->chunk = op->chunk;
         for (int d = 0; d < 3; d++) used->local[d] = op->launches[0].local[d];
-        used->vectors = op->vectors ? CLOPS_VECTORS_ON : CLOPS_VECTORS_OFF;
+        used->loop = op->loop;
     }
     clops_operator_free(op);
     return st;
@@ -295,19 +296,23 @@ static clops_status tune_case_run(clops_context *ctx, const tune_case *c, size_t
         if (!b.output) st = clops_fail_cl(err, "clCreateBuffer");
     }
     /* Candidates: the heuristic first (the baseline), then chunk x local size x
-     * element loop or explicit vectors (where the variant allows them). */
+     * element loop or explicit vectors (where the variant allows them), then the
+     * local-memory tile (its group size is fixed). */
     const unsigned es = (unsigned)clops_data_type_size(c->dtype);
     /* 1 position per work-item is the non-CPU default; the others suit CPUs. */
     const unsigned chunk_bytes[] = {0, 128, 512, 2048};
     const size_t locals[][3] = {{1, 16, 1}, {1, 64, 1}, {4, 64, 1}, {1, 256, 1}};
     double best_s = 0, default_s = 0;
     for (int ci = -1; st == CLOPS_SUCCESS && ci < (int)(sizeof chunk_bytes / sizeof chunk_bytes[0]); ci++)
-        for (size_t k = 0; st == CLOPS_SUCCESS && k < (ci < 0 ? 1 : 2 * sizeof locals / sizeof locals[0]); k++) {
-            clops_tuning force = {0, {0, 0, 0}, CLOPS_VECTORS_DEFAULT}, used;
-            if (ci >= 0) {
+        for (size_t k = 0; st == CLOPS_SUCCESS && k < (ci < 0 ? 2 : 2 * sizeof locals / sizeof locals[0]); k++) {
+            clops_tuning force = {0, {0, 0, 0}, CLOPS_LOOP_DEFAULT}, used;
+            if (ci < 0 && k == 1) {
+                force.loop = CLOPS_LOOP_TILE;
+            } else if (ci >= 0) {
                 force.chunk = chunk_bytes[ci] > es ? chunk_bytes[ci] / es : 1;
                 memcpy(force.local, locals[k / 2], sizeof force.local);
-                force.vectors = k % 2 ? CLOPS_VECTORS_ON : CLOPS_VECTORS_OFF;
+                force.loop = k % 2 ? CLOPS_LOOP_VECTORS : CLOPS_LOOP_ELEMENTS;
+                if (force.loop == CLOPS_LOOP_VECTORS && force.chunk < 8) continue; /* shorter than any vector */
             }
             char key[CLOPS_OPTIONS_MAX];
             double secs = 0;
@@ -317,13 +322,13 @@ static clops_status tune_case_run(clops_context *ctx, const tune_case *c, size_t
                 snprintf(best->key, sizeof best->key, "%s", key);
                 best->value = used;
             }
-            if (ci < 0) default_s = secs;
+            if (ci < 0 && k == 0) default_s = secs;
         }
     /* The reported pair is measured afresh, default and winner alternating: the
      * best of many noisy candidates is biased upwards by the choosing itself. */
     double again_best = 0, again_default = 0;
     for (int r = 0; st == CLOPS_SUCCESS && r < 3; r++) {
-        const clops_tuning none = {0, {0, 0, 0}, CLOPS_VECTORS_DEFAULT};
+        const clops_tuning none = {0, {0, 0, 0}, CLOPS_LOOP_DEFAULT};
         clops_tuning used;
         char key[CLOPS_OPTIONS_MAX];
         double s_default = 0, s_best = 0;

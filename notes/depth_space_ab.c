@@ -31,7 +31,7 @@ int main(void){
     memcpy(in.sizes, op==0?deep:wide, 16); memcpy(out.sizes, op==0?wide:deep, 16);
     clops_depth_to_space_desc d={&in,&out,b,(clops_depth_space_order)ord};
     clops_operator_desc desc={op?CLOPS_OPERATOR_SPACE_TO_DEPTH:CLOPS_OPERATOR_DEPTH_TO_SPACE,&d};
-    clops_operator *A=NULL,*B=NULL; const clops_tuning ta_={0,{0,0,0},CLOPS_VECTORS_OFF}, tb_={0,{0,0,0},CLOPS_VECTORS_ON};
+    clops_operator *A=NULL,*B=NULL; const clops_tuning ta_={0,{0,0,0},CLOPS_LOOP_ELEMENTS}, tb_={0,{0,0,0},CLOPS_LOOP_VECTORS};
     if(clops_operator_create_forced(ctx,&desc,&ta_,&A)||clops_operator_create_forced(ctx,&desc,&tb_,&B)){fprintf(stderr,"create: %s\n",clops_last_error_message());return 1;}
     clops_buffers bb={bx,NULL,by}; run(A,&bb); run(B,&bb);
     double r[32], ta[32], tb[32];

@@ -90,8 +90,9 @@ static cl_mem upload(const void *p, size_t n)
 }
 
 /* Runs `desc` on the device and on the host; compares the whole output buffers.
- * `chunk` (0: the default) forces the positions per work-item; `vectors` (1)
- * forces DepthToSpace/SpaceToDepth's explicit-vector loop where it applies. */
+ * `chunk` (0: the default) forces the positions per work-item; `vectors` (a
+ * clops_loop: 2 explicit vectors, 3 the local-memory tile; 0 the default) forces
+ * DepthToSpace/SpaceToDepth's loop where it applies. */
 static void run_case(const char *label, const clops_operator_desc *desc, const clops_tensor_desc *in,
                      const clops_tensor_desc *idx, const clops_tensor_desc *out, const void *idx_data,
                      clops_status want, unsigned chunk, int vectors)
@@ -118,7 +119,7 @@ static void run_case(const char *label, const clops_operator_desc *desc, const c
      * watches every access). */
     clops_operator *op = NULL;
 #ifdef CLOPS_DRIVER_FORCED
-    const clops_tuning force = {chunk, {0, 0, 0}, vectors ? CLOPS_VECTORS_ON : CLOPS_VECTORS_DEFAULT};
+    const clops_tuning force = {chunk, {0, 0, 0}, (clops_loop)vectors};
     st = chunk || vectors ? clops_operator_create_forced(ctx, desc, &force, &op) : clops_operator_create(ctx, desc, &op);
 #else
     (void)chunk;
@@ -241,7 +242,9 @@ static void depth_space_cases(int quick)
  * and the general loop for block 5, on rows of 70 positions (a 64-byte vector
  * step of 1-byte elements and remainders), packed and padded, with the vector
  * loop forced and pieces of 67 positions, so the second piece of a row starts
- * unaligned. 16-byte elements have no vector loop (they take the element loop). */
+ * unaligned; then the local-memory tile (TILE) forced on the same shapes (a whole
+ * tile of 64 and a partial one, barriers under the race detector). 16-byte
+ * elements have no vector loop (they take the element loop). */
 static void vector_cases(int quick)
 {
     static const uint32_t vblocks[5] = {2, 3, 4, 8, 5};
@@ -267,11 +270,14 @@ static void vector_cases(int quick)
                         clops_depth_to_space_desc d = {&in, &out, b, (clops_depth_space_order)order};
                         clops_operator_desc desc = {op == 0 ? CLOPS_OPERATOR_DEPTH_TO_SPACE : CLOPS_OPERATOR_SPACE_TO_DEPTH,
                                                     &d};
-                        char label[128];
-                        snprintf(label, sizeof label, "%s %zu-byte %s b%u %s vectors chunk 67",
-                                 op == 0 ? "DepthToSpace" : "SpaceToDepth", clops_data_type_size(width_types[wi]),
-                                 order ? "CRD" : "DCR", b, layout_names[layout]);
-                        run_case(label, &desc, &in, NULL, &out, NULL, CLOPS_SUCCESS, forced_chunks ? 67 : 0, 1);
+                        for (int loop = 2; loop <= 3; loop++) {
+                            char label[128];
+                            snprintf(label, sizeof label, "%s %zu-byte %s b%u %s %s",
+                                     op == 0 ? "DepthToSpace" : "SpaceToDepth", clops_data_type_size(width_types[wi]),
+                                     order ? "CRD" : "DCR", b, layout_names[layout],
+                                     loop == 2 ? "vectors chunk 67" : "tile");
+                            run_case(label, &desc, &in, NULL, &out, NULL, CLOPS_SUCCESS, forced_chunks ? 67 : 0, loop);
+                        }
                     }
 }
 

@@ -3,15 +3,17 @@
  * kernel variant on the default OpenCL device, bit-exactly against the naive
  * reference (reference.c).
  *
- * kernels/depth_space.cl has an element loop and, for blocks 2, 3, 4 and 8 and
- * elements of 1, 2, 4 and 8 bytes, an explicit-vector loop (VEC). Each case runs
- * the variant the device picks by default and the vector loop forced (as `clops
- * tune` builds its candidates, through the static clops_testable) with a piece
- * of 80 positions per work-item, so pieces start at unaligned offsets and end in
- * a vector remainder and an element remainder; for every order, element width
+ * kernels/depth_space.cl has an element loop; for blocks 2, 3, 4 and 8 and
+ * elements of 1, 2, 4 and 8 bytes, an explicit-vector loop (VEC); and for blocks
+ * up to 8, local-memory tile kernels (TILE). Each case runs the variant the
+ * device picks by default, the vector loop forced (as `clops tune` builds its
+ * candidates, through the static clops_testable) with a piece of 80 positions per
+ * work-item, so pieces start at unaligned offsets and end in a vector remainder
+ * and an element remainder, and the tile forced (rows of 149 positions: two
+ * whole tiles of 64 and a partial one); for every order, element width
  * (1, 2, 4, 8, 16 bytes), block 2, 3, 4, 8 and 5 (the general loop), packed and
  * padded (unit W stride, gaps between rows and planes). A channels-inner (NHWC)
- * layout checks that a forced vector loop falls back to the element loop there.
+ * layout checks that a forced vector loop or tile falls back to the element loop there.
  * The output starts as a sentinel and is compared whole, so a write into a gap
  * or past the span fails. The host backend runs every case too.
  */
@@ -47,6 +49,12 @@ static const uint64_t *strides_for(layout l, const uint32_t s[4], uint64_t st[4]
 static int vectors_possible(size_t es, uint32_t b, layout l)
 {
     return l != LAYOUT_NHWC && (b == 2 || b == 3 || b == 4 || b == 8) && es <= 8;
+}
+
+/* Whether (block, layout) can take the local-memory tile kernels. */
+static int tile_possible(uint32_t b, layout l)
+{
+    return l != LAYOUT_NHWC && b <= 8;
 }
 
 /* Runs `desc` on `op` through execute_host and compares the whole output with `want`. */
@@ -106,18 +114,24 @@ static void variant_case(clops_operator_type type, clops_depth_space_order order
         check_op(op, in, in_bytes, init, want, out_bytes, es, label, "OpenCL device, default variant");
         clops_operator_free(op);
 
-        const clops_tuning force = {FORCED_CHUNK, {0, 0, 0}, CLOPS_VECTORS_ON};
-        op = NULL;
-        st = clops_operator_create_forced(tc_dev_ctx, &desc, &force, &op);
-        ck_assert_msg(st == CLOPS_SUCCESS && op, "%s: create (vectors forced): %s (%s)", label, clops_status_name(st),
-                      clops_last_error_message());
-        ck_assert_msg(!op->fallback, "%s: runs on the host (%s)", label, op->fallback_reason);
-        const int can = vectors_possible(es, b, l) && (es < 8 || tc_dev_ctx->info.has_int64);
-        ck_assert_msg(op->vectors == (can != 0), "%s: vector loop %s, want %s (options %s)", label,
-                      op->vectors ? "on" : "off", can ? "on" : "off", op->options);
-        ck_assert_msg(strstr(op->options, can ? "-DVEC=1" : "-DVEC=0") != NULL, "%s: options %s", label, op->options);
-        check_op(op, in, in_bytes, init, want, out_bytes, es, label, "OpenCL device, vector loop forced, chunk 80");
-        clops_operator_free(op);
+        /* The vector loop and the local-memory tile, forced; where the variant
+         * cannot take one, the default loop runs instead. */
+        static const clops_loop forced[2] = {CLOPS_LOOP_VECTORS, CLOPS_LOOP_TILE};
+        for (int f = 0; f < 2; f++) {
+            const clops_tuning force = {FORCED_CHUNK, {0, 0, 0}, forced[f]};
+            const char *path = f ? "OpenCL device, local-memory tile forced" : "OpenCL device, vector loop forced, chunk 80";
+            op = NULL;
+            st = clops_operator_create_forced(tc_dev_ctx, &desc, &force, &op);
+            ck_assert_msg(st == CLOPS_SUCCESS && op, "%s [%s]: create: %s (%s)", label, path, clops_status_name(st),
+                          clops_last_error_message());
+            ck_assert_msg(!op->fallback, "%s [%s]: runs on the host (%s)", label, path, op->fallback_reason);
+            const int can = f ? tile_possible(b, l)
+                              : vectors_possible(es, b, l) && (es < 8 || tc_dev_ctx->info.has_int64);
+            ck_assert_msg((op->loop == forced[f]) == (can != 0), "%s [%s]: loop %d ran (options %s)", label, path,
+                          (int)op->loop, op->options);
+            check_op(op, in, in_bytes, init, want, out_bytes, es, label, path);
+            clops_operator_free(op);
+        }
     }
     free(in);
     free(init);
