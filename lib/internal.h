@@ -128,11 +128,19 @@ void clops_programs_release(clops_context *ctx);
 
 /* ---- scheduler (scheduler.c) and tuning database (store/tune_db.c) ------------------------------- */
 
+/* How DepthToSpace/SpaceToDepth work-items move a row (kernels/depth_space.cl):
+ * the device's default, an element loop over a piece of the row, explicit
+ * vectors and shuffles over the piece (VEC), or a work-group staging a run of the
+ * row in local memory (TILE) so that reads and writes are both contiguous across
+ * neighbouring work-items. The last two apply where the variant allows them. */
+typedef enum clops_loop { CLOPS_LOOP_DEFAULT, CLOPS_LOOP_ELEMENTS, CLOPS_LOOP_VECTORS, CLOPS_LOOP_TILE } clops_loop;
+
 /* A kernel variant's tunable parameters: positions per work-item (0: the
- * kernel's default) and the local size (all 0: the heuristic's). */
+ * kernel's default), the local size (all 0: the heuristic's) and the loop. */
 typedef struct clops_tuning {
     unsigned chunk;
     size_t local[3];
+    clops_loop loop;
 } clops_tuning;
 
 /* Chooses a local size for `kernel` over a `work_dim`-dimensional range of
@@ -176,6 +184,7 @@ struct clops_operator {
     bool forced;                 /* the tuner's candidate parameters below apply */
     clops_tuning force;
     unsigned chunk;              /* inner-axis positions per work-item (CHUNK) */
+    clops_loop loop;             /* DepthToSpace/SpaceToDepth: the loop that runs (never DEFAULT) */
     cl_mem flag;                 /* MaxUnpooling: status word the kernels set */
 };
 

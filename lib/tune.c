@@ -80,18 +80,25 @@ static clops_status try_candidate(clops_context *ctx, const clops_operator_desc 
     clops_operator *op = NULL;
     clops_status st = clops_operator_create_forced(ctx, desc, force, &op);
     if (st == CLOPS_SUCCESS && op->fallback) st = clops_fail(CLOPS_ERROR_BUILD_FAILED, "%s", op->fallback_reason);
+    *seconds = 0;
+    if (st == CLOPS_SUCCESS && force->loop != CLOPS_LOOP_DEFAULT && op->loop != force->loop) {
+        clops_operator_free(op); /* the variant cannot take this loop: not a candidate (0 seconds) */
+        return CLOPS_SUCCESS;
+    }
     if (st == CLOPS_SUCCESS) st = time_op(op, b, seconds);
     if (st == CLOPS_SUCCESS) {
         const cl_int err = clEnqueueReadBuffer(ctx->queue, b->output, CL_TRUE, 0, out_bytes, got, 0, NULL, NULL);
         if (err != CL_SUCCESS) st = clops_fail_cl(err, "clEnqueueReadBuffer");
         else if (memcmp(got, want, out_bytes) != 0)
-            st = clops_fail(CLOPS_ERROR_INTERNAL, "candidate chunk %u local %zu,%zu,%zu gave a wrong result",
-                            op->chunk, op->launches[0].local[0], op->launches[0].local[1], op->launches[0].local[2]);
+            st = clops_fail(CLOPS_ERROR_INTERNAL, "candidate chunk %u local %zu,%zu,%zu loop %d gave a wrong result",
+                            op->chunk, op->launches[0].local[0], op->launches[0].local[1], op->launches[0].local[2],
+                            (int)op->loop);
     }
     if (st == CLOPS_SUCCESS) {
         snprintf(key, key_size, "%s", op->tune_key); /* as the operator looks itself up */
         used->chunk = op->chunk;
         for (int d = 0; d < 3; d++) used->local[d] = op->launches[0].local[d];
+        used->loop = op->loop;
     }
     clops_operator_free(op);
     return st;
@@ -126,18 +133,24 @@ static clops_status tune_case_run(clops_context *ctx, const tune_case *c, size_t
         if (b.input) b.output = clCreateBuffer(ctx->cl_ctx, CL_MEM_READ_WRITE, out_bytes, NULL, &err);
         if (!b.output) st = clops_fail_cl(err, "clCreateBuffer");
     }
-    /* Candidates: the heuristic first (the baseline), then chunk x local size. */
+    /* Candidates: the heuristic first (the baseline), then chunk x local size x
+     * element loop or explicit vectors (where the variant allows them), then the
+     * local-memory tile (its group size is fixed). */
     const unsigned es = (unsigned)clops_data_type_size(c->dtype);
     /* 1 position per work-item is the non-CPU default; the others suit CPUs. */
     const unsigned chunk_bytes[] = {0, 128, 512, 2048};
     const size_t locals[][3] = {{1, 16, 1}, {1, 64, 1}, {4, 64, 1}, {1, 256, 1}};
     double best_s = 0, default_s = 0;
     for (int ci = -1; st == CLOPS_SUCCESS && ci < (int)(sizeof chunk_bytes / sizeof chunk_bytes[0]); ci++)
-        for (size_t li = 0; st == CLOPS_SUCCESS && li < (ci < 0 ? 1 : sizeof locals / sizeof locals[0]); li++) {
-            clops_tuning force = {0, {0, 0, 0}}, used;
-            if (ci >= 0) {
+        for (size_t k = 0; st == CLOPS_SUCCESS && k < (ci < 0 ? 2 : 2 * sizeof locals / sizeof locals[0]); k++) {
+            clops_tuning force = {0, {0, 0, 0}, CLOPS_LOOP_DEFAULT}, used;
+            if (ci < 0 && k == 1) {
+                force.loop = CLOPS_LOOP_TILE;
+            } else if (ci >= 0) {
                 force.chunk = chunk_bytes[ci] > es ? chunk_bytes[ci] / es : 1;
-                memcpy(force.local, locals[li], sizeof force.local);
+                memcpy(force.local, locals[k / 2], sizeof force.local);
+                force.loop = k % 2 ? CLOPS_LOOP_VECTORS : CLOPS_LOOP_ELEMENTS;
+                if (force.loop == CLOPS_LOOP_VECTORS && force.chunk < 8) continue; /* shorter than any vector */
             }
             char key[CLOPS_OPTIONS_MAX];
             double secs = 0;
@@ -147,13 +160,13 @@ static clops_status tune_case_run(clops_context *ctx, const tune_case *c, size_t
                 snprintf(best->key, sizeof best->key, "%s", key);
                 best->value = used;
             }
-            if (ci < 0) default_s = secs;
+            if (ci < 0 && k == 0) default_s = secs;
         }
     /* The reported pair is measured afresh, default and winner alternating: the
      * best of many noisy candidates is biased upwards by the choosing itself. */
     double again_best = 0, again_default = 0;
     for (int r = 0; st == CLOPS_SUCCESS && r < 3; r++) {
-        const clops_tuning none = {0, {0, 0, 0}};
+        const clops_tuning none = {0, {0, 0, 0}, CLOPS_LOOP_DEFAULT};
         clops_tuning used;
         char key[CLOPS_OPTIONS_MAX];
         double s_default = 0, s_best = 0;

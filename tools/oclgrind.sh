@@ -6,7 +6,8 @@
 #   bash tools/oclgrind.sh
 #
 # Runs test/oclgrind_driver.c (D2S/S2D: widths 1, 2, 4, 8, 16 x DCR/CRD x blocks 1, 2, 3 x
-# packed/NHWC/padded; MaxUnpooling: three index types x packed/strided outputs x plain,
+# packed/NHWC/padded, and the explicit-vector loop and the local-memory tile forced for widths 1,
+# 2, 4, 8 x blocks 2, 3, 4, 8, 5 x packed/padded; MaxUnpooling: three index types x packed/strided outputs x plain,
 # duplicate and out-of-range indices), on small shapes, with the program cache off so every
 # kernel is built by Oclgrind itself, as
 #   oclgrind --check-api --data-races --uninitialized oclgrind_driver

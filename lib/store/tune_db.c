@@ -4,8 +4,10 @@
  * "tune-<hash of the device identity>.txt":
  *     clops-tune 1
  *     device <device name>
- *     <kernel> <variant options>\t<chunk>\t<l0>,<l1>,<l2>\t<GB/s>\t<default GB/s>
- * one line per kernel variant (the build options other than CHUNK). It is
+ *     <kernel> <variant options>\t<chunk>\t<l0>,<l1>,<l2>\t<GB/s>\t<default GB/s>\t<loop>
+ * one line per kernel variant (the build options other than CHUNK and VEC);
+ * <loop> is 0 (the default), 1 (element loop), 2 (explicit vectors) or 3
+ * (local-memory tile), and a line without it (written before it existed) means 0. It is
  * written with the store's atomic writer (file.h), like cache entries. Lookup order:
  * this device's entry, else the heuristic (scheduler.c). CLOPS_TUNE=off ignores
  * the file. A file with another version, device or malformed lines is ignored
@@ -56,22 +58,26 @@ void clops_tuning_table_remove(struct clops_tuning_table *t, const char *key)
         }
 }
 
-/* Parses "<key>\t<chunk>\t<l0>,<l1>,<l2>\t<gbps>\t<default>"; false if malformed. */
+/* Parses "<key>\t<chunk>\t<l0>,<l1>,<l2>\t<gbps>\t<default>[\t<loop>]"; false if malformed. */
 static bool parse_line(char *line, clops_tuning_entry *e)
 {
-    char *fields[5];
+    char *fields[6];
     int n = 0;
-    for (char *save = NULL, *tok = strtok_r(line, "\t\n", &save); tok && n < 5; tok = strtok_r(NULL, "\t\n", &save))
+    for (char *save = NULL, *tok = strtok_r(line, "\t\n", &save); tok && n < 6; tok = strtok_r(NULL, "\t\n", &save))
         fields[n++] = tok;
-    if (n != 5 || strlen(fields[0]) >= sizeof e->key) return false;
+    if (n < 5 || strlen(fields[0]) >= sizeof e->key) return false;
     unsigned long long chunk, l[3];
     int used = 0;
     if (sscanf(fields[1], "%llu%n", &chunk, &used) != 1 || fields[1][used] || chunk == 0 || chunk > 65536) return false;
     if (sscanf(fields[2], "%llu,%llu,%llu%n", &l[0], &l[1], &l[2], &used) != 3 || fields[2][used]) return false;
     for (int d = 0; d < 3; d++)
         if (l[d] == 0 || l[d] > 65536) return false;
+    unsigned loop = CLOPS_LOOP_DEFAULT;
+    if (n == 6 && (sscanf(fields[5], "%u%n", &loop, &used) != 1 || fields[5][used] || loop > CLOPS_LOOP_TILE))
+        return false;
     snprintf(e->key, sizeof e->key, "%s", fields[0]);
     e->value.chunk = (unsigned)chunk;
+    e->value.loop = (clops_loop)loop;
     for (int d = 0; d < 3; d++) e->value.local[d] = (size_t)l[d];
     e->gbps = strtod(fields[3], NULL);
     e->default_gbps = strtod(fields[4], NULL);
@@ -146,8 +152,8 @@ clops_status clops_tuning_table_save(const clops_context *ctx, const struct clop
     clops_file_printf(&w, "%s\ndevice %s\n", TUNE_MAGIC, ctx->info.device_name);
     for (size_t i = 0; i < t->count; i++) {
         const clops_tuning_entry *e = &t->entries[i];
-        clops_file_printf(&w, "%s\t%u\t%zu,%zu,%zu\t%.3f\t%.3f\n", e->key, e->value.chunk, e->value.local[0],
-                          e->value.local[1], e->value.local[2], e->gbps, e->default_gbps);
+        clops_file_printf(&w, "%s\t%u\t%zu,%zu,%zu\t%.3f\t%.3f\t%u\n", e->key, e->value.chunk, e->value.local[0],
+                          e->value.local[1], e->value.local[2], e->gbps, e->default_gbps, (unsigned)e->value.loop);
     }
     if (clops_file_commit(&w) != 0)
         return clops_fail(CLOPS_ERROR_CACHE_IO, "cannot write the tuning database %s", path);
