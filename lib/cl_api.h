@@ -25,7 +25,7 @@
     X(clCreateKernel) X(clReleaseKernel) X(clSetKernelArg) X(clGetKernelWorkGroupInfo)              \
     X(clEnqueueNDRangeKernel) X(clEnqueueReadBuffer) X(clEnqueueFillBuffer)                         \
     X(clEnqueueMapBuffer) X(clEnqueueUnmapMemObject) X(clEnqueueMarkerWithWaitList)                 \
-    X(clWaitForEvents) X(clReleaseEvent) X(clGetEventProfilingInfo)
+    X(clWaitForEvents) X(clRetainEvent) X(clReleaseEvent) X(clGetEventProfilingInfo)
 
 typedef struct clops_cl_api {
 #define CLOPS_X_MEMBER(f) __typeof__(f) *f;
@@ -91,6 +91,7 @@ extern const clops_cl_api clops_cl;
 #define clEnqueueUnmapMemObject clops_cl.clEnqueueUnmapMemObject
 #define clEnqueueMarkerWithWaitList clops_cl.clEnqueueMarkerWithWaitList
 #define clWaitForEvents clops_cl.clWaitForEvents
+#define clRetainEvent clops_cl.clRetainEvent
 #define clReleaseEvent clops_cl.clReleaseEvent
 #define clGetEventProfilingInfo clops_cl.clGetEventProfilingInfo
 #endif

@@ -376,9 +376,6 @@ clops_status clops_host_execute_cl(clops_operator *op, const clops_buffers *b, c
         const cl_int err = clFinish(q); /* unmaps done before the caller reuses the buffers */
         if (err != CL_SUCCESS) st = clops_fail_cl(err, "clFinish");
     }
-    if (st == CLOPS_SUCCESS && bad)
-        st = clops_fail(CLOPS_ERROR_INDEX_OUT_OF_RANGE,
-                        "%llu indices are negative or not below the output's %llu elements; those were skipped",
-                        (unsigned long long)bad, (unsigned long long)p->output.count);
+    if (unpool) clops_max_unpooling_record(op, NULL, st == CLOPS_SUCCESS ? bad : 0); /* clops_operator_last_status */
     return st;
 }

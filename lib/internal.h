@@ -157,7 +157,7 @@ bool clops_tuning_lookup(clops_context *ctx, const char *key, clops_tuning *out)
 void clops_tuning_release(clops_context *ctx);
 
 /* ---- operator objects (operator.c) ---------------------------------------------------------- */
-#define CLOPS_MAX_LAUNCHES 3
+#define CLOPS_MAX_LAUNCHES 4
 #define CLOPS_OPTIONS_MAX 512
 
 /* One kernel launch: kernel, work sizes; arguments are set at execute time. */
@@ -185,7 +185,14 @@ struct clops_operator {
     clops_tuning force;
     unsigned chunk;              /* inner-axis positions per work-item (CHUNK) */
     clops_loop loop;             /* DepthToSpace/SpaceToDepth: the loop that runs (never DEFAULT) */
-    cl_mem flag;                 /* MaxUnpooling: status word the kernels set */
+    struct {                     /* MaxUnpooling's device state (max_unpooling.c) */
+        cl_mem status;           /* status words the kernels raise */
+        cl_mem scratch;          /* one uint per output element: the general path's claims */
+        cl_uint gen;             /* generation number of the last execution */
+        cl_uint claims;          /* every claim in scratch is at most this (max_unpooling.cl) */
+        cl_event last;           /* the last execution's final event (retained), or NULL */
+        uint64_t bad;            /* without `last`: bad indices the host counted */
+    } unpool;
 };
 
 /* Per-operator plans: prepare builds the program and kernels and picks work sizes;
@@ -196,6 +203,16 @@ clops_status clops_depth_space_enqueue(clops_operator *op, const clops_buffers *
 clops_status clops_max_unpooling_prepare(clops_operator *op);
 clops_status clops_max_unpooling_enqueue(clops_operator *op, const clops_buffers *b, cl_uint nwait,
                                          const cl_event *wait, cl_event *event);
+/* Whether MaxUnpooling must run on the host here (a reason in `why`): inputs of
+ * 2^32-1 elements or more, or scratch past the device's maximum allocation. */
+bool clops_max_unpooling_needs_host(const clops_operator *op, char *why, size_t size);
+/* Records the last execution: its final event (owned from now on), or NULL and
+ * the number of bad indices the host counted. */
+void clops_max_unpooling_record(clops_operator *op, cl_event last, uint64_t bad);
+/* The status of the last execution (waits for its event). */
+clops_status clops_max_unpooling_status(clops_operator *op);
+/* Releases the device state (status words, scratch, last event). */
+void clops_max_unpooling_release(clops_operator *op);
 
 /* Runs a fallback operator on cl_mem buffers: maps them (after the wait list),
  * runs the host kernels, unmaps, and returns an event for the unmaps. */

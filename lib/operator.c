@@ -62,8 +62,7 @@ static void fall_back(clops_operator *op, const char *why)
 {
     for (unsigned i = 0; i < op->num_launches; i++) clReleaseKernel(op->launches[i].kernel);
     op->num_launches = 0;
-    if (op->flag) clReleaseMemObject(op->flag);
-    op->flag = NULL;
+    clops_max_unpooling_release(op);
     op->fallback = true;
     op->kernel_name = "";
     op->program_origin = "";
@@ -80,6 +79,11 @@ static clops_status prepare_on_device(clops_operator *op)
         char why[256];
         snprintf(why, sizeof why, "tensors past 2^32 elements need 64-bit integers, which %s lacks",
                  op->ctx->info.device_name);
+        fall_back(op, why);
+        return CLOPS_SUCCESS;
+    }
+    char why[256];
+    if (op->params.type == CLOPS_OPERATOR_MAX_UNPOOLING && clops_max_unpooling_needs_host(op, why, sizeof why)) {
         fall_back(op, why);
         return CLOPS_SUCCESS;
     }
@@ -130,7 +134,7 @@ void clops_operator_free(clops_operator *op)
 {
     if (!op) return;
     for (unsigned i = 0; i < op->num_launches; i++) clReleaseKernel(op->launches[i].kernel);
-    if (op->flag) clReleaseMemObject(op->flag);
+    clops_max_unpooling_release(op);
     free(op);
 }
 
@@ -210,6 +214,14 @@ clops_status clops_operator_execute(clops_operator *op, const clops_buffers *buf
     return st;
 }
 
+clops_status clops_operator_last_status(clops_operator *op)
+{
+    if (!op) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_operator_last_status: operator is NULL");
+    if (op->params.type != CLOPS_OPERATOR_MAX_UNPOOLING || op->ctx->backend != CLOPS_BACKEND_OPENCL)
+        return CLOPS_SUCCESS;
+    return clops_max_unpooling_status(op);
+}
+
 /* A device buffer holding `bytes` of `host` (or uninitialised when host is NULL). */
 static clops_status device_buffer(clops_context *ctx, cl_mem_flags flags, const void *host, size_t bytes, cl_mem *out)
 {
@@ -237,6 +249,7 @@ static clops_status execute_via_device(clops_operator *op, const clops_host_buff
     /* The read waits on the operator's event: the caller's queue may be out of order. */
     cl_event done = NULL;
     if (st == CLOPS_SUCCESS) st = clops_operator_execute(op, &d, 0, NULL, &done);
+    if (st == CLOPS_SUCCESS) st = clops_operator_last_status(op); /* bad indices: nothing copied back */
     if (st == CLOPS_SUCCESS && out_bytes) {
         const cl_int err = clEnqueueReadBuffer(op->ctx->queue, d.output, CL_TRUE, 0, out_bytes, b->output,
                                                done ? 1 : 0, done ? &done : NULL, NULL);
@@ -272,9 +285,9 @@ clops_status clops_operator_get_info(const clops_operator *op, clops_operator_in
     info->program_origin = op->program_origin;
     info->local_size_origin = op->local_size_origin;
     info->fallback_reason = op->fallback_reason;
-    /* The launch that does the operator's work: the last one (after any zero-fill). */
+    /* The first launch: the one named by kernel_name. */
     if (op->num_launches) {
-        const clops_launch *l = &op->launches[op->params.type == CLOPS_OPERATOR_MAX_UNPOOLING ? 1 : 0];
+        const clops_launch *l = &op->launches[0];
         info->work_dim = l->work_dim;
         for (int d = 0; d < 3; d++) {
             info->global_size[d] = l->global[d];

@@ -106,6 +106,7 @@ W_INT(clGetEventProfilingInfo, (cl_event e, cl_profiling_info i, size_t s, void 
     }
 W_RETAIN(clRetainContext, cl_context, K_CONTEXT)
 W_RETAIN(clRetainCommandQueue, cl_command_queue, K_QUEUE)
+W_RETAIN(clRetainEvent, cl_event, K_EVENT)
 W_RELEASE(clReleaseContext, cl_context, K_CONTEXT)
 W_RELEASE(clReleaseCommandQueue, cl_command_queue, K_QUEUE)
 W_RELEASE(clReleaseMemObject, cl_mem, K_MEM)

@@ -141,6 +141,7 @@ static void run_case(const char *label, const clops_operator_desc *desc, const c
     clops_buffers b = {bx, bi, by};
     cl_event ev = NULL;
     st = clops_operator_execute(op, &b, 0, NULL, &ev);
+    if (st == CLOPS_SUCCESS) st = clops_operator_last_status(op);
     launches++;
     if (st != want) {
         fprintf(stderr, "FAIL %s: execute: %s (%s), want %s\n", label, clops_status_name(st),

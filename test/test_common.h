@@ -403,6 +403,8 @@ static inline clops_status tc_run_execute_cl(clops_context *ctx, clops_operator 
         ck_assert_msg(es == CL_COMPLETE, "%s: returned event status %d after clWaitForEvents", label, (int)es);
         clReleaseEvent(done);
     }
+    /* Bad MaxUnpooling indices come through the asynchronous status. */
+    if (st == CLOPS_SUCCESS) st = clops_operator_last_status(op);
     TC_CL_CHECK(clFinish(clops_context_queue(ctx)), label);
     if (o)
         TC_CL_CHECK(clEnqueueReadBuffer(clops_context_queue(ctx), o, CL_TRUE, 0, b->out_bytes, out, 0,

@@ -10,37 +10,9 @@
  * values (last in row-major order wins, every run, every backend), empty
  * inputs, strided tensors.
  */
-#include "reference.h"
-#include "test_common.h"
+#include "test_unpool_common.h"
 
 #include <math.h>
-
-typedef struct index_type_info {
-    clops_data_type type;
-    ref_index_kind kind;
-    const char *name;
-    size_t size;
-} index_type_info;
-
-static const index_type_info index_types[3] = {
-    {CLOPS_DATA_TYPE_UINT32, REF_INDEX_UINT32, "UINT32", 4},
-    {CLOPS_DATA_TYPE_UINT64, REF_INDEX_UINT64, "UINT64", 8},
-    {CLOPS_DATA_TYPE_INT64, REF_INDEX_INT64, "INT64", 8},
-};
-
-/* Writes n flat indices as the given index type (values must fit). */
-static void store_indices(const index_type_info *it, const uint64_t *flat, size_t n, void *dst)
-{
-    unsigned char *d = dst;
-    for (size_t k = 0; k < n; k++) {
-        if (it->kind == REF_INDEX_UINT32) {
-            uint32_t v = (uint32_t)flat[k];
-            memcpy(d + k * 4, &v, 4);
-        } else {
-            memcpy(d + k * 8, &flat[k], 8); /* UINT64 and INT64 share the bits */
-        }
-    }
-}
 
 /* ---- a host max pooling ------------------------------------------------------------------- */
 static double half_to_double(uint16_t h)
@@ -161,78 +133,6 @@ static void max_pool(clops_data_type t, const unsigned char *x, const uint32_t x
                     idx[o] = best;
                     memcpy(vals + o * es, x + best * es, es);
                 }
-}
-
-/* ---- one unpooling case on every path ---------------------------------------------------------------- */
-typedef struct up_case {
-    clops_data_type type;
-    const index_type_info *it;
-    uint32_t in_sizes[4]; /* input and indices */
-    const uint64_t *in_strides;
-    const uint64_t *idx_strides;
-    uint32_t out_sizes[4];
-    const uint64_t *out_strides;
-    uint32_t tail; /* output buffer elements past the span, must stay untouched */
-} up_case;
-
-/* `x` and `indices` hold the input and indices spans (through their strides).
- * Checks every path against the reference and returns the number of bad indices. */
-static long up_run_on(const up_case *c, const void *x, const void *indices, clops_status want_status,
-                      const char *what, clops_context *only)
-{
-    char label[320], a[64], b[64];
-    const size_t es = tc_type(c->type)->size;
-    snprintf(label, sizeof label, "%s: MaxUnpooling %s, %s indices, input %s%s, output %s%s", what,
-             tc_type(c->type)->name, c->it->name, tc_shape_str(a, sizeof a, c->in_sizes),
-             c->in_strides ? " (strided)" : "", tc_shape_str(b, sizeof b, c->out_sizes),
-             c->out_strides ? " (strided)" : "");
-
-    clops_tensor_desc tx = {c->type, {c->in_sizes[0], c->in_sizes[1], c->in_sizes[2], c->in_sizes[3]}, c->in_strides};
-    clops_tensor_desc ti = {c->it->type, {c->in_sizes[0], c->in_sizes[1], c->in_sizes[2], c->in_sizes[3]},
-                            c->idx_strides};
-    clops_tensor_desc ty = {c->type, {c->out_sizes[0], c->out_sizes[1], c->out_sizes[2], c->out_sizes[3]},
-                            c->out_strides};
-    clops_max_unpooling_desc ud = {&tx, &ti, &ty};
-    clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &ud};
-    clops_status vs = clops_operator_validate(&desc);
-    ck_assert_msg(vs == CLOPS_SUCCESS, "%s: validate gave %s (%s)", label, clops_status_name(vs),
-                  clops_last_error_message());
-
-    size_t xb = tc_tensor_bytes(&tx), ib = tc_tensor_bytes(&ti);
-    size_t yb = tc_tensor_bytes(&ty) + (size_t)c->tail * es;
-    unsigned char *init = tc_malloc(yb), *want = tc_malloc(yb);
-    tc_fill_sentinel(init, yb);
-    memcpy(want, init, yb);
-
-    ref_tensor rx, ri, ry;
-    ref_tensor_init(&rx, (void *)(uintptr_t)x, es, c->in_sizes, c->in_strides);
-    ref_tensor_init(&ri, (void *)(uintptr_t)indices, c->it->size, c->in_sizes, c->idx_strides);
-    ref_tensor_init(&ry, want, es, c->out_sizes, c->out_strides);
-    long bad = ref_max_unpooling(&rx, &ri, c->it->kind, &ry);
-    ck_assert_msg(bad >= 0, "%s: test bug, reference rejected the sizes", label);
-    ck_assert_msg((bad > 0) == (want_status == CLOPS_ERROR_INDEX_OUT_OF_RANGE),
-                  "%s: test bug, %ld bad indices but expecting %s", label, bad, clops_status_name(want_status));
-
-    tc_bufs bufs = {xb ? x : NULL, xb, ib ? indices : NULL, ib, init, yb};
-    /* On a bad index the host-memory paths leave the output untouched, the
-     * cl_mem path writes every good element (and the zeros). */
-    if (only)
-        tc_check_context_paths(only, "caller's out-of-order queue", TC_PATHS_ALL, &desc, &bufs, want_status,
-                               bad ? init : want, want, es, label);
-    else
-        tc_check_all_paths_status(&desc, &bufs, want_status, bad ? init : want, want, es, label);
-    if (want_status != CLOPS_SUCCESS)
-        ck_assert_msg(clops_last_error_message()[0] != '\0', "%s: empty clops_last_error_message() after %s", label,
-                      clops_status_name(want_status));
-    free(init);
-    free(want);
-    return bad;
-}
-
-static long up_run(const up_case *c, const void *x, const void *indices, clops_status want_status,
-                   const char *what)
-{
-    return up_run_on(c, x, indices, want_status, what, NULL);
 }
 
 /* ---- unpooling a real max pooling -------------------------------------------------------------------- */

@@ -5,8 +5,8 @@
  * width, block size, size), after one untimed warm-up run of each:
  *   - the operator: on OpenCL the profiling of the event from
  *     clops_operator_execute (CL_PROFILING_COMMAND_START..END), except
- *     MaxUnpooling, which is several commands and blocks, timed by the wall
- *     clock around clops_operator_execute; on the host the wall clock around
+ *     MaxUnpooling, which is several commands, timed by the wall clock around
+ *     clops_operator_execute + clFinish; on the host the wall clock around
  *     clops_operator_execute_host;
  *   - baselines moving the same number of bytes: our copy kernel (uint4 loads
  *     and stores, COPY_PER_ITEM per work-item) and clEnqueueCopyBuffer, both
@@ -44,6 +44,13 @@
 /* Channels of the spatial (shallow) tensor of DepthToSpace/SpaceToDepth, and of MaxUnpooling. */
 #define SPACE_CHANNELS 4
 #define UNPOOL_CHANNELS 16
+/* MaxUnpooling variants: UINT32 (else INT64) indices; scattered (else pooling-
+ * shaped) indices, input position k of a plane going to k * SCATTER_STEP modulo
+ * the output plane (4x the input plane): distinct, because the step is a prime
+ * larger than any plane made here, and spread over the whole plane. */
+#define UNPOOL_U32 1
+#define UNPOOL_SCATTERED 2
+#define SCATTER_STEP UINT64_C(2654435761)
 
 /* ---- options ------------------------------------------------------------------------ */
 
@@ -98,8 +105,8 @@ typedef struct bench_args {
 static void print_help(FILE *f)
 {
     fprintf(f, "usage: clops bench [options]\n\n"
-               "Throughput of DepthToSpace, SpaceToDepth (DCR and CRD) and MaxUnpooling (INT64 and UINT32\n"
-               "indices) in GB/s (bytes read + bytes written), against a copy of the same bytes on the same\n"
+               "Throughput of DepthToSpace, SpaceToDepth (DCR and CRD) and MaxUnpooling (pooling-shaped\n"
+               "and scattered distinct indices, INT64 and UINT32) in GB/s (bytes read + bytes written), against a copy of the same bytes on the same\n"
                "device in the same run, medians of interleaved repetitions; then small-tensor latency\n"
                "against an empty kernel launch. Method: notes/bench.md.\n\noptions:\n");
     for (size_t i = 0; i < NUM_OPTIONS; i++) {
@@ -365,7 +372,7 @@ static uint64_t count4(const uint32_t s[4])
 
 typedef struct bench_config {
     bench_op op;
-    int variant; /* d2s/s2d: clops_depth_space_order; unpool: 0 = INT64 indices, 1 = UINT32 */
+    int variant; /* d2s/s2d: clops_depth_space_order; unpool: UNPOOL_U32 | UNPOOL_SCATTERED bits */
     unsigned width;
     unsigned block; /* 0 for unpool */
     uint64_t target; /* requested size of the largest tensor; 0 = the specification's example */
@@ -388,7 +395,8 @@ typedef struct bench_result {
 
 static const char *variant_name(const bench_config *c)
 {
-    if (c->op == BENCH_UNPOOL) return c->variant ? "u32" : "i64";
+    static const char *const unpool[4] = {"pool/i64", "pool/u32", "scat/i64", "scat/u32"};
+    if (c->op == BENCH_UNPOOL) return unpool[c->variant & 3];
     return c->variant == CLOPS_ORDER_DEPTH_COLUMN_ROW ? "DCR" : "CRD";
 }
 
@@ -426,10 +434,10 @@ static void make_shapes(bench_config *c)
         memcpy(c->out, c->op == BENCH_D2S ? space : deep, sizeof deep);
     }
     c->type = type_of_width(c->width);
-    c->index_type = c->variant ? CLOPS_DATA_TYPE_UINT32 : CLOPS_DATA_TYPE_INT64;
+    c->index_type = c->variant & UNPOOL_U32 ? CLOPS_DATA_TYPE_UINT32 : CLOPS_DATA_TYPE_INT64;
     c->in_bytes = count4(c->in) * w;
     c->out_bytes = count4(c->out) * w;
-    c->idx_bytes = c->op == BENCH_UNPOOL ? count4(c->in) * (c->variant ? 4 : 8) : 0;
+    c->idx_bytes = c->op == BENCH_UNPOOL ? count4(c->in) * (c->variant & UNPOOL_U32 ? 4 : 8) : 0;
     c->moved = c->in_bytes + c->idx_bytes + c->out_bytes;
     c->copy_bytes = round_up((c->moved + 1) / 2, 16);
 }
@@ -439,14 +447,14 @@ static bench_config *make_configs(const bench_args *a, size_t *count)
 {
     size_t n = 0;
     for (int o = 0; o < BENCH_NUM_OPS; o++)
-        if (a->ops[o]) n += (size_t)a->num_sizes * a->num_widths * 2 * (o == BENCH_UNPOOL ? 1 : a->num_blocks);
+        if (a->ops[o]) n += (size_t)a->num_sizes * a->num_widths * (o == BENCH_UNPOOL ? 4 : 2 * a->num_blocks);
     bench_config *cfgs = calloc(n ? n : 1, sizeof *cfgs);
     if (!cfgs) return NULL;
     size_t k = 0;
     for (unsigned s = 0; s < a->num_sizes; s++)
         for (int o = 0; o < BENCH_NUM_OPS; o++) {
             if (!a->ops[o]) continue;
-            for (int v = 0; v < 2; v++)
+            for (int v = 0; v < (o == BENCH_UNPOOL ? 4 : 2); v++)
                 for (unsigned wi = 0; wi < a->num_widths; wi++)
                     for (unsigned bi = 0; bi < (o == BENCH_UNPOOL ? 1 : a->num_blocks); bi++) {
                         bench_config *c = &cfgs[k++];
@@ -502,18 +510,20 @@ static void make_desc(const bench_config *c, desc_storage *d)
 }
 
 /* Indices of a 2x2 stride-2 max-pooling: each input element's index points at a
- * pseudo-random position of its own window, flat over the whole output. */
+ * pseudo-random position of its own window, flat over the whole output; or
+ * (UNPOOL_SCATTERED) at distinct positions spread over its output plane. */
 static void make_indices(const bench_config *c, void *dst)
 {
     const uint64_t ch = (uint64_t)c->in[0] * c->in[1], h = c->in[2], w = c->in[3];
-    const uint64_t oh = c->out[2], ow = c->out[3];
+    const uint64_t oh = c->out[2], ow = c->out[3], plane = oh * ow;
     uint64_t k = 0;
     for (uint64_t p = 0; p < ch; p++)
         for (uint64_t y = 0; y < h; y++)
             for (uint64_t x = 0; x < w; x++, k++) {
                 const uint64_t r = mix64(k) >> 62;
-                const uint64_t flat = (p * oh + 2 * y + (r >> 1)) * ow + 2 * x + (r & 1);
-                if (c->variant) ((uint32_t *)dst)[k] = (uint32_t)flat;
+                uint64_t flat = (p * oh + 2 * y + (r >> 1)) * ow + 2 * x + (r & 1);
+                if (c->variant & UNPOOL_SCATTERED) flat = p * plane + (y * w + x) * SCATTER_STEP % plane;
+                if (c->variant & UNPOOL_U32) ((uint32_t *)dst)[k] = (uint32_t)flat;
                 else ((int64_t *)dst)[k] = (int64_t)flat;
             }
 }
@@ -1020,7 +1030,7 @@ static void human_bytes(char *buf, size_t n, uint64_t bytes)
 
 static void print_table_header(bool host)
 {
-    printf("%-12s %-5s %5s %5s %-16s %10s %10s %9s %9s %9s %6s\n", "op", "order", "width", "block", "input shape",
+    printf("%-12s %-8s %5s %5s %-16s %10s %10s %9s %9s %9s %6s\n", "op", "order", "width", "block", "input shape",
            "size", "moved", "op GB/s", host ? "memcpy" : "copy-kern", host ? "-" : "copyBuf", "ratio");
 }
 
@@ -1037,7 +1047,7 @@ static void print_row(const bench_result *r, bool host)
     human_bytes(size, sizeof size, c->in_bytes > c->out_bytes ? c->in_bytes : c->out_bytes);
     human_bytes(moved, sizeof moved, c->moved);
     const double best = best_copy_gbps(r), opg = gbps(c->moved, r->op_s);
-    printf("%-12s %-5s %5u %5s %-16s %10s %10s %9.3f %9s %9s %6.2f%s\n", op_names[c->op], variant_name(c),
+    printf("%-12s %-8s %5u %5s %-16s %10s %10s %9.3f %9s %9s %6.2f%s\n", op_names[c->op], variant_name(c),
            c->width, block, shape, size, moved, opg, ck, cb,
            best > 0 ? opg / best : 0.0, r->verified < 0 ? "  WRONG RESULT" : r->op_wall && !host ? " *" : "");
     fflush(stdout);
@@ -1111,7 +1121,7 @@ static void print_json(const bench_args *a, bool host, const cl_env *e, const be
            "\"op_wall_seconds\": \"wall clock of execute + clFinish in the same runs\"},\n",
            host ? "wall clock around clops_operator_execute_host and memcpy"
                 : "profiled: OpenCL profiling (START..END) of the event from clops_operator_execute and of each "
-                  "baseline's command; wall (MaxUnpooling: several commands, execute blocks): wall clock of "
+                  "baseline's command; wall (MaxUnpooling: several commands): wall clock of "
                   "execute + clFinish, and of each baseline's enqueue + clFinish",
            host ? "memcpy"
                 : "bench_copy kernel (uint4, " STR(COPY_PER_ITEM) " consecutive per work-item) and clEnqueueCopyBuffer");
@@ -1122,7 +1132,8 @@ static void print_json(const bench_args *a, bool host, const cl_env *e, const be
         const double opg = gbps(c->moved, r->op_s), best = best_copy_gbps(r);
         printf("%s\n    {\"op\": \"%s\", \"op_short\": \"%s\", ", i ? "," : "", op_names[c->op], op_short[c->op]);
         if (c->op == BENCH_UNPOOL)
-            printf("\"order\": null, \"index_type\": \"%s\", \"block\": null, ", clops_data_type_name(c->index_type));
+            printf("\"order\": null, \"index_type\": \"%s\", \"indices\": \"%s\", \"block\": null, ",
+                   clops_data_type_name(c->index_type), c->variant & UNPOOL_SCATTERED ? "scattered" : "pooling");
         else
             printf("\"order\": \"%s\", \"index_type\": null, \"block\": %u, ", variant_name(c), c->block);
         printf("\"width\": %u, \"data_type\": \"%s\", \"size_requested\": ", c->width, clops_data_type_name(c->type));
@@ -1237,8 +1248,8 @@ int clops_bench_main(int argc, char **argv)
                    clops_version_string(), a.reps, 3 * a.reps);
         else
             printf("# clops %s bench on device %u: %s (%s, %s)\n# op and baselines (copy kernel, clEnqueueCopyBuffer "
-                   "of the same bytes) timed by event profiling;\n# * = MaxUnpooling: several commands and a blocking "
-                   "execute, so it and its baselines by wall clock (enqueue + clFinish)\n# medians "
+                   "of the same bytes) timed by event profiling;\n# * = MaxUnpooling: several commands, "
+                   "so it and its baselines by wall clock (enqueue + clFinish)\n# medians "
                    "of %u interleaved reps (%u below 1 MiB moved); GB/s = (bytes read + written) / s; ratio = op / "
                    "best copy\n",
                    clops_version_string(), e.info.index, e.info.device_name, e.info.platform_name,

@@ -266,16 +266,27 @@ typedef struct clops_buffers {
 } clops_buffers;
 
 /*! clops_operator_execute() : enqueues the operator on the context's queue,
- *  after the events in `wait_list`; `*event` (if not NULL) receives an event
- *  that completes when the output is written (release it with clReleaseEvent).
- *  DepthToSpace and SpaceToDepth return without waiting. MaxUnpooling waits for
- *  the device before returning, because it reports bad indices in its status:
- *  CLOPS_ERROR_INDEX_OUT_OF_RANGE means at least one index was negative or past
- *  the output; such elements are never written anywhere, every other element
- *  is written as usual. Needs an OpenCL context (else CLOPS_ERROR_WRONG_BACKEND). */
+ *  after the events in `wait_list`, and returns without waiting (the wait list
+ *  may hold user events completed later); `*event` (if not NULL) receives an
+ *  event that completes when the output is written (release it with
+ *  clReleaseEvent). The returned status is about enqueuing; MaxUnpooling's bad
+ *  indices are found on the device and reported by clops_operator_last_status().
+ *  Executions of one MaxUnpooling operator run one after another, even on an
+ *  out-of-order queue (they share the operator's status words and scratch).
+ *  Needs an OpenCL context (else CLOPS_ERROR_WRONG_BACKEND). */
 CLOPS_API clops_status clops_operator_execute(clops_operator *op, const clops_buffers *buffers,
                                     cl_uint num_events_in_wait_list, const cl_event *wait_list,
                                     cl_event *event);
+
+/*! clops_operator_last_status() : the status of the operator's last
+ *  clops_operator_execute(), once its commands have completed (it waits for
+ *  them: call it after the returned event completed to wait for nothing).
+ *  MaxUnpooling: CLOPS_ERROR_INDEX_OUT_OF_RANGE if an index was negative or past
+ *  the output (such elements are never written anywhere; every other element
+ *  was written as usual), or an OpenCL error if the status could not be read.
+ *  CLOPS_SUCCESS before any execution, after a successful one, and for
+ *  DepthToSpace and SpaceToDepth (which have nothing to report later). */
+CLOPS_API clops_status clops_operator_last_status(clops_operator *op);
 
 /* Host memory for clops_operator_execute_host(); sizes in bytes. */
 typedef struct clops_host_buffers {
