@@ -293,47 +293,28 @@ void clops_host_unpool_scatter(const clops_op_params *p, const void *in_, const 
     }
 }
 
-clops_status clops_host_execute(const clops_op_params *p, const clops_host_buffers *b)
+clops_status clops_host_depth_to_space(const clops_op_params *p, const clops_host_buffers *b)
 {
-    switch (p->type) {
-    case CLOPS_OPERATOR_DEPTH_TO_SPACE:
-        if (p->output.count)
-            parallel_rows(depth_to_space_rows, p, b->input, b->output,
-                          p->output.sizes[0] * p->output.sizes[1] * p->output.sizes[2]);
-        return CLOPS_SUCCESS;
-    case CLOPS_OPERATOR_SPACE_TO_DEPTH:
-        if (p->output.count)
-            parallel_rows(space_to_depth_rows, p, b->input, b->output,
-                          p->input.sizes[0] * p->input.sizes[1] * p->output.sizes[2] * p->block_size);
-        return CLOPS_SUCCESS;
-    case CLOPS_OPERATOR_MAX_UNPOOLING:
-        return max_unpooling(p, b->input, b->indices, b->output);
-    }
-    return clops_fail(CLOPS_ERROR_INTERNAL, "host_execute: operator type %d", (int)p->type);
+    if (p->output.count)
+        parallel_rows(depth_to_space_rows, p, b->input, b->output,
+                      p->output.sizes[0] * p->output.sizes[1] * p->output.sizes[2]);
+    return CLOPS_SUCCESS;
 }
 
-clops_status clops_host_run(const clops_operator_desc *desc, const clops_host_buffers *buffers)
+clops_status clops_host_space_to_depth(const clops_op_params *p, const clops_host_buffers *b)
 {
-    clops_op_params p;
-    clops_status st = clops_validate_operator(desc, &p);
-    if (st == CLOPS_SUCCESS) st = clops_check_host_buffers(&p, buffers);
-    if (st == CLOPS_SUCCESS) st = clops_host_execute(&p, buffers);
-    return st;
+    if (p->output.count)
+        parallel_rows(space_to_depth_rows, p, b->input, b->output,
+                      p->input.sizes[0] * p->input.sizes[1] * p->output.sizes[2] * p->block_size);
+    return CLOPS_SUCCESS;
 }
 
-/* Maps `bytes` of `m` after the wait list (blocking). */
-static clops_status map_buffer(cl_command_queue q, cl_mem m, cl_map_flags flags, size_t bytes, cl_uint nwait,
-                               const cl_event *wait, void **out)
+clops_status clops_host_max_unpooling(const clops_op_params *p, const clops_host_buffers *b)
 {
-    cl_int err;
-    *out = NULL;
-    if (bytes == 0) return CLOPS_SUCCESS;
-    *out = clEnqueueMapBuffer(q, m, CL_TRUE, flags, 0, bytes, nwait, nwait ? wait : NULL, NULL, &err);
-    return *out ? CLOPS_SUCCESS : clops_fail_cl(err, "clEnqueueMapBuffer");
+    return max_unpooling(p, b->input, b->indices, b->output);
 }
 
-/* Counts the indices that are negative or past the output. */
-static uint64_t bad_indices(const clops_op_params *p, const void *idx)
+uint64_t clops_host_unpool_bad_indices(const clops_op_params *p, const void *idx)
 {
     uint64_t c[4], bad = 0;
     if (p->input.count == 0) return 0;
@@ -342,40 +323,4 @@ static uint64_t bad_indices(const clops_op_params *p, const void *idx)
         bad += k < 0 || (uint64_t)k >= p->output.count;
     }
     return bad;
-}
-
-clops_status clops_host_execute_cl(clops_operator *op, const clops_buffers *b, cl_uint nwait, const cl_event *wait,
-                                   cl_event *event)
-{
-    const clops_op_params *p = &op->params;
-    const bool unpool = p->type == CLOPS_OPERATOR_MAX_UNPOOLING;
-    cl_command_queue q = op->ctx->queue;
-    void *x = NULL, *idx = NULL, *y = NULL;
-    clops_status st = map_buffer(q, b->input, CL_MAP_READ, (size_t)p->input.span_bytes, nwait, wait, &x);
-    if (st == CLOPS_SUCCESS && unpool)
-        st = map_buffer(q, b->indices, CL_MAP_READ, (size_t)p->indices.span_bytes, nwait, wait, &idx);
-    /* READ as well as WRITE: a strided output's gaps must come back unchanged. */
-    if (st == CLOPS_SUCCESS)
-        st = map_buffer(q, b->output, CL_MAP_READ | CL_MAP_WRITE, (size_t)p->output.span_bytes, nwait, wait, &y);
-    uint64_t bad = 0;
-    if (st == CLOPS_SUCCESS) {
-        if (unpool) {
-            /* As on the device: bad indices are skipped, everything else written. */
-            bad = bad_indices(p, idx);
-            clops_host_unpool_scatter(p, x, idx, y);
-        } else {
-            const clops_host_buffers hb = {x, (size_t)p->input.span_bytes, NULL, 0, y, (size_t)p->output.span_bytes};
-            st = clops_host_execute(p, &hb);
-        }
-    }
-    if (y) clEnqueueUnmapMemObject(q, b->output, y, 0, NULL, NULL);
-    if (idx) clEnqueueUnmapMemObject(q, b->indices, idx, 0, NULL, NULL);
-    if (x) clEnqueueUnmapMemObject(q, b->input, x, 0, NULL, NULL);
-    if (st == CLOPS_SUCCESS) st = clops_enqueue_nothing(op->ctx, 0, NULL, event);
-    if (st == CLOPS_SUCCESS && !event) {
-        const cl_int err = clFinish(q); /* unmaps done before the caller reuses the buffers */
-        if (err != CL_SUCCESS) st = clops_fail_cl(err, "clFinish");
-    }
-    if (unpool) clops_max_unpooling_record(op, NULL, st == CLOPS_SUCCESS ? bad : 0); /* clops_operator_last_status */
-    return st;
 }

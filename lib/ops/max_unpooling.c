@@ -24,7 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "ops/ops.h"
 
 /* CPUs: a work-item walks CHUNK input positions, one work-item per group, so the
  * compiler vectorises along the row instead of across work-items (measured on
@@ -305,3 +305,45 @@ clops_status clops_max_unpooling_status(clops_operator *op)
                           (unsigned long long)p->output.count);
     return CLOPS_SUCCESS;
 }
+
+clops_status clops_max_unpooling_run_mapped(const clops_op_params *p, const clops_host_buffers *m, uint64_t *bad)
+{
+    /* As on the device: bad indices are skipped, everything else written. */
+    *bad = clops_host_unpool_bad_indices(p, m->indices);
+    clops_host_unpool_scatter(p, m->input, m->indices, m->output);
+    return CLOPS_SUCCESS;
+}
+
+/* ---- validation ------------------------------------------------------------------------------ */
+
+static clops_status unpack(const void *desc, clops_op_params *p, const clops_tensor_desc **in,
+                           const clops_tensor_desc **idx, const clops_tensor_desc **out)
+{
+    const clops_max_unpooling_desc *d = desc;
+    (void)p;
+    *in = d->input, *idx = d->indices, *out = d->output;
+    return *idx ? CLOPS_SUCCESS : clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "indices tensor descriptor is NULL");
+}
+
+static clops_status check(const clops_op_params *p)
+{
+    for (int d = 0; d < 4; d++)
+        if (p->indices.sizes[d] != p->input.sizes[d])
+            return clops_fail(CLOPS_ERROR_INDICES_SIZE_MISMATCH,
+                              "indices size %llu on dimension %d differs from the input's %llu",
+                              (unsigned long long)p->indices.sizes[d], d, (unsigned long long)p->input.sizes[d]);
+    for (int d = 0; d < 2; d++)
+        if (p->output.sizes[d] != p->input.sizes[d])
+            return clops_fail(CLOPS_ERROR_BATCH_CHANNEL_MISMATCH, "output %s %llu differs from the input's %llu",
+                              d == 0 ? "batch" : "channels", (unsigned long long)p->output.sizes[d],
+                              (unsigned long long)p->input.sizes[d]);
+    return CLOPS_SUCCESS;
+}
+
+const clops_op_entry clops_max_unpooling_op = {
+    .type = CLOPS_OPERATOR_MAX_UNPOOLING, .unpack = unpack, .check = check,
+    .host_run = clops_host_max_unpooling, .run_mapped = clops_max_unpooling_run_mapped,
+    .record_host = clops_max_unpooling_record, .needs_host = clops_max_unpooling_needs_host,
+    .prepare = clops_max_unpooling_prepare, .enqueue = clops_max_unpooling_enqueue,
+    .last_status = clops_max_unpooling_status, .release = clops_max_unpooling_release,
+};

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "ops/ops.h"
 
 /* Inner-axis positions per work-item. CPUs: 1024 bytes' worth, long enough for
  * the loop to vectorise and amortise the item's index arithmetic, short enough
@@ -126,7 +126,7 @@ static clops_status launch_loop(clops_operator *op, const char *variant, const c
     return st;
 }
 
-clops_status clops_depth_space_prepare(clops_operator *op)
+static clops_status prepare(clops_operator *op)
 {
     const clops_op_params *p = &op->params;
     const bool d2s = p->type == CLOPS_OPERATOR_DEPTH_TO_SPACE;
@@ -160,9 +160,10 @@ clops_status clops_depth_space_prepare(clops_operator *op)
     return st;
 }
 
-clops_status clops_depth_space_enqueue(clops_operator *op, const clops_buffers *b, cl_uint nwait,
-                                       const cl_event *wait, cl_event *event)
+static clops_status enqueue(clops_operator *op, const clops_buffers *b, cl_uint nwait, const cl_event *wait,
+                            cl_event *event)
 {
+    if (op->num_launches == 0) return clops_enqueue_nothing(op->ctx, nwait, wait, event); /* empty tensors */
     const clops_op_params *p = &op->params;
     const clops_launch *l = &op->launches[0];
     uint64_t sizes[4], items[3];
@@ -174,3 +175,70 @@ clops_status clops_depth_space_enqueue(clops_operator *op, const clops_buffers *
     if (st == CLOPS_SUCCESS) st = clops_enqueue_launch(op, l, nwait, wait, event);
     return st;
 }
+
+/* ---- validation: the output shape ---------------------------------------------------------- */
+
+/* DepthToSpace's and SpaceToDepth's descriptors have the same layout. */
+static clops_status unpack(const void *desc, clops_op_params *p, const clops_tensor_desc **in,
+                           const clops_tensor_desc **idx, const clops_tensor_desc **out)
+{
+    const clops_depth_to_space_desc *d = desc;
+    (void)idx;
+    *in = d->input, *out = d->output, p->block_size = d->block_size, p->order = d->order;
+    return CLOPS_SUCCESS;
+}
+
+static clops_status check_output_sizes(const clops_op_params *p, const uint64_t want[4])
+{
+    for (int d = 0; d < 4; d++)
+        if (p->output.sizes[d] != want[d])
+            return clops_fail(CLOPS_ERROR_OUTPUT_SIZE_MISMATCH,
+                              "output sizes {%llu, %llu, %llu, %llu} should be {%llu, %llu, %llu, %llu} "
+                              "(dimension %d differs)",
+                              (unsigned long long)p->output.sizes[0], (unsigned long long)p->output.sizes[1],
+                              (unsigned long long)p->output.sizes[2], (unsigned long long)p->output.sizes[3],
+                              (unsigned long long)want[0], (unsigned long long)want[1],
+                              (unsigned long long)want[2], (unsigned long long)want[3], d);
+    return CLOPS_SUCCESS;
+}
+
+static clops_status check(const clops_op_params *p)
+{
+    const uint64_t b = p->block_size, bb = b * b; /* b < 2^32, so b*b fits */
+    const uint64_t *in = p->input.sizes;
+    if (b == 0) return clops_fail(CLOPS_ERROR_INVALID_BLOCK_SIZE, "block size 0 is invalid (must be >= 1)");
+    if (p->order != CLOPS_ORDER_DEPTH_COLUMN_ROW && p->order != CLOPS_ORDER_COLUMN_ROW_DEPTH)
+        return clops_fail(CLOPS_ERROR_INVALID_ORDER, "order %d is neither DCR (0) nor CRD (1)", (int)p->order);
+    uint64_t want[4] = {in[0], 0, 0, 0};
+    if (p->type == CLOPS_OPERATOR_DEPTH_TO_SPACE) {
+        if (in[1] % bb != 0)
+            return clops_fail(CLOPS_ERROR_CHANNELS_NOT_DIVISIBLE,
+                              "input channels %llu not divisible by block size squared %llu (block size %llu)",
+                              (unsigned long long)in[1], (unsigned long long)bb, (unsigned long long)b);
+        want[1] = in[1] / bb;
+        want[2] = in[2] * b;
+        want[3] = in[3] * b;
+    } else {
+        if (in[2] % b != 0 || in[3] % b != 0)
+            return clops_fail(CLOPS_ERROR_SPATIAL_NOT_DIVISIBLE,
+                              "input height %llu and width %llu must both be divisible by block size %llu",
+                              (unsigned long long)in[2], (unsigned long long)in[3], (unsigned long long)b);
+        /* C * b^2 can pass 2^64; then no uint32 output size can match it. */
+        if (!clops_mul_u64(in[1], bb, &want[1]))
+            return clops_fail(CLOPS_ERROR_OUTPUT_SIZE_MISMATCH,
+                              "output channels would be %llu x %llu, which overflows 64 bits",
+                              (unsigned long long)in[1], (unsigned long long)bb);
+        want[2] = in[2] / b;
+        want[3] = in[3] / b;
+    }
+    return check_output_sizes(p, want);
+}
+
+const clops_op_entry clops_depth_to_space_op = {
+    .type = CLOPS_OPERATOR_DEPTH_TO_SPACE, .unpack = unpack, .check = check,
+    .host_run = clops_host_depth_to_space, .prepare = prepare, .enqueue = enqueue,
+};
+const clops_op_entry clops_space_to_depth_op = {
+    .type = CLOPS_OPERATOR_SPACE_TO_DEPTH, .unpack = unpack, .check = check,
+    .host_run = clops_host_space_to_depth, .prepare = prepare, .enqueue = enqueue,
+};

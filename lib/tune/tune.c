@@ -126,7 +126,7 @@ static clops_status tune_case_run(clops_context *ctx, const tune_case *c, size_t
             x[i] = (unsigned char)s;
         }
         const clops_host_buffers hb = {x, in_bytes, NULL, 0, want, out_bytes};
-        st = clops_host_execute(&p, &hb);
+        st = clops_op_host_run(&p, &hb);
     }
     if (st == CLOPS_SUCCESS) {
         b.input = clCreateBuffer(ctx->cl_ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, in_bytes, x, &err);

@@ -5,7 +5,7 @@
  * overlap), then the operator's rules. */
 #include <string.h>
 
-#include "internal.h"
+#include "ops/ops.h"
 
 static const char *role_name(clops_tensor_role role)
 {
@@ -105,104 +105,27 @@ static clops_status make_tensor(const clops_tensor_desc *desc, clops_tensor_role
     return CLOPS_SUCCESS;
 }
 
-static clops_status check_output_sizes(const clops_op_params *p, const uint64_t want[4])
-{
-    for (int d = 0; d < 4; d++)
-        if (p->output.sizes[d] != want[d])
-            return clops_fail(CLOPS_ERROR_OUTPUT_SIZE_MISMATCH,
-                              "output sizes {%llu, %llu, %llu, %llu} should be {%llu, %llu, %llu, %llu} "
-                              "(dimension %d differs)",
-                              (unsigned long long)p->output.sizes[0], (unsigned long long)p->output.sizes[1],
-                              (unsigned long long)p->output.sizes[2], (unsigned long long)p->output.sizes[3],
-                              (unsigned long long)want[0], (unsigned long long)want[1],
-                              (unsigned long long)want[2], (unsigned long long)want[3], d);
-    return CLOPS_SUCCESS;
-}
-
-static clops_status validate_depth_space(clops_op_params *p)
-{
-    const uint64_t b = p->block_size, bb = b * b; /* b < 2^32, so b*b fits */
-    const uint64_t *in = p->input.sizes;
-    if (b == 0) return clops_fail(CLOPS_ERROR_INVALID_BLOCK_SIZE, "block size 0 is invalid (must be >= 1)");
-    if (p->order != CLOPS_ORDER_DEPTH_COLUMN_ROW && p->order != CLOPS_ORDER_COLUMN_ROW_DEPTH)
-        return clops_fail(CLOPS_ERROR_INVALID_ORDER, "order %d is neither DCR (0) nor CRD (1)", (int)p->order);
-    uint64_t want[4] = {in[0], 0, 0, 0};
-    if (p->type == CLOPS_OPERATOR_DEPTH_TO_SPACE) {
-        if (in[1] % bb != 0)
-            return clops_fail(CLOPS_ERROR_CHANNELS_NOT_DIVISIBLE,
-                              "input channels %llu not divisible by block size squared %llu (block size %llu)",
-                              (unsigned long long)in[1], (unsigned long long)bb, (unsigned long long)b);
-        want[1] = in[1] / bb;
-        want[2] = in[2] * b;
-        want[3] = in[3] * b;
-    } else {
-        if (in[2] % b != 0 || in[3] % b != 0)
-            return clops_fail(CLOPS_ERROR_SPATIAL_NOT_DIVISIBLE,
-                              "input height %llu and width %llu must both be divisible by block size %llu",
-                              (unsigned long long)in[2], (unsigned long long)in[3], (unsigned long long)b);
-        /* C * b^2 can pass 2^64; then no uint32 output size can match it. */
-        if (!clops_mul_u64(in[1], bb, &want[1]))
-            return clops_fail(CLOPS_ERROR_OUTPUT_SIZE_MISMATCH,
-                              "output channels would be %llu x %llu, which overflows 64 bits",
-                              (unsigned long long)in[1], (unsigned long long)bb);
-        want[2] = in[2] / b;
-        want[3] = in[3] / b;
-    }
-    return check_output_sizes(p, want);
-}
-
-static clops_status validate_max_unpooling(clops_op_params *p)
-{
-    for (int d = 0; d < 4; d++)
-        if (p->indices.sizes[d] != p->input.sizes[d])
-            return clops_fail(CLOPS_ERROR_INDICES_SIZE_MISMATCH,
-                              "indices size %llu on dimension %d differs from the input's %llu",
-                              (unsigned long long)p->indices.sizes[d], d, (unsigned long long)p->input.sizes[d]);
-    for (int d = 0; d < 2; d++)
-        if (p->output.sizes[d] != p->input.sizes[d])
-            return clops_fail(CLOPS_ERROR_BATCH_CHANNEL_MISMATCH, "output %s %llu differs from the input's %llu",
-                              d == 0 ? "batch" : "channels", (unsigned long long)p->output.sizes[d],
-                              (unsigned long long)p->input.sizes[d]);
-    return CLOPS_SUCCESS;
-}
-
 clops_status clops_validate_operator(const clops_operator_desc *desc, clops_op_params *p)
 {
     memset(p, 0, sizeof *p);
     if (!desc || !desc->desc) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "operator descriptor is NULL");
+    const clops_op_entry *e = clops_op_lookup(desc->type);
+    if (!e) return clops_fail(CLOPS_ERROR_INVALID_OPERATOR_TYPE, "operator type %d is unknown", (int)desc->type);
     const clops_tensor_desc *in = NULL, *idx = NULL, *out = NULL;
-    switch (desc->type) {
-    case CLOPS_OPERATOR_DEPTH_TO_SPACE: {
-        const clops_depth_to_space_desc *d = desc->desc;
-        in = d->input, out = d->output, p->block_size = d->block_size, p->order = d->order;
-        break;
-    }
-    case CLOPS_OPERATOR_SPACE_TO_DEPTH: {
-        const clops_space_to_depth_desc *d = desc->desc;
-        in = d->input, out = d->output, p->block_size = d->block_size, p->order = d->order;
-        break;
-    }
-    case CLOPS_OPERATOR_MAX_UNPOOLING: {
-        const clops_max_unpooling_desc *d = desc->desc;
-        in = d->input, idx = d->indices, out = d->output;
-        if (!idx) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "indices tensor descriptor is NULL");
-        break;
-    }
-    default:
-        return clops_fail(CLOPS_ERROR_INVALID_OPERATOR_TYPE, "operator type %d is unknown", (int)desc->type);
-    }
+    clops_status st = e->unpack(desc->desc, p, &in, &idx, &out);
+    if (st != CLOPS_SUCCESS) return st;
     p->type = desc->type;
     if (!in) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "input tensor descriptor is NULL");
     if (!out) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "output tensor descriptor is NULL");
 
-    clops_status st = make_tensor(in, CLOPS_ROLE_INPUT, &p->input);
+    st = make_tensor(in, CLOPS_ROLE_INPUT, &p->input);
     if (st == CLOPS_SUCCESS && idx) st = make_tensor(idx, CLOPS_ROLE_INDICES, &p->indices);
     if (st == CLOPS_SUCCESS) st = make_tensor(out, CLOPS_ROLE_OUTPUT, &p->output);
     if (st != CLOPS_SUCCESS) return st;
     if (p->output.type != p->input.type)
         return clops_fail(CLOPS_ERROR_DATA_TYPE_MISMATCH, "output data type %s differs from input data type %s",
                           clops_data_type_name(p->output.type), clops_data_type_name(p->input.type));
-    return p->type == CLOPS_OPERATOR_MAX_UNPOOLING ? validate_max_unpooling(p) : validate_depth_space(p);
+    return e->check(p);
 }
 
 clops_status clops_operator_validate(const clops_operator_desc *desc)
@@ -229,17 +152,17 @@ static clops_status check_host_buffer(const clops_tensor *t, const char *name, c
     return CLOPS_SUCCESS;
 }
 
+/* An operator without indices has an all-zero indices tensor: nothing to check. */
 clops_status clops_check_host_buffers(const clops_op_params *p, const clops_host_buffers *b)
 {
     if (!b) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "buffers argument is NULL");
-    const bool unpool = p->type == CLOPS_OPERATOR_MAX_UNPOOLING;
     clops_status st = check_host_buffer(&p->input, "input", b->input, b->input_bytes);
-    if (st == CLOPS_SUCCESS && unpool) st = check_host_buffer(&p->indices, "indices", b->indices, b->indices_bytes);
+    if (st == CLOPS_SUCCESS) st = check_host_buffer(&p->indices, "indices", b->indices, b->indices_bytes);
     if (st == CLOPS_SUCCESS) st = check_host_buffer(&p->output, "output", b->output, b->output_bytes);
     if (st != CLOPS_SUCCESS) return st;
     const size_t out_bytes = (size_t)p->output.span_bytes;
     if (ranges_overlap(b->output, out_bytes, b->input, (size_t)p->input.span_bytes) ||
-        (unpool && ranges_overlap(b->output, out_bytes, b->indices, (size_t)p->indices.span_bytes)))
+        (ranges_overlap(b->output, out_bytes, b->indices, (size_t)p->indices.span_bytes)))
         return clops_fail(CLOPS_ERROR_ALIASED_BUFFERS, "output memory %p..+%zu overlaps an input", b->output,
                           out_bytes);
     return CLOPS_SUCCESS;
