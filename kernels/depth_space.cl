@@ -8,6 +8,12 @@
  *   -DCHANNELS_INNER=0|1 the inner axis: 0: W (packed NCHW), 1: C (NHWC through strides)
  *   -DUNIT_W=0|1         1: both tensors have W stride 1 (known to the compiler)
  *   -DUNIT_C=0|1         1: both tensors have C stride 1
+ *   -DTILE=t             (optional) the local-memory tile kernels below, t work-items
+ *                        per group along W (needs UNIT_W, CHANNELS_INNER=0, BLOCK <= 8)
+ *   -DVEC=0|1            1: the W-inner loop moves whole vectors of VW elements with
+ *                        explicit shuffles (needs UNIT_W, CHANNELS_INNER=0, BLOCK 2, 3,
+ *                        4 or 8, ELEM_BYTES 1, 2, 4, or 8 on a device with 64-bit
+ *                        integers: lib/depth_space.c checks)
  *
  * A work-item walks CHUNK consecutive positions of the inner axis (a piece of a
  * row), moving a whole block at each. The loop nest is ordered so that the
@@ -67,6 +73,140 @@
 #define DEPTH_CHANNEL(i, j, c, cs) ((c) * (B * B) + (i) * B + (j))
 #endif
 
+/* ---- explicit vectors (VEC=1) ---------------------------------------------------------------
+ * A work-item's piece of a row moves VW elements of each of the b rows at a time:
+ * DepthToSpace loads one vector from each of its b input rows, interleaves them
+ * into b vectors and stores those contiguously (one run of b*VW output
+ * elements); SpaceToDepth loads b*VW contiguous input elements and
+ * de-interleaves them into one vector per output row. Elements move as lanes of
+ * integer vectors (8-byte elements as ulong), so the bits are untouched. A
+ * vector is 16 lanes (8 of ulong), and narrow lanes take UNROLL vectors per row
+ * per step, so that every step moves 64 bytes of each row; the remainder of a
+ * piece goes element by element.
+ *
+ * Interleaving 2^m vectors is m rounds of a perfect shuffle: pair vector k with
+ * vector k + b/2 and zip them (ZIP), the two halves of the result becoming
+ * vectors 2k and 2k+1; de-interleaving runs the inverse round (UNZIP) m times.
+ * Block 3 is one fixed permutation of 3*VW lanes, written out. */
+#if VEC
+#if ELEM_BYTES == 1
+#define LANE uchar
+#define VW 16
+#define UNROLL 4
+#elif ELEM_BYTES == 2
+#define LANE ushort
+#define VW 16
+#define UNROLL 2
+#elif ELEM_BYTES == 4
+#define LANE uint
+#define VW 16
+#define UNROLL 1
+#elif ELEM_BYTES == 8
+#define LANE ulong
+#define VW 8
+#define UNROLL 1
+#else
+#error "VEC needs ELEM_BYTES 1, 2, 4 or 8"
+#endif
+#if !UNIT_W || CHANNELS_INNER || !(BLOCK == 2 || BLOCK == 3 || BLOCK == 4 || BLOCK == 8)
+#error "VEC needs UNIT_W=1, CHANNELS_INNER=0 and BLOCK 2, 3, 4 or 8"
+#endif
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+typedef CAT(LANE, VW) vec_t;
+
+/* Rows start anywhere, so vectors are accessed unaligned. Clang (PoCL, most
+ * vendors' compilers) lowers a dereference of a 1-aligned vector type to whole
+ * vector moves; PoCL's vload8/vstore8 became byte-by-byte moves (measured: 1-byte
+ * DepthToSpace at 0.3-0.4 of a copy). Other compilers get vloadn/vstoren. */
+#ifdef __clang__
+typedef vec_t __attribute__((aligned(1))) vec_u1;
+#define VLOAD(p) (*(__global const vec_u1 *)(p))
+#define VSTORE(v, p) (*(__global vec_u1 *)(p) = (v))
+#else
+#define VLOAD(p) CAT(vload, VW)(0, (p))
+#define VSTORE(v, p) CAT(vstore, VW)((v), 0, (p))
+#endif
+
+/* first, second = the lanes of a and b interleaved (a0 b0 a1 b1 ...), in two halves. */
+#define ZIP(a, b, first, second)                                                                 \
+    do {                                                                                         \
+        vec_t z_;                                                                                \
+        z_.even = (a).lo;                                                                        \
+        z_.odd = (b).lo;                                                                         \
+        (first) = z_;                                                                            \
+        z_.even = (a).hi;                                                                        \
+        z_.odd = (b).hi;                                                                         \
+        (second) = z_;                                                                           \
+    } while (0)
+/* ev, od = the even and the odd lanes of a followed by b: ZIP undone. (Written
+ * with swizzle stores like ZIP: Oclgrind 21.10 crashes on the equivalent vector
+ * literal (vec_t)(a.even, b.even).) */
+#define UNZIP(a, b, ev, od)                                                                      \
+    do {                                                                                         \
+        vec_t u_;                                                                                \
+        u_.lo = (a).even;                                                                        \
+        u_.hi = (b).even;                                                                        \
+        (ev) = u_;                                                                               \
+        u_.lo = (a).odd;                                                                         \
+        u_.hi = (b).odd;                                                                         \
+        (od) = u_;                                                                               \
+    } while (0)
+
+/* v[0..b) holds one vector per row; afterwards, the b*VW elements interleaved
+ * (row 0's lane 0, row 1's lane 0, ...), VW per vector. */
+inline void interleave(vec_t v[BLOCK])
+{
+#if BLOCK == 3
+    const vec_t a = v[0], b = v[1], c = v[2];
+#if VW == 16
+    v[0] = (vec_t)(a.s0, b.s0, c.s0, a.s1, b.s1, c.s1, a.s2, b.s2, c.s2, a.s3, b.s3, c.s3, a.s4, b.s4, c.s4, a.s5);
+    v[1] = (vec_t)(b.s5, c.s5, a.s6, b.s6, c.s6, a.s7, b.s7, c.s7, a.s8, b.s8, c.s8, a.s9, b.s9, c.s9, a.sa, b.sa);
+    v[2] = (vec_t)(c.sa, a.sb, b.sb, c.sb, a.sc, b.sc, c.sc, a.sd, b.sd, c.sd, a.se, b.se, c.se, a.sf, b.sf, c.sf);
+#else
+    v[0] = (vec_t)(a.s0, b.s0, c.s0, a.s1, b.s1, c.s1, a.s2, b.s2);
+    v[1] = (vec_t)(c.s2, a.s3, b.s3, c.s3, a.s4, b.s4, c.s4, a.s5);
+    v[2] = (vec_t)(b.s5, c.s5, a.s6, b.s6, c.s6, a.s7, b.s7, c.s7);
+#endif
+#else
+#pragma unroll
+    for (int round = 1; round < BLOCK; round *= 2) {
+        vec_t t[BLOCK];
+#pragma unroll
+        for (int k = 0; k < BLOCK / 2; k++) ZIP(v[k], v[k + BLOCK / 2], t[2 * k], t[2 * k + 1]);
+#pragma unroll
+        for (int k = 0; k < BLOCK; k++) v[k] = t[k];
+    }
+#endif
+}
+
+/* The inverse of interleave: b*VW interleaved elements in, one vector per row out. */
+inline void deinterleave(vec_t v[BLOCK])
+{
+#if BLOCK == 3
+    const vec_t a = v[0], b = v[1], c = v[2];
+#if VW == 16
+    v[0] = (vec_t)(a.s0, a.s3, a.s6, a.s9, a.sc, a.sf, b.s2, b.s5, b.s8, b.sb, b.se, c.s1, c.s4, c.s7, c.sa, c.sd);
+    v[1] = (vec_t)(a.s1, a.s4, a.s7, a.sa, a.sd, b.s0, b.s3, b.s6, b.s9, b.sc, b.sf, c.s2, c.s5, c.s8, c.sb, c.se);
+    v[2] = (vec_t)(a.s2, a.s5, a.s8, a.sb, a.se, b.s1, b.s4, b.s7, b.sa, b.sd, c.s0, c.s3, c.s6, c.s9, c.sc, c.sf);
+#else
+    v[0] = (vec_t)(a.s0, a.s3, a.s6, b.s1, b.s4, b.s7, c.s2, c.s5);
+    v[1] = (vec_t)(a.s1, a.s4, a.s7, b.s2, b.s5, c.s0, c.s3, c.s6);
+    v[2] = (vec_t)(a.s2, a.s5, b.s0, b.s3, b.s6, c.s1, c.s4, c.s7);
+#endif
+#else
+#pragma unroll
+    for (int round = 1; round < BLOCK; round *= 2) {
+        vec_t t[BLOCK];
+#pragma unroll
+        for (int k = 0; k < BLOCK / 2; k++) UNZIP(v[2 * k], v[2 * k + 1], t[k], t[k + BLOCK / 2]);
+#pragma unroll
+        for (int k = 0; k < BLOCK; k++) v[k] = t[k];
+    }
+#endif
+}
+#endif /* VEC */
+
 /* DepthToSpace: Y[n, c, h*b+i, w*b+j] = X[n, DEPTH_CHANNEL(i, j, c, C_out), h, w].
  * sizes = (N, C_out, H_out, W_in); the item writes output row h (i = h % b). */
 #define D2S_MOVE(p, j) \
@@ -81,7 +221,26 @@ __kernel void depth_to_space(__global const elem_t *restrict x, __global elem_t 
     for (idx_t j = 0; j < B; j++)
         for (idx_t p = p0; p < p1; p++) D2S_MOVE(p, j);
 #else
-    for (idx_t p = p0; p < p1; p++)
+    idx_t p = p0;
+#if VEC
+    __global const LANE *xl = (__global const LANE *)x;
+    __global LANE *yl = (__global LANE *)y + YOFF(n, c_, h, 0);
+    idx_t row[BLOCK];
+#pragma unroll
+    for (int j = 0; j < BLOCK; j++) row[j] = XOFF(n, DEPTH_CHANNEL(i, (idx_t)j, c_, cout), hi, 0);
+    for (; p + VW * UNROLL <= p1; p += VW * UNROLL)
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            const idx_t q = p + u * VW;
+            vec_t v[BLOCK];
+#pragma unroll
+            for (int j = 0; j < BLOCK; j++) v[j] = VLOAD(xl + row[j] + q);
+            interleave(v);
+#pragma unroll
+            for (int m = 0; m < BLOCK; m++) VSTORE(v[m], yl + q * B + m * VW);
+        }
+#endif
+    for (; p < p1; p++)
 #pragma unroll
         for (idx_t j = 0; j < B; j++) D2S_MOVE(p, j);
 #endif
@@ -102,9 +261,90 @@ __kernel void space_to_depth(__global const elem_t *restrict x, __global elem_t 
         for (idx_t j = 0; j < B; j++)
             for (idx_t p = p0; p < p1; p++) S2D_MOVE(p, i, j);
 #else
-        for (idx_t p = p0; p < p1; p++)
+        idx_t p = p0;
+#if VEC
+        __global const LANE *xl = (__global const LANE *)x + XOFF(n, c_, h * B + i, 0);
+        __global LANE *yl = (__global LANE *)y;
+        idx_t row[BLOCK];
+#pragma unroll
+        for (int j = 0; j < BLOCK; j++) row[j] = YOFF(n, DEPTH_CHANNEL(i, (idx_t)j, c_, cin), h, 0);
+        for (; p + VW * UNROLL <= p1; p += VW * UNROLL)
+#pragma unroll
+            for (int u = 0; u < UNROLL; u++) {
+                const idx_t q = p + u * VW;
+                vec_t v[BLOCK];
+#pragma unroll
+                for (int m = 0; m < BLOCK; m++) v[m] = VLOAD(xl + q * B + m * VW);
+                deinterleave(v);
+#pragma unroll
+                for (int j = 0; j < BLOCK; j++) VSTORE(v[j], yl + row[j] + q);
+            }
+#endif
+        for (; p < p1; p++)
 #pragma unroll
             for (idx_t j = 0; j < B; j++) S2D_MOVE(p, i, j);
 #endif
     }
 }
+
+/* ---- local-memory tiles (TILE=t) -------------------------------------------------------------
+ * For devices whose neighbouring work-items should touch neighbouring addresses
+ * on both sides (GPUs: coalescing). A group of t work-items handles t positions of
+ * the narrow side of one row: DepthToSpace reads t elements of each of its b input
+ * rows (item k reads element k of each: contiguous across the group), then writes
+ * the b*t output elements (item k writes elements k, t+k, 2t+k, ...: contiguous
+ * across the group); SpaceToDepth the reverse, once per row i of the block. The
+ * group's range is (t, 1, 1), fixed by reqd_work_group_size; one barrier between
+ * the reads and the writes (two per block row for SpaceToDepth). */
+#ifdef TILE
+#if !UNIT_W || CHANNELS_INNER || BLOCK > 8
+#error "TILE needs UNIT_W=1, CHANNELS_INNER=0 and BLOCK <= 8"
+#endif
+#define T ((idx_t)TILE)
+
+/* The group's row and first position; items past the row's end still take part in
+ * the barriers. sizes as the kernels above: (N, C, H_out, W). */
+#define TILE_COORDS(sizes)                                                                       \
+    const idx_t k = (idx_t)get_local_id(0), w0 = (idx_t)get_group_id(0) * T;                    \
+    const idx_t h = (idx_t)get_global_id(1), nc_ = (idx_t)get_global_id(2);                    \
+    const bool row_ok = h < DIM(sizes, 2) && nc_ < DIM(sizes, 0) * DIM(sizes, 1);                \
+    const idx_t n = row_ok ? nc_ / DIM(sizes, 1) : 0, c_ = row_ok ? nc_ % DIM(sizes, 1) : 0;     \
+    const idx_t len = row_ok && w0 < DIM(sizes, 3) ? min(T, DIM(sizes, 3) - w0) : 0;
+
+__kernel __attribute__((reqd_work_group_size(TILE, 1, 1))) void
+depth_to_space_tile(__global const elem_t *restrict x, __global elem_t *restrict y, dims4 sizes, dims4 xs, dims4 ys)
+{
+    __local elem_t tile[BLOCK * TILE];
+    TILE_COORDS(sizes)
+    const idx_t cout = DIM(sizes, 1), i = h % B, hi = h / B;
+    if (k < len)
+#pragma unroll
+        for (idx_t j = 0; j < B; j++) tile[j * T + k] = x[XOFF(n, DEPTH_CHANNEL(i, j, c_, cout), hi, w0 + k)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+    for (idx_t m = 0; m < B; m++) {
+        const idx_t o = m * T + k; /* output element of the group's run; source row o % b, position o / b */
+        if (o < len * B) y[YOFF(n, c_, h, w0 * B + o)] = tile[(o % B) * T + o / B];
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(TILE, 1, 1))) void
+space_to_depth_tile(__global const elem_t *restrict x, __global elem_t *restrict y, dims4 sizes, dims4 xs, dims4 ys)
+{
+    __local elem_t tile[BLOCK * TILE];
+    TILE_COORDS(sizes)
+    const idx_t cin = DIM(sizes, 1);
+    for (idx_t i = 0; i < B; i++) {
+#pragma unroll
+        for (idx_t m = 0; m < B; m++) {
+            const idx_t o = m * T + k; /* input element of the group's run */
+            if (o < len * B) tile[o] = x[XOFF(n, c_, h * B + i, w0 * B + o)];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (k < len)
+#pragma unroll
+            for (idx_t j = 0; j < B; j++) y[YOFF(n, DEPTH_CHANNEL(i, j, c_, cin), h, w0 + k)] = tile[k * B + j];
+        barrier(CLK_LOCAL_MEM_FENCE); /* the tile is refilled for the next block row */
+    }
+}
+#endif /* TILE */

@@ -31,11 +31,12 @@ typedef struct clops_cl_api {
 #define CLOPS_X_MEMBER(f) __typeof__(f) *f;
     CLOPS_CL_FUNCTIONS(CLOPS_X_MEMBER)
 #undef CLOPS_X_MEMBER
-    /* File system calls of the program cache and tuning database. */
+    /* File system calls of the store (lib/store/file.c; store/cache_config.c's mkdir). io_create
+     * creates a new file for writing, exclusively (O_CREAT | O_EXCL). */
     ssize_t (*io_write)(int fd, const void *buf, size_t n);
     int (*io_fsync)(int fd);
     int (*io_rename)(const char *from, const char *to);
-    int (*io_mkstemp)(char *template_path);
+    int (*io_create)(const char *path, mode_t mode);
     int (*io_mkdir)(const char *path, mode_t mode);
 } clops_cl_api;
 
@@ -43,8 +44,19 @@ typedef struct clops_cl_api {
 extern clops_cl_api clops_cl;
 /* The real entry points, for tests to restore the table. */
 extern const clops_cl_api clops_cl_real;
+/* A device that computes wrong results, for tests of `clops conformance`: with
+ * CLOPS_TEST_CORRUPT_OUTPUT=1 in the environment, every successful execution
+ * flips the lowest bit of the first byte of its output (on cl_mem after the
+ * operator's event, on host memory in place). The shared library has no such
+ * code: there the macros below are empty. */
+void clops_test_corrupt_cl(cl_command_queue queue, cl_mem output, size_t output_bytes, cl_event *event);
+void clops_test_corrupt_host(void *output, size_t output_bytes);
+#define CLOPS_TEST_CORRUPT_CL(queue, output, bytes, event) clops_test_corrupt_cl(queue, output, bytes, event)
+#define CLOPS_TEST_CORRUPT_HOST(output, bytes) clops_test_corrupt_host(output, bytes)
 #else
 extern const clops_cl_api clops_cl;
+#define CLOPS_TEST_CORRUPT_CL(queue, output, bytes, event) ((void)0)
+#define CLOPS_TEST_CORRUPT_HOST(output, bytes) ((void)0)
 #endif
 
 #ifndef CLOPS_CL_API_NO_MACROS

@@ -1,13 +1,8 @@
 /*
- * internal.h - what the files of lib/ share. Not installed.
- *
- * Path of one call, from the header down:
- *   clops_operator_create (operator.c)
- *     -> clops_validate_operator (validate.c): types, sizes, strides, overflow
- *     -> the operator's plan (depth_space.c / max_unpooling.c): kernel, build options, args
- *     -> clops_program_get (program.c): build once per context and options
- *     -> clops_schedule (scheduler.c): global and local work sizes
- *   clops_operator_execute -> plan's enqueue; clops_operator_execute_host -> host_kernels.c
+ * internal.h - what the layers of lib/ share (README, "Architecture"). Not installed.
+ * Each section names the file that defines it; a layer calls only the sections of
+ * its own or lower layers: core, host, store, cl, ops, api, tune (tools/check_layers.sh).
+ * The operator table itself is in ops/ops.h.
  */
 #ifndef CLOPS_INTERNAL_H
 #define CLOPS_INTERNAL_H
@@ -15,7 +10,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "cache.h"
+#include "store/cache.h"
 #include "cl_api.h"
 #include "clops/clops.h"
 
@@ -74,11 +69,16 @@ clops_status clops_check_host_buffers(const clops_op_params *p, const clops_host
 bool clops_data_type_valid(clops_data_type type);
 bool clops_index_type_valid(clops_data_type type);
 
-/* ---- host kernels (host_kernels.c) ------------------------------------------------ */
+/* ---- host kernels (host/host_kernels.c): plain C, no OpenCL ------------------------ */
 
-/* Runs a validated operator on buffers already checked. For MaxUnpooling, every
- * index is checked before anything is written. */
-clops_status clops_host_execute(const clops_op_params *p, const clops_host_buffers *b);
+/* Each operator on a validated operator's buffers, already checked. For
+ * MaxUnpooling, every index is checked before anything is written. */
+clops_status clops_host_depth_to_space(const clops_op_params *p, const clops_host_buffers *b);
+clops_status clops_host_space_to_depth(const clops_op_params *p, const clops_host_buffers *b);
+clops_status clops_host_max_unpooling(const clops_op_params *p, const clops_host_buffers *b);
+
+/* MaxUnpooling: the number of indices that are negative or past the output. */
+uint64_t clops_host_unpool_bad_indices(const clops_op_params *p, const void *idx);
 
 /* MaxUnpooling's zero-fill and scatter in input order (the last duplicate wins),
  * skipping out-of-range indices: the reference result on any backend. */
@@ -126,13 +126,21 @@ clops_status clops_program_get(clops_context *ctx, const char *source_name, cons
                                cl_program *out, const char **origin);
 void clops_programs_release(clops_context *ctx);
 
-/* ---- scheduler (scheduler.c) and tuning database (tune.c) ------------------------------------ */
+/* ---- scheduler (scheduler.c) and tuning database (store/tune_db.c) ------------------------------- */
+
+/* How DepthToSpace/SpaceToDepth work-items move a row (kernels/depth_space.cl):
+ * the device's default, an element loop over a piece of the row, explicit
+ * vectors and shuffles over the piece (VEC), or a work-group staging a run of the
+ * row in local memory (TILE) so that reads and writes are both contiguous across
+ * neighbouring work-items. The last two apply where the variant allows them. */
+typedef enum clops_loop { CLOPS_LOOP_DEFAULT, CLOPS_LOOP_ELEMENTS, CLOPS_LOOP_VECTORS, CLOPS_LOOP_TILE } clops_loop;
 
 /* A kernel variant's tunable parameters: positions per work-item (0: the
- * kernel's default) and the local size (all 0: the heuristic's). */
+ * kernel's default), the local size (all 0: the heuristic's) and the loop. */
 typedef struct clops_tuning {
     unsigned chunk;
     size_t local[3];
+    clops_loop loop;
 } clops_tuning;
 
 /* Chooses a local size for `kernel` over a `work_dim`-dimensional range of
@@ -176,6 +184,7 @@ struct clops_operator {
     bool forced;                 /* the tuner's candidate parameters below apply */
     clops_tuning force;
     unsigned chunk;              /* inner-axis positions per work-item (CHUNK) */
+    clops_loop loop;             /* DepthToSpace/SpaceToDepth: the loop that runs (never DEFAULT) */
     struct {                     /* MaxUnpooling's device state (max_unpooling.c) */
         cl_mem status;           /* status words the kernels raise */
         cl_mem scratch;          /* one uint per output element: the general path's claims */
@@ -186,11 +195,35 @@ struct clops_operator {
     } unpool;
 };
 
-/* Per-operator plans: prepare builds the program and kernels and picks work sizes;
- * enqueue sets arguments and enqueues on the context's queue. */
-clops_status clops_depth_space_prepare(clops_operator *op);
-clops_status clops_depth_space_enqueue(clops_operator *op, const clops_buffers *b, cl_uint nwait,
-                                       const cl_event *wait, cl_event *event);
+/* ---- buffers (cl/buffers.c) ------------------------------------------------------------------ */
+
+/* Checks cl_mem buffers against the spans (missing, too small, aliased through sub-buffers). */
+clops_status clops_check_cl_buffers(const clops_op_params *p, const clops_buffers *b);
+/* A device buffer holding `bytes` of `host` (or uninitialised when host is NULL); NULL for 0 bytes. */
+clops_status clops_device_buffer(clops_context *ctx, cl_mem_flags flags, const void *host, size_t bytes,
+                                 cl_mem *out);
+/* Maps the operator's buffers for the host after the wait list (blocking): inputs
+ * for reading, the output for reading and writing; unmapped by clops_unmap_buffers
+ * (which takes what a failed map left too). */
+clops_status clops_map_buffers(cl_command_queue q, const clops_op_params *p, const clops_buffers *b, cl_uint nwait,
+                               const cl_event *wait, clops_host_buffers *out);
+void clops_unmap_buffers(cl_command_queue q, const clops_buffers *b, const clops_host_buffers *mapped);
+
+/* ---- the operators through their table (ops/ops.c) --------------------------------------------- */
+
+/* The device plan of a validated operator (device limits first), or the host
+ * path where the device cannot run it. */
+clops_status clops_op_prepare(clops_operator *op);
+/* Enqueues one execution on cl_mem buffers already checked. */
+clops_status clops_op_enqueue(clops_operator *op, const clops_buffers *b, cl_uint nwait, const cl_event *wait,
+                              cl_event *event);
+/* The host kernel of a validated operator on host buffers already checked. */
+clops_status clops_op_host_run(const clops_op_params *p, const clops_host_buffers *b);
+clops_status clops_op_last_status(clops_operator *op);
+/* Releases the kernels and the plan's own state. */
+void clops_op_release(clops_operator *op);
+
+/* MaxUnpooling's plan (ops/max_unpooling.c), in its table entry. */
 clops_status clops_max_unpooling_prepare(clops_operator *op);
 clops_status clops_max_unpooling_enqueue(clops_operator *op, const clops_buffers *b, cl_uint nwait,
                                          const cl_event *wait, cl_event *event);
@@ -204,9 +237,11 @@ void clops_max_unpooling_record(clops_operator *op, cl_event last, uint64_t bad)
 clops_status clops_max_unpooling_status(clops_operator *op);
 /* Releases the device state (status words, scratch, last event). */
 void clops_max_unpooling_release(clops_operator *op);
+/* The fallback on mapped buffers: skips bad indices as the device does, counting them. */
+clops_status clops_max_unpooling_run_mapped(const clops_op_params *p, const clops_host_buffers *m, uint64_t *bad);
 
-/* Runs a fallback operator on cl_mem buffers: maps them (after the wait list),
- * runs the host kernels, unmaps, and returns an event for the unmaps. */
+/* Runs a fallback operator on cl_mem buffers (ops/fallback.c): maps them (after
+ * the wait list), runs the host kernel, unmaps, and returns an event for the unmaps. */
 clops_status clops_host_execute_cl(clops_operator *op, const clops_buffers *b, cl_uint nwait, const cl_event *wait,
                                    cl_event *event);
 

@@ -5,6 +5,8 @@
  *   DepthToSpace and SpaceToDepth: element widths 1, 2, 4, 8, 16 x orders DCR,
  *   CRD x blocks 1, 2, 3 x layouts packed NCHW, NHWC (through strides; the
  *   channels-inner kernel) and padded strides (gaps between rows and planes);
+ *   the explicit-vector loop forced, widths 1, 2, 4, 8 x blocks 2, 3, 4, 8 and 5
+ *   x orders x packed and padded, on rows long enough for whole vector steps;
  *   MaxUnpooling: UINT32, UINT64 and INT64 indices x packed and strided outputs,
  *   with plain indices, duplicates carrying different values and an
  *   out-of-range index (the serial plan); the windows and general plans on
@@ -89,10 +91,12 @@ static cl_mem upload(const void *p, size_t n)
 }
 
 /* Runs `desc` on the device and on the host; compares the whole output buffers.
- * `chunk` (0: the default) forces the positions per work-item. */
+ * `chunk` (0: the default) forces the positions per work-item; `vectors` (a
+ * clops_loop: 2 explicit vectors, 3 the local-memory tile; 0 the default) forces
+ * DepthToSpace/SpaceToDepth's loop where it applies. */
 static void run_case(const char *label, const clops_operator_desc *desc, const clops_tensor_desc *in,
                      const clops_tensor_desc *idx, const clops_tensor_desc *out, const void *idx_data,
-                     clops_status want, unsigned chunk)
+                     clops_status want, unsigned chunk, int vectors)
 {
     if (only && !strstr(label, only))
         return;
@@ -116,10 +120,11 @@ static void run_case(const char *label, const clops_operator_desc *desc, const c
      * watches every access). */
     clops_operator *op = NULL;
 #ifdef CLOPS_DRIVER_FORCED
-    const clops_tuning force = {chunk, {0, 0, 0}};
-    st = chunk ? clops_operator_create_forced(ctx, desc, &force, &op) : clops_operator_create(ctx, desc, &op);
+    const clops_tuning force = {chunk, {0, 0, 0}, (clops_loop)vectors};
+    st = chunk || vectors ? clops_operator_create_forced(ctx, desc, &force, &op) : clops_operator_create(ctx, desc, &op);
 #else
     (void)chunk;
+    (void)vectors;
     st = clops_operator_create(ctx, desc, &op);
 #endif
     if (st != CLOPS_SUCCESS) {
@@ -230,7 +235,50 @@ static void depth_space_cases(int quick)
                             snprintf(label, sizeof label, "%s %zu-byte %s b%u %s chunk %u",
                                      d2s ? "DepthToSpace" : "SpaceToDepth", clops_data_type_size(width_types[wi]),
                                      order ? "CRD" : "DCR", b, layout_names[layout], chunks[ci]);
-                            run_case(label, &desc, &in, NULL, &out, NULL, CLOPS_SUCCESS, chunks[ci]);
+                            run_case(label, &desc, &in, NULL, &out, NULL, CLOPS_SUCCESS, chunks[ci], 0);
+                        }
+                    }
+}
+
+/* The explicit-vector loop (kernels/depth_space.cl, VEC) for blocks 2, 3, 4, 8
+ * and the general loop for block 5, on rows of 70 positions (a 64-byte vector
+ * step of 1-byte elements and remainders), packed and padded, with the vector
+ * loop forced and pieces of 67 positions, so the second piece of a row starts
+ * unaligned; then the local-memory tile (TILE) forced on the same shapes (a whole
+ * tile of 64 and a partial one, barriers under the race detector). 16-byte
+ * elements have no vector loop (they take the element loop). */
+static void vector_cases(int quick)
+{
+    static const uint32_t vblocks[5] = {2, 3, 4, 8, 5};
+    for (int op = 0; op < 2; op++)
+        for (int wi = 0; wi < 4; wi++)
+            for (int order = 0; order < 2; order++)
+                for (int bi = 0; bi < 5; bi++)
+                    for (int layout = 0; layout < NUM_LAYOUTS; layout += 2) { /* packed, padded */
+                        if (quick && layout != LAYOUT_PACKED)
+                            continue;
+                        const uint32_t b = vblocks[bi];
+                        const uint32_t deep[4] = {1, b * b, 1, 70}, wide[4] = {1, 1, b, 70 * b};
+                        const uint32_t *in_s = op == 0 ? deep : wide, *out_s = op == 0 ? wide : deep;
+                        uint64_t in_st[4], out_st[4];
+                        clops_tensor_desc in = {width_types[wi], {in_s[0], in_s[1], in_s[2], in_s[3]}, NULL};
+                        clops_tensor_desc out = {width_types[wi], {out_s[0], out_s[1], out_s[2], out_s[3]}, NULL};
+                        if (layout != LAYOUT_PACKED) {
+                            strides_for(layout, in_s, in_st);
+                            strides_for(layout, out_s, out_st);
+                            in.strides = in_st;
+                            out.strides = out_st;
+                        }
+                        clops_depth_to_space_desc d = {&in, &out, b, (clops_depth_space_order)order};
+                        clops_operator_desc desc = {op == 0 ? CLOPS_OPERATOR_DEPTH_TO_SPACE : CLOPS_OPERATOR_SPACE_TO_DEPTH,
+                                                    &d};
+                        for (int loop = 2; loop <= 3; loop++) {
+                            char label[128];
+                            snprintf(label, sizeof label, "%s %zu-byte %s b%u %s %s",
+                                     op == 0 ? "DepthToSpace" : "SpaceToDepth", clops_data_type_size(width_types[wi]),
+                                     order ? "CRD" : "DCR", b, layout_names[layout],
+                                     loop == 2 ? "vectors chunk 67" : "tile");
+                            run_case(label, &desc, &in, NULL, &out, NULL, CLOPS_SUCCESS, forced_chunks ? 67 : 0, loop);
                         }
                     }
 }
@@ -266,7 +314,7 @@ static void unpool_cases(void)
                 snprintf(label, sizeof label, "MaxUnpooling %s %s %s", inames[it], strided ? "strided" : "packed",
                          kind == 0 ? "plain" : kind == 1 ? "duplicates" : "out of range");
                 run_case(label, &desc, &in, &idx, &out, idx_data,
-                         kind == 2 ? CLOPS_ERROR_INDEX_OUT_OF_RANGE : CLOPS_SUCCESS, 0);
+                         kind == 2 ? CLOPS_ERROR_INDEX_OUT_OF_RANGE : CLOPS_SUCCESS, 0, 0);
             }
 }
 
@@ -308,7 +356,7 @@ static void unpool_plan_cases(void)
                 snprintf(label, sizeof label, "MaxUnpooling %zu-byte %s %s plan %s", clops_data_type_size(t),
                          it ? "INT64" : "UINT32", general ? "general" : "windows", general ? "duplicates" : kinds[kind]);
                 run_case(label, &desc, &in, &idx, &out, idx_data,
-                         kind == 3 ? CLOPS_ERROR_INDEX_OUT_OF_RANGE : CLOPS_SUCCESS, 40);
+                         kind == 3 ? CLOPS_ERROR_INDEX_OUT_OF_RANGE : CLOPS_SUCCESS, 40, 0);
             }
 }
 
@@ -323,11 +371,11 @@ static void long_row_cases(void)
         clops_operator_desc desc = {CLOPS_OPERATOR_DEPTH_TO_SPACE, &d};
         char label[96];
         snprintf(label, sizeof label, "DepthToSpace %zu-byte rows of 600", clops_data_type_size(t));
-        run_case(label, &desc, &in, NULL, &out, NULL, CLOPS_SUCCESS, 0);
+        run_case(label, &desc, &in, NULL, &out, NULL, CLOPS_SUCCESS, 0, 0);
         clops_space_to_depth_desc s2d = {&out, &in, 2, CLOPS_ORDER_COLUMN_ROW_DEPTH};
         clops_operator_desc desc2 = {CLOPS_OPERATOR_SPACE_TO_DEPTH, &s2d};
         snprintf(label, sizeof label, "SpaceToDepth %zu-byte rows of 1200", clops_data_type_size(t));
-        run_case(label, &desc2, &out, NULL, &in, NULL, CLOPS_SUCCESS, 0);
+        run_case(label, &desc2, &out, NULL, &in, NULL, CLOPS_SUCCESS, 0, 0);
     }
     clops_tensor_desc in = {CLOPS_DATA_TYPE_FLOAT32, {1, 1, 2, 600}, NULL};
     clops_tensor_desc idx = {CLOPS_DATA_TYPE_UINT32, {1, 1, 2, 600}, NULL};
@@ -337,7 +385,7 @@ static void long_row_cases(void)
         idx_data[k] = (k * 7) % 4800;
     clops_max_unpooling_desc mu = {&in, &idx, &out};
     clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &mu};
-    run_case("MaxUnpooling UINT32 packed rows of 600", &desc, &in, &idx, &out, idx_data, CLOPS_SUCCESS, 0);
+    run_case("MaxUnpooling UINT32 packed rows of 600", &desc, &in, &idx, &out, idx_data, CLOPS_SUCCESS, 0, 0);
 }
 
 int main(void)
@@ -357,6 +405,7 @@ int main(void)
     only = getenv("CLOPS_OCLGRIND_ONLY");
     fprintf(stderr, "oclgrind_driver: device \"%s\"\n", clops_context_device_name(ctx));
     depth_space_cases(q && strcmp(q, "1") == 0);
+    vector_cases(q && strcmp(q, "1") == 0);
     unpool_cases();
     unpool_plan_cases();
     long_row_cases();

@@ -12,6 +12,11 @@
  * OpenCL device), the OpenCL half of every test is skipped, a message says so,
  * and the program exits 77 (ctest: SKIPPED) unless a test failed; with
  * CLOPS_REQUIRE_DEVICE=1 a missing device is a failure instead.
+ *
+ * CLOPS_TEST_DEVICE chooses the OpenCL device instead of clops_context_create():
+ * an index of clops_device_list(), or text found (ignoring case) in a device's
+ * "platform: device" name, e.g. CLOPS_TEST_DEVICE=rusticl; the first match wins
+ * and no match is a fatal error, never a silent substitute.
  */
 #ifndef CLOPS_TEST_COMMON_H
 #define CLOPS_TEST_COMMON_H
@@ -19,6 +24,7 @@
 #include <check.h>
 #include <clops/clops.h>
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -157,6 +163,39 @@ static inline const char *tc_backend_name(int i)
     return i == 0 ? "host backend" : "OpenCL device";
 }
 
+/* Whether `text` contains `want`, ignoring case. */
+static inline int tc_contains_nocase(const char *text, const char *want)
+{
+    for (; *text; text++) {
+        size_t i = 0;
+        while (want[i] && text[i] && tolower((unsigned char)text[i]) == tolower((unsigned char)want[i]))
+            i++;
+        if (!want[i])
+            return 1;
+    }
+    return !*want;
+}
+
+/* The device CLOPS_TEST_DEVICE names (see the top of this file); exits on no match. */
+static inline clops_status tc_context_create_chosen(const char *want, clops_context **out)
+{
+    size_t count = 0;
+    clops_device_info infos[64];
+    clops_status st = clops_device_list(infos, 64, &count);
+    if (st != CLOPS_SUCCESS)
+        return st;
+    char *end;
+    const unsigned long index = strtoul(want, &end, 10);
+    for (size_t i = 0; i < count && i < 64; i++) {
+        char name[300];
+        snprintf(name, sizeof name, "%s: %s", infos[i].platform_name, infos[i].device_name);
+        if ((*end == '\0' && end != want && index == i) || (*end != '\0' && tc_contains_nocase(name, want)))
+            return clops_context_create_device((unsigned)i, out);
+    }
+    fprintf(stderr, "FATAL: CLOPS_TEST_DEVICE=%s names none of the %zu OpenCL devices\n", want, count);
+    exit(1);
+}
+
 static inline void tc_contexts_create(void)
 {
     clops_status st = clops_context_create_host(&tc_host_ctx);
@@ -166,7 +205,8 @@ static inline void tc_contexts_create(void)
         exit(1);
     }
     clops_context *dev = NULL;
-    st = clops_context_create(&dev);
+    const char *chosen = getenv("CLOPS_TEST_DEVICE");
+    st = chosen && *chosen ? tc_context_create_chosen(chosen, &dev) : clops_context_create(&dev);
     if (st != CLOPS_SUCCESS || !dev) {
         fprintf(stderr, "FATAL: clops_context_create failed: %s (%s)\n", clops_status_name(st),
                 clops_last_error_message());

@@ -37,6 +37,7 @@
 #include "reference.h"
 #include "test_common.h"
 #include "test_fs.h"
+#include "fixture.h"
 
 /* ---- environment and directories ------------------------------------------------------------ */
 
@@ -133,110 +134,37 @@ static void case_name(const conf_case *c, char *buf, size_t size)
                  clops_data_type_name(c->dtype), c->block, tc_order_name(c->order));
 }
 
-/* One case's descriptors, data and expectations. Not movable (desc points inside). */
+/* One case's descriptors, data and expectations. Not movable (t points at c). */
 typedef struct prepared {
     char name[96];
-    clops_tensor_desc x, i, y;
-    clops_depth_to_space_desc d2s;
-    clops_space_to_depth_desc s2d;
-    clops_max_unpooling_desc mu;
-    clops_operator_desc desc;
-    size_t esize;
-    void *in, *idx, *sentinel, *want_cl;
+    tc_case c;             /* the case with its shapes */
+    tc_prepared t;         /* descriptors, data and the reference's output (what execute on cl_mem gives) */
     const void *want_host; /* the sentinel when an error leaves host memory untouched */
     clops_status want_status;
-    tc_bufs bufs;
 } prepared;
 
 static void prepare(prepared *p, const conf_case *c, uint64_t seed)
 {
     memset(p, 0, sizeof *p);
     case_name(c, p->name, sizeof p->name);
-    const size_t es = tc_type(c->dtype)->size;
     const uint32_t b = c->block;
-    uint32_t in[4], out[4];
-    if (c->type == CLOPS_OPERATOR_DEPTH_TO_SPACE) {
-        const uint32_t i4[4] = {2, 3 * b * b, 3, 5}, o4[4] = {2, 3, 3 * b, 5 * b};
-        memcpy(in, i4, sizeof in), memcpy(out, o4, sizeof out);
-    } else if (c->type == CLOPS_OPERATOR_SPACE_TO_DEPTH) {
-        const uint32_t i4[4] = {2, 3, 3 * b, 5 * b}, o4[4] = {2, 3 * b * b, 3, 5};
-        memcpy(in, i4, sizeof in), memcpy(out, o4, sizeof out);
-    } else {
-        const uint32_t i4[4] = {2, 3, 3, 5}, o4[4] = {2, 3, 5, 7};
-        memcpy(in, i4, sizeof in), memcpy(out, o4, sizeof out);
-    }
-    p->esize = es;
-    p->x.data_type = p->y.data_type = c->dtype;
-    memcpy(p->x.sizes, in, sizeof in);
-    memcpy(p->y.sizes, out, sizeof out);
-    const size_t in_n = (size_t)ref_element_count(in), out_n = (size_t)ref_element_count(out);
-    p->in = tc_malloc(in_n * es);
-    tc_fill_random(p->in, in_n * es, seed);
-    p->sentinel = tc_malloc(out_n * es);
-    tc_fill_sentinel(p->sentinel, out_n * es);
-    p->want_cl = tc_memdup(p->sentinel, out_n * es);
-    p->want_host = p->want_cl;
-    p->want_status = CLOPS_SUCCESS;
-    ref_tensor rx, ry;
-    ref_tensor_init(&rx, p->in, es, in, NULL);
-    ref_tensor_init(&ry, p->want_cl, es, out, NULL);
-    size_t idx_bytes = 0;
-    if (c->type == CLOPS_OPERATOR_DEPTH_TO_SPACE) {
-        p->d2s = (clops_depth_to_space_desc){&p->x, &p->y, b, c->order};
-        p->desc = (clops_operator_desc){c->type, &p->d2s};
-        ck_assert(ref_depth_to_space(&rx, &ry, b, (ref_order)c->order) == 0);
-    } else if (c->type == CLOPS_OPERATOR_SPACE_TO_DEPTH) {
-        p->s2d = (clops_space_to_depth_desc){&p->x, &p->y, b, c->order};
-        p->desc = (clops_operator_desc){c->type, &p->s2d};
-        ck_assert(ref_space_to_depth(&rx, &ry, b, (ref_order)c->order) == 0);
-    } else {
-        const size_t is = tc_type(c->itype)->size;
-        idx_bytes = in_n * is;
-        p->idx = tc_malloc(idx_bytes);
-        uint64_t s = seed ^ 0x5bd1e995u;
-        for (size_t k = 0; k < in_n; k++) {
-            uint64_t v = tc_rng_next(&s) % out_n;
-            if (c->bad && k == 1)
-                v = out_n; /* one past the end */
-            if (c->bad && k == 4 && c->itype == CLOPS_DATA_TYPE_INT64)
-                v = (uint64_t)-1; /* negative */
-            if (c->bad && k == 7 && c->itype == CLOPS_DATA_TYPE_UINT64)
-                v = (1ull << 63) + 5; /* negative if read as int64 */
-            if (c->bad && k == 9 && c->itype == CLOPS_DATA_TYPE_UINT32)
-                v = UINT32_MAX;
-            if (is == 4) {
-                const uint32_t v32 = (uint32_t)v;
-                memcpy((char *)p->idx + 4 * k, &v32, 4);
-            } else {
-                memcpy((char *)p->idx + 8 * k, &v, 8);
-            }
-        }
-        p->i.data_type = c->itype;
-        memcpy(p->i.sizes, in, sizeof in);
-        p->mu = (clops_max_unpooling_desc){&p->x, &p->i, &p->y};
-        p->desc = (clops_operator_desc){c->type, &p->mu};
-        ref_tensor ri;
-        ref_tensor_init(&ri, p->idx, is, in, NULL);
-        const ref_index_kind kind = c->itype == CLOPS_DATA_TYPE_UINT32   ? REF_INDEX_UINT32
-                                    : c->itype == CLOPS_DATA_TYPE_UINT64 ? REF_INDEX_UINT64
-                                                                         : REF_INDEX_INT64;
-        const long bad = ref_max_unpooling(&rx, &ri, kind, &ry);
-        ck_assert_msg(bad == (c->bad ? 2 : 0),
-                      "test bug: %ld bad indices in %s", bad, p->name);
-        if (c->bad) {
-            p->want_status = CLOPS_ERROR_INDEX_OUT_OF_RANGE;
-            p->want_host = p->sentinel; /* execute_host leaves the output untouched */
-        }
-    }
-    p->bufs = (tc_bufs){p->in, in_n * es, p->idx, idx_bytes, p->sentinel, out_n * es};
+    const uint32_t d2s_in[4] = {2, 3 * b * b, 3, 5}, s2d_in[4] = {2, 3, 3 * b, 5 * b};
+    const uint32_t mu_in[4] = {2, 3, 3, 5}, mu_out[4] = {2, 3, 5, 7};
+    p->c = (tc_case){p->name, c->type, c->dtype, {0}, b, c->order, c->itype, {0}};
+    memcpy(p->c.in, c->type == CLOPS_OPERATOR_DEPTH_TO_SPACE   ? d2s_in
+                    : c->type == CLOPS_OPERATOR_SPACE_TO_DEPTH ? s2d_in
+                                                               : mu_in,
+           sizeof p->c.in);
+    memcpy(p->c.out, mu_out, sizeof p->c.out);
+    const long bad = tc_prepare_bad(&p->t, &p->c, seed, c->bad);
+    ck_assert_msg(bad == (c->bad ? 2 : 0), "test bug: %ld bad indices in %s", bad, p->name);
+    p->want_status = c->bad ? CLOPS_ERROR_INDEX_OUT_OF_RANGE : CLOPS_SUCCESS;
+    p->want_host = c->bad ? p->t.sentinel : p->t.want; /* execute_host leaves the output untouched on error */
 }
 
 static void release(prepared *p)
 {
-    free(p->in);
-    free(p->idx);
-    free(p->sentinel);
-    free(p->want_cl);
+    tc_release(&p->t);
 }
 
 /* What a run must see. */
@@ -255,7 +183,7 @@ static clops_operator *create_checked(clops_context *ctx, prepared *p, const exp
                                       const char *label)
 {
     clops_operator *op = NULL;
-    clops_status st = clops_operator_create(ctx, &p->desc, &op);
+    clops_status st = clops_operator_create(ctx, &p->t.desc, &op);
     ck_assert_msg(st == CLOPS_SUCCESS && op, "%s [%s]: clops_operator_create: %s (%s)", p->name, label,
                   clops_status_name(st), clops_last_error_message());
     clops_operator_info info;
@@ -288,18 +216,18 @@ static clops_operator *create_checked(clops_context *ctx, prepared *p, const exp
 /* execute_host, then execute on cl_mem (uploads as the wait list, returned event). */
 static void run_paths(clops_context *ctx, clops_operator *op, prepared *p, const char *label)
 {
-    void *out = tc_malloc(p->bufs.out_bytes);
+    void *out = tc_malloc(p->t.bufs.out_bytes);
     char path[160];
     snprintf(path, sizeof path, "%s, execute_host", label);
-    clops_status st = tc_run_execute_host(op, &p->bufs, out);
+    clops_status st = tc_run_execute_host(op, &p->t.bufs, out);
     ck_assert_msg(st == p->want_status, "%s [%s]: %s (%s), want %s", p->name, path, clops_status_name(st),
                   clops_last_error_message(), clops_status_name(p->want_status));
-    tc_check_bytes(out, p->want_host, p->bufs.out_bytes, p->esize, p->name, path);
+    tc_check_bytes(out, p->want_host, p->t.bufs.out_bytes, p->t.esize, p->name, path);
     snprintf(path, sizeof path, "%s, execute on cl_mem", label);
-    st = tc_run_execute_cl(ctx, op, &p->bufs, out, path);
+    st = tc_run_execute_cl(ctx, op, &p->t.bufs, out, path);
     ck_assert_msg(st == p->want_status, "%s [%s]: %s (%s), want %s", p->name, path, clops_status_name(st),
                   clops_last_error_message(), clops_status_name(p->want_status));
-    tc_check_bytes(out, p->want_cl, p->bufs.out_bytes, p->esize, p->name, path);
+    tc_check_bytes(out, p->t.want, p->t.bufs.out_bytes, p->t.esize, p->name, path);
     free(out);
 }
 
@@ -661,9 +589,9 @@ static void fallback_after_user_event(clops_context *ctx, const conf_case *c, co
     const expectation e = expect_host;
     origin_counts n = {0, 0, 0, 0};
     clops_operator *op = create_checked(ctx, &p, &e, &n, label);
-    cl_mem in = buffer_with(ctx, p.in, p.bufs.in_bytes);
-    cl_mem idx = p.idx ? buffer_with(ctx, p.idx, p.bufs.idx_bytes) : NULL;
-    cl_mem out = buffer_with(ctx, p.sentinel, p.bufs.out_bytes);
+    cl_mem in = buffer_with(ctx, p.t.in, p.t.bufs.in_bytes);
+    cl_mem idx = p.t.idx ? buffer_with(ctx, p.t.idx, p.t.bufs.idx_bytes) : NULL;
+    cl_mem out = buffer_with(ctx, p.t.sentinel, p.t.bufs.out_bytes);
     cl_int err;
     late_event late;
     late.ev = clCreateUserEvent(clops_context_cl_context(ctx), &err);
@@ -690,23 +618,23 @@ static void fallback_after_user_event(clops_context *ctx, const conf_case *c, co
     }
     pthread_join(t, NULL);
     ck_assert_int_eq(clFinish(clops_context_queue(ctx)), CL_SUCCESS);
-    void *got = tc_malloc(p.bufs.out_bytes);
-    ck_assert_int_eq(clEnqueueReadBuffer(clops_context_queue(ctx), out, CL_TRUE, 0, p.bufs.out_bytes, got, 0, NULL,
+    void *got = tc_malloc(p.t.bufs.out_bytes);
+    ck_assert_int_eq(clEnqueueReadBuffer(clops_context_queue(ctx), out, CL_TRUE, 0, p.t.bufs.out_bytes, got, 0, NULL,
                                          NULL), CL_SUCCESS);
-    tc_check_bytes(got, p.want_cl, p.bufs.out_bytes, p.esize, p.name, label);
+    tc_check_bytes(got, p.t.want, p.t.bufs.out_bytes, p.t.esize, p.name, label);
 
     /* again after a completed marker, without a returned event */
     cl_event marker = NULL;
     ck_assert_int_eq(clEnqueueMarkerWithWaitList(clops_context_queue(ctx), 0, NULL, &marker), CL_SUCCESS);
     ck_assert_int_eq(clWaitForEvents(1, &marker), CL_SUCCESS);
-    ck_assert_int_eq(clEnqueueWriteBuffer(clops_context_queue(ctx), out, CL_TRUE, 0, p.bufs.out_bytes, p.sentinel, 0,
+    ck_assert_int_eq(clEnqueueWriteBuffer(clops_context_queue(ctx), out, CL_TRUE, 0, p.t.bufs.out_bytes, p.t.sentinel, 0,
                                           NULL, NULL), CL_SUCCESS);
     st = clops_operator_execute(op, &b, 1, &marker, NULL);
     if (st == CLOPS_SUCCESS) st = clops_operator_last_status(op);
     ck_assert_msg(st == want, "%s (marker): %s, want %s", label, clops_status_name(st), clops_status_name(want));
-    ck_assert_int_eq(clEnqueueReadBuffer(clops_context_queue(ctx), out, CL_TRUE, 0, p.bufs.out_bytes, got, 0, NULL,
+    ck_assert_int_eq(clEnqueueReadBuffer(clops_context_queue(ctx), out, CL_TRUE, 0, p.t.bufs.out_bytes, got, 0, NULL,
                                          NULL), CL_SUCCESS);
-    tc_check_bytes(got, p.want_cl, p.bufs.out_bytes, p.esize, p.name, label);
+    tc_check_bytes(got, p.t.want, p.t.bufs.out_bytes, p.t.esize, p.name, label);
 
     free(got);
     clReleaseEvent(marker);
@@ -779,47 +707,29 @@ END_TEST
 static Suite *fallback_suite(void)
 {
     Suite *s = suite_create("fallback");
-    TCase *tc = tcase_create("subsets");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    TCase *tc = tc_fixture_case(s, "subsets", setup, teardown);
     tcase_add_loop_test(tc, test_subset, 0, 16);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("past_2_32");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tc = tc_fixture_case(s, "past_2_32", setup, teardown);
     tcase_add_loop_test(tc, test_past_2_32_elements, 0, (int)(2 * NUM_HUGE));
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("cli");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tc = tc_fixture_case(s, "cli", setup, teardown);
     tcase_add_test(tc, test_cli_devices);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("cl_mem");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tc = tc_fixture_case(s, "cl_mem", setup, teardown);
     tcase_add_test(tc, test_fallback_cl_mem_events);
     tcase_add_test(tc, test_fallback_out_of_order_queue);
-    suite_add_tcase(s, tc);
     return s;
 }
 
 int main(void)
 {
-    size_t count = 0;
-    clops_status st = clops_device_list(NULL, 0, &count);
-    if (st != CLOPS_SUCCESS || count == 0) {
-        const char *req = getenv("CLOPS_REQUIRE_DEVICE");
-        const int fail = req && strcmp(req, "1") == 0;
-        fprintf(stderr, "%s: no OpenCL device (%s): the fallback from a device cannot be tested\n",
-                fail ? "FAIL" : "SKIP", clops_status_name(st));
-        return fail ? EXIT_FAILURE : 77;
-    }
+    const int skip = tc_need_devices(1, "the fallback from a device cannot be tested");
+    if (skip >= 0)
+        return skip;
     make_cases();
     make_temp_dir(g_suite_root, sizeof g_suite_root, "fallback-warm");
-    SRunner *sr = srunner_create(fallback_suite());
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    const int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    const int rc = tc_run_nofork(fallback_suite());
     tc_rm_rf(g_suite_root);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return rc;
 }

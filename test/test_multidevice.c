@@ -29,6 +29,8 @@
 
 #include "reference.h"
 #include "test_common.h"
+#include "test_fs.h"
+#include "fixture.h"
 
 #define SHARED_THREADS 4 /* per device, on one context */
 #define ITERATIONS 6
@@ -36,24 +38,16 @@
 
 /* ---- environment ----------------------------------------------------------------------------- */
 
-static char *saved_cache_dir;
-static int had_cache_dir;
+static const char *const env_names[] = {"CLOPS_CACHE_DIR"};
+static char *env_saved[1];
+static int env_was_set[1];
 static char g_root[PATH_MAX];
 static char g_dir[PATH_MAX + 16];
 static clops_device_info g_dev[2];
 
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb, (void)flag, (void)ftw;
-    remove(path);
-    return 0;
-}
-
 static void setup(void)
 {
-    const char *v = getenv("CLOPS_CACHE_DIR");
-    had_cache_dir = v != NULL;
-    saved_cache_dir = v ? strdup(v) : NULL;
+    tc_env_save(env_names, 1, env_saved, env_was_set, 1);
     const char *tmp = getenv("TMPDIR");
     snprintf(g_root, sizeof g_root, "%s/clops-test-multi-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     ck_assert_msg(mkdtemp(g_root) != NULL, "mkdtemp(%s) failed", g_root);
@@ -63,29 +57,13 @@ static void setup(void)
 
 static void teardown(void)
 {
-    if (had_cache_dir)
-        setenv("CLOPS_CACHE_DIR", saved_cache_dir, 1);
-    else
-        unsetenv("CLOPS_CACHE_DIR");
-    free(saved_cache_dir);
-    saved_cache_dir = NULL;
-    nftw(g_root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    tc_env_restore(env_names, 1, env_saved, env_was_set);
+    tc_rm_rf(g_root);
 }
 
 /* ---- cases (thread-safe: no Check calls) ----------------------------------------------------------- */
 
-typedef struct mcase {
-    const char *name;
-    clops_operator_type type;
-    clops_data_type dtype;
-    uint32_t in[4];
-    uint32_t block;
-    clops_depth_space_order order;
-    clops_data_type itype;
-    uint32_t out[4]; /* MaxUnpooling */
-} mcase;
-
-static const mcase mcases[] = {
+static const tc_case mcases[] = {
     {"DepthToSpace FLOAT32 b2 DCR", CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_FLOAT32, {2, 12, 5, 7}, 2,
      CLOPS_ORDER_DEPTH_COLUMN_ROW, 0, {0}},
     {"SpaceToDepth UINT8 b3 CRD", CLOPS_OPERATOR_SPACE_TO_DEPTH, CLOPS_DATA_TYPE_UINT8, {1, 3, 9, 15}, 3,
@@ -106,96 +84,6 @@ static const mcase mcases[] = {
 };
 #define NUM_MCASES (sizeof mcases / sizeof mcases[0])
 
-typedef struct prepared {
-    const mcase *def;
-    clops_tensor_desc x, i, y;
-    clops_depth_to_space_desc d2s;
-    clops_space_to_depth_desc s2d;
-    clops_max_unpooling_desc mu;
-    clops_operator_desc desc;
-    void *in, *idx, *sentinel, *want;
-    size_t in_bytes, idx_bytes, out_bytes;
-} prepared;
-
-/* 0, or -1 (out of memory, or the reference rejects the case). */
-static int prepare(prepared *p, const mcase *d, uint64_t seed)
-{
-    memset(p, 0, sizeof *p);
-    p->def = d;
-    const size_t es = clops_data_type_size(d->dtype);
-    const uint32_t b = d->block;
-    uint32_t out[4];
-    if (d->type == CLOPS_OPERATOR_DEPTH_TO_SPACE) {
-        const uint32_t o[4] = {d->in[0], d->in[1] / (b * b), d->in[2] * b, d->in[3] * b};
-        memcpy(out, o, sizeof out);
-    } else if (d->type == CLOPS_OPERATOR_SPACE_TO_DEPTH) {
-        const uint32_t o[4] = {d->in[0], d->in[1] * b * b, d->in[2] / b, d->in[3] / b};
-        memcpy(out, o, sizeof out);
-    } else {
-        memcpy(out, d->out, sizeof out);
-    }
-    p->x.data_type = p->y.data_type = d->dtype;
-    memcpy(p->x.sizes, d->in, sizeof p->x.sizes);
-    memcpy(p->y.sizes, out, sizeof p->y.sizes);
-    const size_t in_n = (size_t)ref_element_count(d->in), out_n = (size_t)ref_element_count(out);
-    p->in_bytes = in_n * es;
-    p->out_bytes = out_n * es;
-    p->in = malloc(p->in_bytes);
-    p->sentinel = malloc(p->out_bytes);
-    p->want = malloc(p->out_bytes);
-    if (!p->in || !p->sentinel || !p->want)
-        return -1;
-    tc_fill_random(p->in, p->in_bytes, seed);
-    tc_fill_sentinel(p->sentinel, p->out_bytes);
-    memcpy(p->want, p->sentinel, p->out_bytes);
-    ref_tensor rx, ry;
-    ref_tensor_init(&rx, p->in, es, d->in, NULL);
-    ref_tensor_init(&ry, p->want, es, out, NULL);
-    if (d->type == CLOPS_OPERATOR_DEPTH_TO_SPACE) {
-        p->d2s = (clops_depth_to_space_desc){&p->x, &p->y, b, d->order};
-        p->desc = (clops_operator_desc){d->type, &p->d2s};
-        return ref_depth_to_space(&rx, &ry, b, (ref_order)d->order);
-    }
-    if (d->type == CLOPS_OPERATOR_SPACE_TO_DEPTH) {
-        p->s2d = (clops_space_to_depth_desc){&p->x, &p->y, b, d->order};
-        p->desc = (clops_operator_desc){d->type, &p->s2d};
-        return ref_space_to_depth(&rx, &ry, b, (ref_order)d->order);
-    }
-    const size_t is = clops_data_type_size(d->itype);
-    p->idx_bytes = in_n * is;
-    p->idx = malloc(p->idx_bytes);
-    if (!p->idx)
-        return -1;
-    uint64_t s = seed ^ 0xabcdefu;
-    for (size_t k = 0; k < in_n; k++) {
-        const uint64_t v = tc_rng_next(&s) % out_n;
-        if (is == 4) {
-            const uint32_t v32 = (uint32_t)v;
-            memcpy((char *)p->idx + 4 * k, &v32, 4);
-        } else {
-            memcpy((char *)p->idx + 8 * k, &v, 8);
-        }
-    }
-    p->i.data_type = d->itype;
-    memcpy(p->i.sizes, d->in, sizeof p->i.sizes);
-    p->mu = (clops_max_unpooling_desc){&p->x, &p->i, &p->y};
-    p->desc = (clops_operator_desc){d->type, &p->mu};
-    ref_tensor ri;
-    ref_tensor_init(&ri, p->idx, is, d->in, NULL);
-    const ref_index_kind kind = d->itype == CLOPS_DATA_TYPE_UINT32   ? REF_INDEX_UINT32
-                                : d->itype == CLOPS_DATA_TYPE_UINT64 ? REF_INDEX_UINT64
-                                                                     : REF_INDEX_INT64;
-    return ref_max_unpooling(&rx, &ri, kind, &ry) == 0 ? 0 : -1;
-}
-
-static void release(prepared *p)
-{
-    free(p->in);
-    free(p->idx);
-    free(p->sentinel);
-    free(p->want);
-}
-
 /* A cl_mem holding `src`, written without blocking; the write's event goes to ev[*n]. */
 static cl_mem upload(clops_context *ctx, const void *src, size_t bytes, cl_event *ev, cl_uint *n, cl_int *err)
 {
@@ -212,22 +100,22 @@ static cl_mem upload(clops_context *ctx, const void *src, size_t bytes, cl_event
 
 /* execute_host, then execute on cl_mem (uploads as the wait list, returned
  * event waited on); 0 if both are bit-exact, else -1 with a message. */
-static int run_case(clops_context *ctx, clops_operator *op, const prepared *p, char *err, size_t size)
+static int run_case(clops_context *ctx, clops_operator *op, const tc_prepared *p, char *err, size_t size)
 {
-    void *out = malloc(p->out_bytes);
+    void *out = malloc(p->bufs.out_bytes);
     if (!out) {
         snprintf(err, size, "out of memory");
         return -1;
     }
-    memcpy(out, p->sentinel, p->out_bytes);
-    clops_host_buffers hb = {p->in, p->in_bytes, p->idx, p->idx_bytes, out, p->out_bytes};
+    memcpy(out, p->sentinel, p->bufs.out_bytes);
+    clops_host_buffers hb = {p->in, p->bufs.in_bytes, p->idx, p->bufs.idx_bytes, out, p->bufs.out_bytes};
     clops_status st = clops_operator_execute_host(op, &hb);
     int rc = 0;
     if (st != CLOPS_SUCCESS) {
         snprintf(err, size, "%s: execute_host: %s (%s)", p->def->name, clops_status_name(st),
                  clops_last_error_message());
         rc = -1;
-    } else if (memcmp(out, p->want, p->out_bytes) != 0) {
+    } else if (memcmp(out, p->want, p->bufs.out_bytes) != 0) {
         snprintf(err, size, "%s: execute_host: wrong result", p->def->name);
         rc = -1;
     }
@@ -236,11 +124,11 @@ static int run_case(clops_context *ctx, clops_operator *op, const prepared *p, c
     cl_int clerr = CL_SUCCESS;
     cl_mem in = NULL, idx = NULL, o = NULL;
     if (rc == 0) {
-        in = upload(ctx, p->in, p->in_bytes, waits, &nwait, &clerr);
+        in = upload(ctx, p->in, p->bufs.in_bytes, waits, &nwait, &clerr);
         if (clerr == CL_SUCCESS)
-            idx = upload(ctx, p->idx, p->idx_bytes, waits, &nwait, &clerr);
+            idx = upload(ctx, p->idx, p->bufs.idx_bytes, waits, &nwait, &clerr);
         if (clerr == CL_SUCCESS)
-            o = upload(ctx, p->sentinel, p->out_bytes, waits, &nwait, &clerr);
+            o = upload(ctx, p->sentinel, p->bufs.out_bytes, waits, &nwait, &clerr);
         if (clerr != CL_SUCCESS) {
             snprintf(err, size, "%s: uploads failed: %d", p->def->name, (int)clerr);
             rc = -1;
@@ -267,12 +155,12 @@ static int run_case(clops_context *ctx, clops_operator *op, const prepared *p, c
         clReleaseEvent(done);
     }
     if (rc == 0) {
-        memset(out, 0, p->out_bytes);
-        clerr = clEnqueueReadBuffer(clops_context_queue(ctx), o, CL_TRUE, 0, p->out_bytes, out, 0, NULL, NULL);
+        memset(out, 0, p->bufs.out_bytes);
+        clerr = clEnqueueReadBuffer(clops_context_queue(ctx), o, CL_TRUE, 0, p->bufs.out_bytes, out, 0, NULL, NULL);
         if (clerr != CL_SUCCESS) {
             snprintf(err, size, "%s: read back: %d", p->def->name, (int)clerr);
             rc = -1;
-        } else if (memcmp(out, p->want, p->out_bytes) != 0) {
+        } else if (memcmp(out, p->want, p->bufs.out_bytes) != 0) {
             snprintf(err, size, "%s: execute on cl_mem: wrong result", p->def->name);
             rc = -1;
         }
@@ -292,11 +180,11 @@ static int run_case(clops_context *ctx, clops_operator *op, const prepared *p, c
 
 /* Main-thread wrapper: creates the case's operator on ctx, checks it runs on
  * the device with an allowed program origin, and its results. */
-static void check_case(clops_context *ctx, const mcase *d, const char *origin1, const char *origin2,
+static void check_case(clops_context *ctx, const tc_case *d, const char *origin1, const char *origin2,
                        const char *label)
 {
-    prepared p;
-    ck_assert_msg(prepare(&p, d, 17) == 0, "test bug: case %s", d->name);
+    tc_prepared p;
+    ck_assert_msg(tc_prepare(&p, d, 17) == 0, "test bug: case %s", d->name);
     clops_operator *op = NULL;
     clops_status st = clops_operator_create(ctx, &p.desc, &op);
     ck_assert_msg(st == CLOPS_SUCCESS, "%s [%s]: clops_operator_create: %s (%s)", d->name, label,
@@ -312,7 +200,7 @@ static void check_case(clops_context *ctx, const mcase *d, const char *origin1, 
     const int rc = run_case(ctx, op, &p, err, sizeof err);
     ck_assert_msg(rc == 0, "%s [%s]: %s", d->name, label, err);
     clops_operator_free(op);
-    release(&p);
+    tc_release(&p);
 }
 
 static clops_context *context_on(unsigned device, const char *label)
@@ -360,6 +248,49 @@ static entry_tally list_cache(void)
     ck_assert_msg((int)count == t.valid + t.invalid, "listed %zu, visited %d", count, t.valid + t.invalid);
     return t;
 }
+
+/* ---- the default device ------------------------------------------------------------------------- */
+
+/* clops_default_device names the device clops_context_create uses, under each form of CLOPS_DEVICE. */
+START_TEST(test_default_device)
+{
+    static const char *const names[] = {"CLOPS_DEVICE"};
+    char *saved[1];
+    int was_set[1];
+    tc_env_save(names, 1, saved, was_set, 0);
+    clops_device_info infos[8];
+    size_t count = 0;
+    ck_assert_int_eq(clops_device_list(infos, 8, &count), CLOPS_SUCCESS);
+    unsigned want = 0;
+    for (size_t i = count; i-- > 0;)
+        if (infos[i].type & CL_DEVICE_TYPE_GPU) want = (unsigned)i;
+    int host = -1;
+    unsigned index = 99;
+    ck_assert_int_eq(clops_default_device(NULL, &index), CLOPS_ERROR_NULL_ARGUMENT);
+    ck_assert_int_eq(clops_default_device(&host, NULL), CLOPS_ERROR_NULL_ARGUMENT);
+    unsetenv("CLOPS_DEVICE");
+    ck_assert_int_eq(clops_default_device(&host, &index), CLOPS_SUCCESS);
+    ck_assert_msg(host == 0 && index == want, "default: host %d index %u, want device %u", host, index, want);
+    clops_context *ctx = NULL;
+    ck_assert_int_eq(clops_context_create(&ctx), CLOPS_SUCCESS);
+    ck_assert_str_eq(clops_context_device_name(ctx), infos[want].device_name);
+    clops_context_free(ctx);
+    tc_set_env("CLOPS_DEVICE", "1");
+    ck_assert_int_eq(clops_default_device(&host, &index), CLOPS_SUCCESS);
+    ck_assert_msg(host == 0 && index == 1, "CLOPS_DEVICE=1: host %d index %u", host, index);
+    tc_set_env("CLOPS_DEVICE", "host");
+    ck_assert_int_eq(clops_default_device(&host, &index), CLOPS_SUCCESS);
+    ck_assert_int_eq(host, 1);
+    char past[32];
+    snprintf(past, sizeof past, "%zu", count);
+    tc_set_env("CLOPS_DEVICE", past);
+    ck_assert_int_eq(clops_default_device(&host, &index), CLOPS_ERROR_INVALID_DEVICE_SELECTION);
+    ck_assert_int_eq(clops_context_create(&ctx), CLOPS_ERROR_INVALID_DEVICE_SELECTION);
+    tc_set_env("CLOPS_DEVICE", "gpu");
+    ck_assert_int_eq(clops_default_device(&host, &index), CLOPS_ERROR_INVALID_DEVICE_SELECTION);
+    tc_env_restore(names, 1, saved, was_set);
+}
+END_TEST
 
 /* ---- a context per device ------------------------------------------------------------------------ */
 
@@ -418,21 +349,21 @@ static void *work(void *arg)
         ctx = own;
     }
     /* one operator kept for the whole run, and one made per iteration */
-    prepared keep_p;
+    tc_prepared keep_p;
     clops_operator *keep = NULL;
-    const mcase *kd = &mcases[(size_t)w->id % NUM_MCASES];
-    if (prepare(&keep_p, kd, 100u + (uint64_t)w->id) != 0) {
+    const tc_case *kd = &mcases[(size_t)w->id % NUM_MCASES];
+    if (tc_prepare(&keep_p, kd, 100u + (uint64_t)w->id) != 0) {
         snprintf(w->err, sizeof w->err, "test bug: case %s", kd->name);
-        release(&keep_p);
+        tc_release(&keep_p);
         clops_context_free(own);
         return NULL;
     }
     for (int it = 0; it <= ITERATIONS && !w->err[0]; it++) {
-        prepared p;
-        const mcase *d = it == 0 ? kd : &mcases[((size_t)w->id * 3 + (size_t)it) % NUM_MCASES];
-        if (prepare(&p, d, (uint64_t)(w->id * 1000 + it)) != 0) {
+        tc_prepared p;
+        const tc_case *d = it == 0 ? kd : &mcases[((size_t)w->id * 3 + (size_t)it) % NUM_MCASES];
+        if (tc_prepare(&p, d, (uint64_t)(w->id * 1000 + it)) != 0) {
             snprintf(w->err, sizeof w->err, "test bug: case %s", d->name);
-            release(&p);
+            tc_release(&p);
             break;
         }
         clops_operator *op = NULL;
@@ -460,12 +391,12 @@ static void *work(void *arg)
             keep = op; /* the kept operator: run again every iteration below */
         else
             clops_operator_free(op);
-        release(&p);
+        tc_release(&p);
         if (keep && it > 0 && !w->err[0] && run_case(ctx, keep, &keep_p, w->err, sizeof w->err) == 0)
             w->runs++;
     }
     clops_operator_free(keep);
-    release(&keep_p);
+    tc_release(&keep_p);
     clops_context_free(own);
     return NULL;
 }
@@ -524,7 +455,7 @@ START_TEST(test_threads)
             w[i].round = round;
             ck_assert(pthread_create(&t[i], NULL, work, &w[i]) == 0);
         }
-        join_all(t, TOTAL, 150);
+        join_all(t, TOTAL, 900);
         for (int i = 0; i < TOTAL; i++) {
             const char *kind = w[i].ctx ? "shared context" : "private context";
             ck_assert_msg(!w[i].err[0], "round %d, thread %d (device %u, %s): %s", round, i, w[i].device, kind,
@@ -650,36 +581,25 @@ END_TEST
 static Suite *multidevice_suite(void)
 {
     Suite *s = suite_create("multidevice");
-    TCase *tc = tcase_create("devices");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    TCase *tc = tc_fixture_case(s, "devices", setup, teardown);
     tcase_add_test(tc, test_context_per_device);
+    tcase_add_test(tc, test_default_device);
     tcase_add_test(tc, test_threads);
     tcase_add_test(tc, test_from_cl_second_device);
     tcase_add_test(tc, test_from_cl_two_device_context);
-    suite_add_tcase(s, tc);
     return s;
 }
 
 int main(void)
 {
+    const int skip = tc_need_devices(2, "this suite needs two (ctest sets POCL_DEVICES=\"pthread basic\")");
+    if (skip >= 0)
+        return skip;
     size_t count = 0;
-    clops_status st = clops_device_list(NULL, 0, &count);
-    const char *req = getenv("CLOPS_REQUIRE_DEVICE");
-    const int required = req && strcmp(req, "1") == 0;
-    if (st != CLOPS_SUCCESS || count < 2) {
-        fprintf(stderr, "%s: %zu OpenCL device%s (%s), this suite needs two (ctest sets POCL_DEVICES=\"pthread "
-                "basic\")\n", required ? "FAIL" : "SKIP", count, count == 1 ? "" : "s", clops_status_name(st));
-        return required ? EXIT_FAILURE : 77;
-    }
     if (clops_device_list(g_dev, 2, &count) != CLOPS_SUCCESS) {
         fprintf(stderr, "FAIL: clops_device_list: %s\n", clops_last_error_message());
         return EXIT_FAILURE;
     }
     fprintf(stderr, "testing devices 0 \"%s\" and 1 \"%s\"\n", g_dev[0].device_name, g_dev[1].device_name);
-    SRunner *sr = srunner_create(multidevice_suite());
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    const int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tc_run_nofork(multidevice_suite());
 }

@@ -609,11 +609,10 @@ static int clops_fail_msg(clops_status st, const char *what)
     return 1;
 }
 
-/* The device to use: "host", an index, or the default rule (CLOPS_DEVICE, first
- * GPU, first device, host). Sets *host or *index. */
-static int choose_device(const char *spec, const clops_device_info *infos, size_t n, bool *host, size_t *index)
+/* The device to use: "host", an index below `n`, or the library's default rule
+ * (clops_default_device). Sets *host or *index. */
+static int choose_device(const char *spec, size_t n, bool *host, size_t *index)
 {
-    if (!spec) spec = getenv("CLOPS_DEVICE");
     if (spec && *spec) {
         if (ascii_iequal(spec, "host")) {
             *host = true;
@@ -627,10 +626,12 @@ static int choose_device(const char *spec, const clops_device_info *infos, size_
         *host = false;
         return 0;
     }
-    *host = n == 0;
-    *index = 0;
-    for (size_t i = n; i-- > 0;)
-        if (infos[i].type & CL_DEVICE_TYPE_GPU) *index = i;
+    int is_host = 0;
+    unsigned i = 0;
+    const clops_status st = clops_default_device(&is_host, &i);
+    if (st != CLOPS_SUCCESS) return clops_fail_msg(st, "clops_default_device");
+    *host = is_host;
+    *index = i;
     return 0;
 }
 
@@ -1217,7 +1218,7 @@ int clops_bench_main(int argc, char **argv)
     }
     bool host = false;
     size_t dev = 0;
-    rc = choose_device(a.device, infos, ndev, &host, &dev);
+    rc = choose_device(a.device, ndev, &host, &dev);
     cl_env e;
     memset(&e, 0, sizeof e);
     clops_context *host_ctx = NULL;

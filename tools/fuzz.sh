@@ -24,7 +24,7 @@ if [ $# -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 
 # shellcheck source=tools/packages.sh
 . tools/packages.sh
-need_packages clang libclang-rt-14-dev cmake pkg-config ocl-icd-opencl-dev opencl-headers pocl-opencl-icd check
+need_packages clang libclang-rt-14-dev cmake pkg-config ocl-icd-opencl-dev opencl-headers pocl-opencl-icd check libcjson-dev
 
 CC=clang cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLOPS_FUZZ=ON >/dev/null
 cmake --build "$build" -j "$jobs" --target "${targets[@]}"

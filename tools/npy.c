@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "npy.h"
+#include "store/file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -640,62 +641,6 @@ npy_status npy_format_header(clops_data_type type, unsigned ndim, const uint64_t
     return NPY_OK;
 }
 
-static int write_full(int fd, const void *buf, size_t n)
-{
-    size_t done = 0;
-    while (done < n) {
-        ssize_t w = write(fd, (const char *)buf + done, n - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        done += (size_t)w;
-    }
-    return 0;
-}
-
-/* Creates a fresh temporary file next to path; fills tmp (malloc'ed) and returns the fd. */
-static int create_temp(const char *path, char **tmp)
-{
-    size_t size = strlen(path) + 48;
-    *tmp = malloc(size);
-    if (*tmp == NULL) {
-        errno = ENOMEM;
-        return -1;
-    }
-    for (unsigned attempt = 0; attempt < 100; attempt++) {
-        snprintf(*tmp, size, "%s.tmp.%ld.%u", path, (long)getpid(), attempt);
-        int fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd >= 0 || errno != EEXIST)
-            return fd;
-    }
-    errno = EEXIST;
-    return -1;
-}
-
-/* Best effort: makes the rename durable by syncing the directory that holds path. */
-static void sync_parent_dir(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    char *dir = NULL;
-    if (slash == NULL)
-        dir = strdup(".");
-    else if (slash == path)
-        dir = strdup("/");
-    else if ((dir = malloc((size_t)(slash - path) + 1)) != NULL) {
-        memcpy(dir, path, (size_t)(slash - path));
-        dir[slash - path] = '\0';
-    }
-    if (dir == NULL)
-        return;
-    int fd = open(dir, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        (void)fsync(fd);
-        close(fd);
-    }
-    free(dir);
-}
-
 static npy_status check_write_args(clops_data_type type, unsigned ndim, const uint64_t *shape,
                                    const void *data, size_t nbytes, char *msg, size_t msg_size)
 {
@@ -733,34 +678,16 @@ npy_status npy_write_atomic(const char *path, clops_data_type type, unsigned ndi
     if (npy_format_header(type, ndim, shape, header, sizeof header, &header_len) != NPY_OK)
         return fail(NPY_ERR_ARGUMENT, msg, msg_size, "cannot format the header");
 
-    char *tmp = NULL;
-    int fd = create_temp(path, &tmp);
-    if (fd < 0) {
-        st = fail(NPY_ERR_WRITE, msg, msg_size, "cannot create a temporary file: %s",
-                  strerror(errno));
-        free(tmp);
-        return st;
+    const void *const parts[2] = {header, data};
+    const size_t sizes[2] = {header_len, nbytes};
+    clops_file_writer w;
+    if (clops_file_write_parts(path, 0666, parts, sizes, 2, &w) != 0) {
+        if (strcmp(w.step, "target") == 0)
+            st = fail(NPY_ERR_WRITE, msg, msg_size, "%s is not a regular file: it is not replaced", path);
+        else if (strcmp(w.step, "create") == 0)
+            st = fail(NPY_ERR_WRITE, msg, msg_size, "cannot create a temporary file: %s", strerror(w.error));
+        else
+            st = fail(NPY_ERR_WRITE, msg, msg_size, "%s failed: %s", w.step, strerror(w.error));
     }
-    const char *step = NULL;
-    if (write_full(fd, header, header_len) != 0 || write_full(fd, data, nbytes) != 0)
-        step = "write";
-    else if (fsync(fd) != 0)
-        step = "fsync";
-    int saved = errno;
-    if (close(fd) != 0 && step == NULL) {
-        step = "close";
-        saved = errno;
-    }
-    if (step == NULL && rename(tmp, path) != 0) {
-        step = "rename";
-        saved = errno;
-    }
-    if (step != NULL) {
-        unlink(tmp);
-        st = fail(NPY_ERR_WRITE, msg, msg_size, "%s failed: %s", step, strerror(saved));
-    } else {
-        sync_parent_dir(path);
-    }
-    free(tmp);
     return st;
 }

@@ -6,10 +6,12 @@
 #   bash tools/oclgrind.sh
 #
 # Runs test/oclgrind_driver.c (D2S/S2D: widths 1, 2, 4, 8, 16 x DCR/CRD x blocks 1, 2, 3 x
-# packed/NHWC/padded; MaxUnpooling: three index types x packed/strided outputs x plain,
-# duplicate and out-of-range indices on the serial plan, and the windows plan (indices in
-# their windows, one outside, duplicates, out of range) and general plan on larger inputs),
-# on small shapes, with the program cache off so every kernel is built by Oclgrind itself, as
+# packed/NHWC/padded, and the explicit-vector loop and the local-memory tile forced for widths 1,
+# 2, 4, 8 x blocks 2, 3, 4, 8, 5 x packed/padded; MaxUnpooling: three index types x packed/strided
+# outputs x plain, duplicate and out-of-range indices on the serial plan, and the windows plan
+# (indices in their windows, one outside, duplicates, out of range) and general plan on larger
+# inputs), on small shapes, with the program cache off so every kernel is built by Oclgrind
+# itself, as
 #   oclgrind --check-api --data-races --uninitialized --max-errors 100000 oclgrind_driver
 # (past Oclgrind's default of 1000 reports it stops reporting, which would hide later cases)
 # Fails on any Oclgrind report ("Invalid ...", "... data race ...", "Uninitialized ...",
@@ -25,7 +27,7 @@ jobs=${JOBS:-$(nproc)}
 
 # shellcheck source=tools/packages.sh
 . tools/packages.sh
-need_packages build-essential cmake pkg-config ocl-icd-opencl-dev opencl-headers check oclgrind
+need_packages build-essential cmake pkg-config ocl-icd-opencl-dev opencl-headers check oclgrind libcjson-dev
 
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j "$jobs" --target clops_testable

@@ -14,10 +14,10 @@ build=${BUILD_DIR:-build}
 jobs=${JOBS:-$(nproc)}
 
 # Debian packages: compiler and CMake, the OpenCL ICD loader and headers, PoCL's
-# CPU device, Check, and pkg-config to find Check.
+# CPU device, Check, pkg-config to find Check, and cJSON for the conformance report.
 # shellcheck source=tools/packages.sh
 . tools/packages.sh
-need_packages build-essential cmake pkg-config ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo check
+need_packages build-essential cmake pkg-config ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo check libcjson-dev
 
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release
 cmake --build "$build" -j "$jobs"

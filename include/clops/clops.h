@@ -147,6 +147,8 @@ typedef struct clops_device_info {
     cl_platform_id platform;
     cl_device_id device;
     cl_device_type type;
+    /* The next four are read at their real length and cut to their field (a
+     * longer string keeps its beginning); clops_device_string() gives them whole. */
     char platform_name[128];
     char device_name[128];
     char device_version[128];     /* "OpenCL 3.0 PoCL ..." */
@@ -163,6 +165,26 @@ typedef struct clops_device_info {
  *  and the total count to `*count`. No platform at all gives *count = 0 and
  *  CLOPS_SUCCESS. */
 CLOPS_API clops_status clops_device_list(clops_device_info *infos, size_t capacity, size_t *count);
+
+/* Identity strings of a device, for clops_device_string(). */
+typedef enum clops_device_string_kind {
+    CLOPS_DEVICE_STRING_PLATFORM_NAME = 1,    /* CL_PLATFORM_NAME */
+    CLOPS_DEVICE_STRING_PLATFORM_VERSION = 2, /* CL_PLATFORM_VERSION */
+    CLOPS_DEVICE_STRING_DEVICE_NAME = 3,      /* CL_DEVICE_NAME */
+    CLOPS_DEVICE_STRING_VENDOR = 4,           /* CL_DEVICE_VENDOR */
+    CLOPS_DEVICE_STRING_DEVICE_VERSION = 5,   /* CL_DEVICE_VERSION */
+    CLOPS_DEVICE_STRING_DRIVER_VERSION = 6,   /* CL_DRIVER_VERSION */
+    CLOPS_DEVICE_STRING_OPENCL_C_VERSION = 7  /* CL_DEVICE_OPENCL_C_VERSION */
+} clops_device_string_kind;
+
+/*! clops_device_string() : one identity string of a device of clops_device_list(),
+ *  read at its real length (however long the driver makes it). Writes it to
+ *  `buf` (always NUL-terminated when size > 0; cut to fit) and its whole length,
+ *  without the NUL, to `*length` (may be NULL): a caller whose buffer was too
+ *  small calls again with *length + 1 bytes. An unknown `what` gives
+ *  CLOPS_ERROR_INVALID_DEVICE_SELECTION. */
+CLOPS_API clops_status clops_device_string(const clops_device_info *info, clops_device_string_kind what, char *buf,
+                                           size_t size, size_t *length);
 
 /*! clops_device_plan() : which path each operator and type takes on this device,
  *  as lines of text ("DepthToSpace, SpaceToDepth: ..."), written to `buf` (always
@@ -183,6 +205,12 @@ typedef enum clops_backend {
  *  A CLOPS_DEVICE naming a device that does not exist is an error
  *  (CLOPS_ERROR_INVALID_DEVICE_SELECTION), never a silent substitute. */
 CLOPS_API clops_status clops_context_create(clops_context **out);
+
+/*! clops_default_device() : the device clops_context_create() would use, without
+ *  creating anything: `*is_host` = 1 for the host backend, else 0 with `*index`
+ *  its position in clops_device_list(). Fails as clops_context_create() does
+ *  (CLOPS_ERROR_INVALID_DEVICE_SELECTION for a CLOPS_DEVICE that names no device). */
+CLOPS_API clops_status clops_default_device(int *is_host, unsigned *index);
 
 /*! clops_context_create_device() : a context (with its own cl_context and
  *  in-order queue) on device `index` of clops_device_list(). */

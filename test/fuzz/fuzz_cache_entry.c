@@ -1,5 +1,5 @@
 /*
- * fuzz_cache_entry.c - the program cache's readers (lib/cache.c) on arbitrary
+ * fuzz_cache_entry.c - the program cache's readers (lib/store/) on arbitrary
  * bytes, through the internal calls of the static clops_testable library.
  *
  * Input: one selector byte, then the file's bytes.
@@ -19,10 +19,9 @@
 
 #include <sys/stat.h>
 
-#include "cache.h"
+#include "store/cache.h"
 
 #define FUZZ_KEY "clops-cache-format 1\nclops fuzz\ndevice: fuzz\noptions: -DFUZZ\nsource:\nkernel void k(void) {}\n"
-#define FNV_SEED 0xcbf29ce484222325ull
 
 static clops_cache_config cfg;
 static char entry_file[CLOPS_CACHE_PATH_MAX + 64], pack_file[600], export_file[600];
@@ -37,7 +36,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     if (mkdir(cfg.dir, 0700) != 0)
         abort();
     snprintf(entry_file, sizeof entry_file, "%s/%016llx.bin", cfg.dir,
-             (unsigned long long)clops_fnv1a(FNV_SEED, FUZZ_KEY, strlen(FUZZ_KEY)));
+             (unsigned long long)clops_fnv1a(CLOPS_FNV_SEED, FUZZ_KEY, strlen(FUZZ_KEY)));
     snprintf(pack_file, sizeof pack_file, "%s/in.pack", fz_tmpdir());
     snprintf(export_file, sizeof export_file, "%s/out.pack", fz_tmpdir());
     return 0;
@@ -84,7 +83,7 @@ static int framed_entry(const uint8_t *d, size_t n, int *ours, const uint8_t **p
     const uint64_t p = get_u64(d + 16), sum = get_u64(d + 24);
     if (k > n || p > n || 32 + k + p != n)
         return 0;
-    if (clops_fnv1a(clops_fnv1a(FNV_SEED, d + 32, (size_t)k), d + 32 + k, (size_t)p) != sum)
+    if (clops_fnv1a(clops_fnv1a(CLOPS_FNV_SEED, d + 32, (size_t)k), d + 32 + k, (size_t)p) != sum)
         return 0;
     const size_t klen = strlen(FUZZ_KEY);
     *ours = k == klen && memcmp(d + 32, FUZZ_KEY, klen) == 0;

@@ -1,6 +1,6 @@
 /*
- * fuzz_cli_args.c - the `clops` command line (tools/clops_cli.c, compiled into
- * this target with -Dmain=clops_cli_main) on arbitrary argument vectors.
+ * fuzz_cli_args.c - the `clops` command line (clops_cli_main of tools/cli/,
+ * linked in as the clops_cli_commands library) on arbitrary argument vectors.
  *
  * The input is split at newlines into at most 24 arguments after "clops".
  * Placeholders stand for files: "@0".."@7" for copies of test/data fixtures,

@@ -1,0 +1,225 @@
+/* context.c - contexts: on a chosen device, around the caller's OpenCL objects, or the host. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static clops_status context_alloc(clops_backend backend, clops_context **out)
+{
+    clops_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "context of %zu bytes", sizeof *ctx);
+    if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
+        free(ctx);
+        return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "context mutex");
+    }
+    ctx->backend = backend;
+    if (backend == CLOPS_BACKEND_OPENCL) {
+        clops_cache_config_from_env(&ctx->cache);
+    } else {
+        ctx->cache.mode = CLOPS_CACHE_OFF;
+        snprintf(ctx->cache.status, sizeof ctx->cache.status, "not used by the host backend");
+    }
+    *out = ctx;
+    return CLOPS_SUCCESS;
+}
+
+clops_status clops_context_create_host(clops_context **out)
+{
+    if (!out) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_context_create_host: out is NULL");
+    *out = NULL;
+    clops_status st = context_alloc(CLOPS_BACKEND_HOST, out);
+    if (st == CLOPS_SUCCESS) strcpy((*out)->info.device_name, "host");
+    return st;
+}
+
+clops_status clops_context_create_from_cl(cl_context context, cl_device_id device, cl_command_queue queue,
+                                          clops_context **out)
+{
+    if (!out) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_context_create_from_cl: out is NULL");
+    *out = NULL;
+    if (!context || !device || !queue)
+        return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_context_create_from_cl: context, device and queue are required");
+    cl_platform_id platform = NULL;
+    cl_int err = clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL);
+    if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetDeviceInfo(CL_DEVICE_PLATFORM)");
+    clops_context *ctx = NULL;
+    clops_status st = context_alloc(CLOPS_BACKEND_OPENCL, &ctx);
+    if (st != CLOPS_SUCCESS) return st;
+    st = clops_query_device(platform, device, 0, &ctx->info);
+    if (st == CLOPS_SUCCESS) st = clops_device_identity(&ctx->info, &ctx->identity);
+    if (st != CLOPS_SUCCESS) {
+        clops_context_free(ctx);
+        return st;
+    }
+    if ((err = clRetainContext(context)) != CL_SUCCESS) {
+        clops_context_free(ctx);
+        return clops_fail_cl(err, "clRetainContext");
+    }
+    ctx->cl_ctx = context;
+    if ((err = clRetainCommandQueue(queue)) != CL_SUCCESS) {
+        clops_context_free(ctx);
+        return clops_fail_cl(err, "clRetainCommandQueue");
+    }
+    ctx->queue = queue;
+    ctx->device = device;
+    *out = ctx;
+    return CLOPS_SUCCESS;
+}
+
+static clops_status context_on_device(const clops_device_info *info, clops_context **out)
+{
+    cl_int err;
+    const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)info->platform, 0};
+    cl_context cl_ctx = clCreateContext(props, 1, &info->device, NULL, NULL, &err);
+    if (!cl_ctx) return clops_fail_cl(err, "clCreateContext");
+    cl_command_queue queue = clCreateCommandQueue(cl_ctx, info->device, 0, &err);
+    if (!queue) {
+        clReleaseContext(cl_ctx);
+        return clops_fail_cl(err, "clCreateCommandQueue");
+    }
+    clops_status st = clops_context_create_from_cl(cl_ctx, info->device, queue, out);
+    /* The clops context holds its own references now. */
+    clReleaseCommandQueue(queue);
+    clReleaseContext(cl_ctx);
+    if (st == CLOPS_SUCCESS) (*out)->info.index = info->index;
+    return st;
+}
+
+/* All devices, in a freshly allocated array. */
+static clops_status list_devices(clops_device_info **infos, size_t *count)
+{
+    *infos = NULL;
+    clops_status st = clops_device_list(NULL, 0, count);
+    if (st != CLOPS_SUCCESS || *count == 0) return st;
+    *infos = calloc(*count, sizeof **infos);
+    if (!*infos) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "device list of %zu entries", *count);
+    st = clops_device_list(*infos, *count, count);
+    if (st != CLOPS_SUCCESS) {
+        free(*infos);
+        *infos = NULL;
+    }
+    return st;
+}
+
+/* Device `index` of `count`, or why not (messages shared by every way of naming a device). */
+static clops_status check_index(unsigned index, size_t count)
+{
+    if (count == 0)
+        return clops_fail(CLOPS_ERROR_NO_DEVICE, "device %u requested, but no OpenCL platform has a device", index);
+    if (index >= count)
+        return clops_fail(CLOPS_ERROR_INVALID_DEVICE_SELECTION, "device %u requested, %zu device%s available", index,
+                          count, count == 1 ? "" : "s");
+    return CLOPS_SUCCESS;
+}
+
+/* The default rule (clops.h, clops_context_create): CLOPS_DEVICE if set, else the
+ * first GPU, else device 0, else the host. Fills `*infos` (freed by the caller)
+ * with every device unless the host was named. */
+static clops_status pick_default(int *is_host, unsigned *index, clops_device_info **infos, size_t *count)
+{
+    *infos = NULL;
+    *count = 0;
+    *is_host = 0;
+    *index = 0;
+    const char *env = getenv("CLOPS_DEVICE");
+    if (env && *env) {
+        if (strcmp(env, "host") == 0) {
+            *is_host = 1;
+            return CLOPS_SUCCESS;
+        }
+        char *end;
+        errno = 0;
+        const unsigned long v = strtoul(env, &end, 10);
+        if (errno || *end || end == env || env[0] == '-' || v > UINT32_MAX)
+            return clops_fail(CLOPS_ERROR_INVALID_DEVICE_SELECTION,
+                              "CLOPS_DEVICE=\"%s\" is neither \"host\" nor a device index", env);
+        *index = (unsigned)v;
+        clops_status st = list_devices(infos, count);
+        return st != CLOPS_SUCCESS ? st : check_index(*index, *count);
+    }
+    clops_status st = list_devices(infos, count);
+    if (st != CLOPS_SUCCESS) return st; /* a failing OpenCL stack is an error, not "no device" */
+    *is_host = *count == 0;
+    for (size_t i = 0; i < *count; i++)
+        if ((*infos)[i].type & CL_DEVICE_TYPE_GPU) {
+            *index = (unsigned)i;
+            break;
+        }
+    return CLOPS_SUCCESS;
+}
+
+clops_status clops_default_device(int *is_host, unsigned *index)
+{
+    if (!is_host || !index) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_default_device: is_host and index are required");
+    clops_device_info *infos;
+    size_t count;
+    const clops_status st = pick_default(is_host, index, &infos, &count);
+    free(infos);
+    return st;
+}
+
+clops_status clops_context_create_device(unsigned index, clops_context **out)
+{
+    if (!out) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_context_create_device: out is NULL");
+    *out = NULL;
+    clops_device_info *infos;
+    size_t count;
+    clops_status st = list_devices(&infos, &count);
+    if (st == CLOPS_SUCCESS) st = check_index(index, count);
+    if (st == CLOPS_SUCCESS) st = context_on_device(&infos[index], out);
+    free(infos);
+    return st;
+}
+
+clops_status clops_context_create(clops_context **out)
+{
+    if (!out) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_context_create: out is NULL");
+    *out = NULL;
+    int host;
+    unsigned index;
+    clops_device_info *infos;
+    size_t count;
+    clops_status st = pick_default(&host, &index, &infos, &count);
+    if (st == CLOPS_SUCCESS) st = host ? clops_context_create_host(out) : context_on_device(&infos[index], out);
+    free(infos);
+    return st;
+}
+
+void clops_context_free(clops_context *ctx)
+{
+    if (!ctx) return;
+    clops_programs_release(ctx);
+    clops_tuning_release(ctx);
+    if (ctx->queue) clReleaseCommandQueue(ctx->queue);
+    if (ctx->cl_ctx) clReleaseContext(ctx->cl_ctx);
+    pthread_mutex_destroy(&ctx->lock);
+    free(ctx->identity);
+    free(ctx);
+}
+
+clops_backend clops_context_backend(const clops_context *ctx)
+{
+    return ctx ? ctx->backend : CLOPS_BACKEND_HOST;
+}
+
+const char *clops_context_device_name(const clops_context *ctx)
+{
+    return ctx ? ctx->info.device_name : "";
+}
+
+cl_command_queue clops_context_queue(const clops_context *ctx)
+{
+    return ctx ? ctx->queue : NULL;
+}
+
+cl_context clops_context_cl_context(const clops_context *ctx)
+{
+    return ctx ? ctx->cl_ctx : NULL;
+}
+
+const char *clops_context_cache_status(const clops_context *ctx)
+{
+    return ctx ? ctx->cache.status : "";
+}

@@ -1,0 +1,51 @@
+/* cl_api.c - the table of real OpenCL and file-system entry points (cl_api.h). */
+#define _POSIX_C_SOURCE 200809L
+#define CLOPS_CL_API_NO_MACROS
+#include <fcntl.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "cl_api.h"
+
+static int create_exclusive(const char *path, mode_t mode)
+{
+    return open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+}
+
+#define CLOPS_REAL_TABLE                                                                           \
+    {                                                                                              \
+        CLOPS_CL_FUNCTIONS(CLOPS_X_INIT) write, fsync, rename, create_exclusive, mkdir                  \
+    }
+#define CLOPS_X_INIT(f) f,
+
+#ifdef CLOPS_TEST_HOOKS
+const clops_cl_api clops_cl_real = CLOPS_REAL_TABLE;
+clops_cl_api clops_cl = CLOPS_REAL_TABLE;
+
+static int corrupting(size_t output_bytes)
+{
+    const char *env = getenv("CLOPS_TEST_CORRUPT_OUTPUT");
+    return output_bytes > 0 && env && env[0] == '1';
+}
+
+void clops_test_corrupt_host(void *output, size_t output_bytes)
+{
+    if (corrupting(output_bytes)) ((unsigned char *)output)[0] ^= 1;
+}
+
+void clops_test_corrupt_cl(cl_command_queue queue, cl_mem output, size_t output_bytes, cl_event *event)
+{
+    unsigned char byte;
+    if (!corrupting(output_bytes)) return;
+    if (event && *event)
+        clWaitForEvents(1, event);
+    else
+        clFinish(queue);
+    if (clEnqueueReadBuffer(queue, output, CL_TRUE, 0, 1, &byte, 0, NULL, NULL) != CL_SUCCESS) return;
+    byte ^= 1;
+    clEnqueueWriteBuffer(queue, output, CL_TRUE, 0, 1, &byte, 0, NULL, NULL);
+}
+#else
+const clops_cl_api clops_cl = CLOPS_REAL_TABLE;
+#endif

@@ -1,0 +1,326 @@
+/* host_kernels.c - the operators in plain C: the host backend and the fallback.
+ *
+ * Elements are moved as fixed-width words through memcpy (which compiles to a
+ * single load and store), so every type is bit-exact and no alignment is
+ * assumed of the caller's pointers. */
+#define _POSIX_C_SOURCE 200809L
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+
+/* ---- row kernels -------------------------------------------------------------------------
+ * DepthToSpace interleaves b input rows into one output row; SpaceToDepth
+ * deinterleaves one input row into b output rows:
+ *   weave:   dst[(w*b + j)*ds] = src[j][w*ss]
+ *   unweave: dst[j][w*ds]      = src[(w*b + j)*ss]       for w < n, j < b
+ * with steps ds, ss in elements. One instance per element width, with the
+ * common block sizes and unit steps made constants so the compiler unrolls and
+ * vectorises them. Both walk memory sequentially on every stream. */
+#define MAX_FAST_BLOCK 64
+
+/* The row pointers are copied into a local array first: stores through a byte
+ * pointer may alias anything the compiler cannot see is private, and a reload of
+ * each pointer per element stops vectorisation. */
+#define CLOPS_WEAVE_BODY(T, B, DS, SS)                                                             \
+    {                                                                                              \
+        const uint8_t *rows[MAX_FAST_BLOCK];                                                       \
+        for (uint64_t j = 0; j < (B); j++) rows[j] = src[j];                                       \
+        for (uint64_t w = 0; w < n; w++)                                                           \
+            for (uint64_t j = 0; j < (B); j++) {                                                   \
+                T v;                                                                               \
+                memcpy(&v, rows[j] + (size_t)(w * (SS)) * sizeof(T), sizeof(T));                  \
+                memcpy(dst + (size_t)((w * (B) + j) * (DS)) * sizeof(T), &v, sizeof(T));           \
+            }                                                                                      \
+    }
+#define CLOPS_UNWEAVE_BODY(T, B, DS, SS)                                                           \
+    {                                                                                              \
+        uint8_t *rows[MAX_FAST_BLOCK];                                                             \
+        for (uint64_t j = 0; j < (B); j++) rows[j] = dst[j];                                       \
+        for (uint64_t w = 0; w < n; w++)                                                           \
+            for (uint64_t j = 0; j < (B); j++) {                                                   \
+                T v;                                                                               \
+                memcpy(&v, src + (size_t)((w * (B) + j) * (SS)) * sizeof(T), sizeof(T));           \
+                memcpy(rows[j] + (size_t)(w * (DS)) * sizeof(T), &v, sizeof(T));                   \
+            }                                                                                      \
+    }
+/* Dispatches a body on the block size and unit steps. */
+#define CLOPS_WEAVE_CASES(BODY, T)                                                                 \
+    if (ds == 1 && ss == 1) {                                                                      \
+        switch (b) {                                                                               \
+        case 1: BODY(T, 1, 1, 1) return;                                                           \
+        case 2: BODY(T, 2, 1, 1) return;                                                           \
+        case 3: BODY(T, 3, 1, 1) return;                                                           \
+        case 4: BODY(T, 4, 1, 1) return;                                                           \
+        case 8: BODY(T, 8, 1, 1) return;                                                           \
+        default: BODY(T, b, 1, 1) return;                                                          \
+        }                                                                                          \
+    }                                                                                              \
+    BODY(T, b, ds, ss)
+
+/* On x86-64 with GCC, each row kernel is also compiled for AVX2 and picked at load
+ * time (an ifunc): byte and halfword permutes for blocks 3 and 8 need SSSE3/AVX2
+ * shuffles, which the x86-64 baseline (SSE2) lacks (measured: 1-byte blocks 3
+ * and 8 ran at 0.2-0.6 of a two-thread memcpy without them). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define CLOPS_ROW_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define CLOPS_ROW_CLONES
+#endif
+
+#define CLOPS_DEFINE_WEAVE(T, SUFFIX)                                                              \
+    CLOPS_ROW_CLONES static void weave_##SUFFIX(uint8_t *dst, uint64_t ds, const uint8_t *const *src, uint64_t ss,  \
+                               uint64_t b, uint64_t n)                                             \
+    {                                                                                              \
+        CLOPS_WEAVE_CASES(CLOPS_WEAVE_BODY, T)                                                     \
+    }                                                                                              \
+    CLOPS_ROW_CLONES static void unweave_##SUFFIX(uint8_t *const *dst, uint64_t ds, const uint8_t *src, uint64_t ss, \
+                                 uint64_t b, uint64_t n)                                           \
+    {                                                                                              \
+        CLOPS_WEAVE_CASES(CLOPS_UNWEAVE_BODY, T)                                                   \
+    }
+
+typedef struct { uint64_t w[2]; } u128;
+CLOPS_DEFINE_WEAVE(uint8_t, 1)
+CLOPS_DEFINE_WEAVE(uint16_t, 2)
+CLOPS_DEFINE_WEAVE(uint32_t, 4)
+CLOPS_DEFINE_WEAVE(uint64_t, 8)
+CLOPS_DEFINE_WEAVE(u128, 16)
+
+typedef void (*weave_fn)(uint8_t *, uint64_t, const uint8_t *const *, uint64_t, uint64_t, uint64_t);
+typedef void (*unweave_fn)(uint8_t *const *, uint64_t, const uint8_t *, uint64_t, uint64_t, uint64_t);
+
+static weave_fn weave_for(size_t elem_size)
+{
+    switch (elem_size) {
+    case 1: return weave_1;
+    case 2: return weave_2;
+    case 4: return weave_4;
+    case 8: return weave_8;
+    default: return weave_16;
+    }
+}
+
+static unweave_fn unweave_for(size_t elem_size)
+{
+    switch (elem_size) {
+    case 1: return unweave_1;
+    case 2: return unweave_2;
+    case 4: return unweave_4;
+    case 8: return unweave_8;
+    default: return unweave_16;
+    }
+}
+
+static size_t byte_offset(const clops_tensor *t, uint64_t n, uint64_t c, uint64_t h, uint64_t w)
+{
+    return (size_t)((n * t->strides[0] + c * t->strides[1] + h * t->strides[2] + w * t->strides[3]) * t->elem_size);
+}
+
+/* ---- parallel rows -------------------------------------------------------------------------- */
+
+typedef void (*rows_fn)(const clops_op_params *p, const uint8_t *in, uint8_t *out, uint64_t begin, uint64_t end);
+
+typedef struct rows_job {
+    rows_fn fn;
+    const clops_op_params *p;
+    const uint8_t *in;
+    uint8_t *out;
+    uint64_t begin, end;
+} rows_job;
+
+static void *rows_thread(void *arg)
+{
+    const rows_job *j = arg;
+    j->fn(j->p, j->in, j->out, j->begin, j->end);
+    return NULL;
+}
+
+#define MAX_THREADS 16
+#define PARALLEL_MIN_BYTES (4u << 20)
+
+/* Runs fn over [0, units) split across threads when the tensor is large enough
+ * to pay for them (one memory stream per core is what reaches copy speed). A
+ * thread that cannot be started leaves its range to the calling thread. */
+static void parallel_rows(rows_fn fn, const clops_op_params *p, const uint8_t *in, uint8_t *out, uint64_t units)
+{
+    const long cpus = p->output.span_bytes >= PARALLEL_MIN_BYTES ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+    uint64_t threads = cpus > 1 ? (uint64_t)cpus : 1;
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    if (threads > units) threads = units ? units : 1;
+    rows_job jobs[MAX_THREADS];
+    pthread_t tids[MAX_THREADS];
+    bool started[MAX_THREADS] = {false};
+    for (uint64_t t = 0; t < threads; t++) {
+        jobs[t] = (rows_job){fn, p, in, out, units * t / threads, units * (t + 1) / threads};
+        if (t > 0) started[t] = pthread_create(&tids[t], NULL, rows_thread, &jobs[t]) == 0;
+    }
+    rows_thread(&jobs[0]);
+    for (uint64_t t = 1; t < threads; t++) {
+        if (started[t]) pthread_join(tids[t], NULL);
+        else rows_thread(&jobs[t]);
+    }
+}
+
+/* ---- DepthToSpace and SpaceToDepth -------------------------------------------------------------- */
+
+/* DepthToSpace over output rows r = (n, co, ho) in [begin, end): i = ho % b is
+ * fixed, and the row interleaves the b input rows of channels ci(i, j). Blocks
+ * wider than MAX_FAST_BLOCK go one column phase at a time. */
+static void depth_to_space_rows(const clops_op_params *p, const uint8_t *in, uint8_t *out, uint64_t begin,
+                                uint64_t end)
+{
+    const clops_tensor *x = &p->input, *y = &p->output;
+    const uint64_t b = p->block_size, cout = y->sizes[1], hout = y->sizes[2], win = x->sizes[3];
+    const bool dcr = p->order == CLOPS_ORDER_DEPTH_COLUMN_ROW;
+    const weave_fn weave = weave_for(x->elem_size);
+    const uint8_t *src[MAX_FAST_BLOCK];
+    for (uint64_t r = begin; r < end; r++) {
+        const uint64_t ho = r % hout, co = (r / hout) % cout, n = r / hout / cout;
+        const uint64_t h = ho / b, i = ho % b;
+        uint8_t *dst = out + byte_offset(y, n, co, ho, 0);
+        if (b <= MAX_FAST_BLOCK) {
+            for (uint64_t j = 0; j < b; j++)
+                src[j] = in + byte_offset(x, n, dcr ? (i * b + j) * cout + co : co * b * b + i * b + j, h, 0);
+            weave(dst, y->strides[3], src, x->strides[3], b, win);
+            continue;
+        }
+        for (uint64_t j = 0; j < b; j++) {
+            src[0] = in + byte_offset(x, n, dcr ? (i * b + j) * cout + co : co * b * b + i * b + j, h, 0);
+            weave(dst + byte_offset(y, 0, 0, 0, j), y->strides[3] * b, src, x->strides[3], 1, win);
+        }
+    }
+}
+
+/* SpaceToDepth over input rows u = (n, c, ho, i) in [begin, end): the row
+ * deinterleaves into the b output rows of channels co(i, j). */
+static void space_to_depth_rows(const clops_op_params *p, const uint8_t *in, uint8_t *out, uint64_t begin,
+                                uint64_t end)
+{
+    const clops_tensor *x = &p->input, *y = &p->output;
+    const uint64_t b = p->block_size, cin = x->sizes[1], hout = y->sizes[2], wout = y->sizes[3];
+    const bool dcr = p->order == CLOPS_ORDER_DEPTH_COLUMN_ROW;
+    const unweave_fn unweave = unweave_for(x->elem_size);
+    uint8_t *dst[MAX_FAST_BLOCK];
+    for (uint64_t u = begin; u < end; u++) {
+        const uint64_t i = u % b, ho = (u / b) % hout, c = (u / b / hout) % cin, n = u / b / hout / cin;
+        const uint8_t *src = in + byte_offset(x, n, c, ho * b + i, 0);
+        if (b <= MAX_FAST_BLOCK) {
+            for (uint64_t j = 0; j < b; j++)
+                dst[j] = out + byte_offset(y, n, dcr ? (i * b + j) * cin + c : c * b * b + i * b + j, ho, 0);
+            unweave(dst, y->strides[3], src, x->strides[3], b, wout);
+            continue;
+        }
+        for (uint64_t j = 0; j < b; j++) {
+            dst[0] = out + byte_offset(y, n, dcr ? (i * b + j) * cin + c : c * b * b + i * b + j, ho, 0);
+            unweave(dst, y->strides[3], src + byte_offset(x, 0, 0, 0, j), x->strides[3] * b, 1, wout);
+        }
+    }
+}
+
+int64_t clops_read_index(const clops_tensor *t, const void *base, const uint64_t coord[4])
+{
+    const uint8_t *p = (const uint8_t *)base + byte_offset(t, coord[0], coord[1], coord[2], coord[3]);
+    if (t->type == CLOPS_DATA_TYPE_UINT32) {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    int64_t v; /* UINT64 past INT64_MAX reads as negative: out of range either way */
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* Calls body for each logical element (row-major) with coords c[4]. */
+#define CLOPS_FOR_EACH_ELEMENT(sizes, c)                                                             \
+    for (c[0] = 0; c[0] < (sizes)[0]; c[0]++)                                                        \
+        for (c[1] = 0; c[1] < (sizes)[1]; c[1]++)                                                    \
+            for (c[2] = 0; c[2] < (sizes)[2]; c[2]++)                                                \
+                for (c[3] = 0; c[3] < (sizes)[3]; c[3]++)
+
+/* Flat output index -> byte offset through the output's strides. */
+static size_t unflatten_offset(const clops_tensor *y, uint64_t flat)
+{
+    if (y->packed) return (size_t)(flat * y->elem_size);
+    const uint64_t w = flat % y->sizes[3];
+    flat /= y->sizes[3];
+    const uint64_t h = flat % y->sizes[2];
+    flat /= y->sizes[2];
+    const uint64_t c = flat % y->sizes[1];
+    return byte_offset(y, flat / y->sizes[1], c, h, w);
+}
+
+static clops_status max_unpooling(const clops_op_params *p, const uint8_t *in, const uint8_t *idx, uint8_t *out)
+{
+    const clops_tensor *x = &p->input, *y = &p->output;
+    uint64_t c[4];
+    if (x->count == 0) { /* nothing to check or scatter: only the zero-fill */
+        clops_host_unpool_scatter(p, in, idx, out);
+        return CLOPS_SUCCESS;
+    }
+    /* Every index is checked before the output is touched. */
+    CLOPS_FOR_EACH_ELEMENT(x->sizes, c) {
+        const int64_t k = clops_read_index(&p->indices, idx, c);
+        if (k < 0 || (uint64_t)k >= y->count)
+            return clops_fail(CLOPS_ERROR_INDEX_OUT_OF_RANGE,
+                              "index %lld at input [%llu, %llu, %llu, %llu] is outside the output's %llu elements",
+                              (long long)k, (unsigned long long)c[0], (unsigned long long)c[1],
+                              (unsigned long long)c[2], (unsigned long long)c[3], (unsigned long long)y->count);
+    }
+    clops_host_unpool_scatter(p, in, idx, out);
+    return CLOPS_SUCCESS;
+}
+
+void clops_host_unpool_scatter(const clops_op_params *p, const void *in_, const void *idx, void *out_)
+{
+    const clops_tensor *x = &p->input, *y = &p->output;
+    const uint8_t *in = in_;
+    uint8_t *out = out_;
+    uint64_t c[4];
+    if (y->count == 0) return;
+    if (y->packed) {
+        memset(out, 0, (size_t)y->span_bytes);
+    } else {
+        CLOPS_FOR_EACH_ELEMENT(y->sizes, c) memset(out + byte_offset(y, c[0], c[1], c[2], c[3]), 0, y->elem_size);
+    }
+    if (x->count == 0) return; /* (an empty input's other sizes may be huge) */
+    /* In row-major input order, so the last duplicate wins. */
+    CLOPS_FOR_EACH_ELEMENT(x->sizes, c) {
+        const int64_t k = clops_read_index(&p->indices, idx, c);
+        if (k >= 0 && (uint64_t)k < y->count)
+            memcpy(out + unflatten_offset(y, (uint64_t)k), in + byte_offset(x, c[0], c[1], c[2], c[3]), x->elem_size);
+    }
+}
+
+clops_status clops_host_depth_to_space(const clops_op_params *p, const clops_host_buffers *b)
+{
+    if (p->output.count)
+        parallel_rows(depth_to_space_rows, p, b->input, b->output,
+                      p->output.sizes[0] * p->output.sizes[1] * p->output.sizes[2]);
+    return CLOPS_SUCCESS;
+}
+
+clops_status clops_host_space_to_depth(const clops_op_params *p, const clops_host_buffers *b)
+{
+    if (p->output.count)
+        parallel_rows(space_to_depth_rows, p, b->input, b->output,
+                      p->input.sizes[0] * p->input.sizes[1] * p->output.sizes[2] * p->block_size);
+    return CLOPS_SUCCESS;
+}
+
+clops_status clops_host_max_unpooling(const clops_op_params *p, const clops_host_buffers *b)
+{
+    return max_unpooling(p, b->input, b->indices, b->output);
+}
+
+uint64_t clops_host_unpool_bad_indices(const clops_op_params *p, const void *idx)
+{
+    uint64_t c[4], bad = 0;
+    if (p->input.count == 0) return 0;
+    CLOPS_FOR_EACH_ELEMENT(p->input.sizes, c) {
+        const int64_t k = clops_read_index(&p->indices, idx, c);
+        bad += k < 0 || (uint64_t)k >= p->output.count;
+    }
+    return bad;
+}

@@ -1,0 +1,349 @@
+/* max_unpooling.c - the plan for MaxUnpooling on OpenCL.
+ *
+ * Plans, chosen at create time from the shapes alone:
+ *   serial   small inputs (up to SERIAL_MAX elements): one work-item scatters in
+ *            input order, after zero-filling a small output itself (one launch
+ *            in all) or after the clear kernel;
+ *   windows  output H and W are multiples of the input's (what a non-overlapping
+ *            max pool produces): the windows kernel writes every output element
+ *            once and checks that each index lies in its own window; claim and
+ *            place follow it, gated: they return at once unless it found an
+ *            index outside its window, and then write every element an index
+ *            names (every other one is already zero);
+ *   general  any other shape: clear, claim, place (max_unpooling.cl).
+ * The general path is deterministic on every device: the largest (last in
+ * row-major order) input position naming an output element wins, decided by an
+ * atomic_max per element in the operator's scratch buffer, not by write order.
+ * Claims carry a base that grows with every execution, so the scratch buffer
+ * needs zeroing only when that base would wrap (max_unpooling.cl).
+ *
+ * Nothing waits on the host. Bad indices raise a status word on the device;
+ * clops_operator_last_status() reads it after the last execution's event. The
+ * executions of one operator are chained (each waits for the previous one's
+ * event), because they share the status words and the scratch buffer. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "ops/ops.h"
+
+/* CPUs: a work-item walks CHUNK input positions, one work-item per group, so the
+ * compiler vectorises along the row instead of across work-items (measured on
+ * PoCL). Other devices: one position per work-item, the coalesced pattern. */
+#define UNPOOL_CPU_CHUNK 512u
+/* Largest input and output (elements) that the serial plan takes: below this a
+ * launch costs more than the work. */
+#define SERIAL_MAX 4096u
+/* Work-items per compute unit of the row-striding kernels. */
+#define ROWS_PER_UNIT_CPU 16u
+#define ROWS_PER_UNIT_GPU 1024u
+/* Kernel arguments (max_unpooling.cl UNPOOL_ARGS). */
+enum { ARG_X, ARG_INDICES, ARG_Y, ARG_STATUS, ARG_SCRATCH, ARG_DIMS, ARG_COUNT = ARG_DIMS + 5, ARG_GEN, ARG_BASE };
+/* Status words (max_unpooling.cl ST_*). */
+enum { ST_GENERAL, ST_OUT_OF_RANGE, ST_DUPLICATES, ST_WORDS };
+
+static bool windows_shaped(const clops_op_params *p)
+{
+    const uint64_t *in = p->input.sizes, *out = p->output.sizes;
+    return in[2] && in[3] && out[2] % in[2] == 0 && out[3] % in[3] == 0;
+}
+
+static bool serial_plan(const clops_op_params *p)
+{
+    return p->input.count <= SERIAL_MAX;
+}
+
+bool clops_max_unpooling_needs_host(const clops_operator *op, char *why, size_t size)
+{
+    const clops_op_params *p = &op->params;
+    if (serial_plan(p) || p->output.count == 0) return false;
+    if (p->input.count >= UINT32_MAX) {
+        snprintf(why, size, "MaxUnpooling of %llu input elements: the device's claims are 32-bit positions",
+                 (unsigned long long)p->input.count);
+        return true;
+    }
+    const uint64_t scratch = p->output.count * sizeof(cl_uint); /* < 2^64: validated span_bytes bound */
+    if (op->ctx->info.max_alloc_bytes && scratch > op->ctx->info.max_alloc_bytes) {
+        snprintf(why, size, "MaxUnpooling needs %llu bytes of scratch, more than the device's maximum allocation",
+                 (unsigned long long)scratch);
+        return true;
+    }
+    return false;
+}
+
+/* A device buffer of `bytes`, zeroed when `zero`. */
+static clops_status new_buffer(clops_operator *op, size_t bytes, bool zero, cl_mem *out)
+{
+    static const cl_uint zeros[ST_WORDS] = {0};
+    cl_int err;
+    *out = clCreateBuffer(op->ctx->cl_ctx, CL_MEM_READ_WRITE | (zero ? CL_MEM_COPY_HOST_PTR : 0), bytes,
+                          zero ? (void *)zeros : NULL, &err);
+    return *out ? CLOPS_SUCCESS : clops_fail_cl(err, "clCreateBuffer(MaxUnpooling state)");
+}
+
+/* Creates the scratch buffer, all zero. */
+static clops_status zeroed_scratch(clops_operator *op)
+{
+    const size_t bytes = (size_t)op->params.output.count * sizeof(cl_uint);
+    void *zeros = calloc(bytes, 1);
+    if (!zeros) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "%zu bytes for MaxUnpooling's claims", bytes);
+    cl_int err;
+    op->unpool.scratch =
+        clCreateBuffer(op->ctx->cl_ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, zeros, &err);
+    free(zeros);
+    return op->unpool.scratch ? CLOPS_SUCCESS : clops_fail_cl(err, "clCreateBuffer(MaxUnpooling claims)");
+}
+
+clops_status clops_max_unpooling_prepare(clops_operator *op)
+{
+    const clops_op_params *p = &op->params;
+    const bool serial = serial_plan(p), windows = !serial && windows_shaped(p);
+    const bool serial_fills = serial && p->output.count <= SERIAL_MAX;
+    const bool cpu = (op->ctx->info.type & CL_DEVICE_TYPE_CPU) != 0;
+    op->offset_64 = !clops_fits_u32(p);
+    op->chunk = op->forced && op->force.chunk ? op->force.chunk : cpu ? UNPOOL_CPU_CHUNK : 1u;
+    int n = snprintf(op->options, sizeof op->options,
+                     "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DIN_PACKED=%d -DOUT_PACKED=%d -DCHUNK=%uu "
+                     "-DGATED=%d -DSERIAL_FILLS=%d -DINT64_OK=%d",
+                     p->input.elem_size, op->offset_64, p->indices.elem_size, p->input.packed && p->indices.packed,
+                     p->output.packed, op->chunk, windows, serial_fills, op->ctx->info.has_int64);
+    if (windows)
+        snprintf(op->options + n, sizeof op->options - (size_t)n, " -DKH=%lluu -DKW=%lluu",
+                 (unsigned long long)(p->output.sizes[2] / p->input.sizes[2]),
+                 (unsigned long long)(p->output.sizes[3] / p->input.sizes[3]));
+    op->kernel_name = serial_fills ? "serial" : windows ? "windows" : "clear";
+    if (p->output.count == 0) return CLOPS_SUCCESS; /* nothing can be written */
+    clops_status st = new_buffer(op, ST_WORDS * sizeof(cl_uint), true, &op->unpool.status);
+    if (st == CLOPS_SUCCESS && !serial) st = zeroed_scratch(op);
+    cl_program program;
+    if (st == CLOPS_SUCCESS)
+        st = clops_program_get(op->ctx, "max_unpooling.cl", op->options, &program, &op->program_origin);
+    if (st != CLOPS_SUCCESS) return st;
+    static const uint64_t one[3] = {1, 1, 1};
+    if (serial_fills) return clops_operator_add_launch(op, program, "serial", 1, one, NULL);
+    /* Every kernel strides over its rows (max_unpooling.cl FOR_ROWS): launch as
+     * many work-items as there are row chunks, up to ROWS_PER_UNIT per compute unit
+     * (enough to balance; a gated kernel with nothing to do costs no more). */
+    cl_uint units = 1;
+    if (clGetDeviceInfo(op->ctx->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL) != CL_SUCCESS)
+        units = 1;
+    const uint64_t cap = (uint64_t)(units ? units : 1) * (cpu ? ROWS_PER_UNIT_CPU : ROWS_PER_UNIT_GPU);
+    const uint64_t out_rows = (p->output.sizes[3] + op->chunk - 1) / op->chunk * p->output.sizes[2] *
+                              p->output.sizes[0] * p->output.sizes[1];
+    const uint64_t in_rows = (p->input.sizes[3] + op->chunk - 1) / op->chunk * p->input.sizes[2] *
+                             p->input.sizes[0] * p->input.sizes[1];
+    const uint64_t out_items[3] = {out_rows < cap ? out_rows : cap, 1, 1};
+    const uint64_t in_items[3] = {in_rows < cap ? in_rows : cap, 1, 1};
+    static const size_t row_local[3] = {1, 1, 1};
+    const size_t *local = cpu ? row_local : NULL;
+    const bool input = p->input.count != 0;
+    if (windows) st = clops_operator_add_launch(op, program, "windows", 1, in_items, local);
+    else st = clops_operator_add_launch(op, program, "clear", 1, out_items, local);
+    if (st == CLOPS_SUCCESS && serial && input) st = clops_operator_add_launch(op, program, "serial", 1, one, NULL);
+    if (st == CLOPS_SUCCESS && !serial && input)
+        st = clops_operator_add_launch(op, program, "claim", 1, in_items, local);
+    if (st == CLOPS_SUCCESS && !serial && input)
+        st = clops_operator_add_launch(op, program, "place", 1, in_items, local);
+    return st;
+}
+
+void clops_max_unpooling_release(clops_operator *op)
+{
+    if (op->unpool.status) clReleaseMemObject(op->unpool.status);
+    if (op->unpool.scratch) clReleaseMemObject(op->unpool.scratch);
+    if (op->unpool.last) clReleaseEvent(op->unpool.last);
+    op->unpool.status = op->unpool.scratch = NULL;
+    op->unpool.last = NULL;
+}
+
+void clops_max_unpooling_record(clops_operator *op, cl_event last, uint64_t bad)
+{
+    if (op->unpool.last) clReleaseEvent(op->unpool.last);
+    op->unpool.last = last;
+    op->unpool.bad = bad;
+}
+
+static clops_status set_args(const clops_operator *op, const clops_buffers *b)
+{
+    const clops_op_params *p = &op->params;
+    const uint64_t *const dims[5] = {p->input.sizes, p->input.strides, p->indices.strides, p->output.sizes,
+                                     p->output.strides};
+    const cl_mem scratch = op->unpool.scratch ? op->unpool.scratch : op->unpool.status; /* serial: unused */
+    clops_status st = CLOPS_SUCCESS;
+    for (unsigned i = 0; st == CLOPS_SUCCESS && i < op->num_launches; i++) {
+        cl_kernel k = op->launches[i].kernel;
+        st = clops_set_arg(k, ARG_X, sizeof(cl_mem), &b->input);
+        if (st == CLOPS_SUCCESS) st = clops_set_arg(k, ARG_INDICES, sizeof(cl_mem), &b->indices);
+        if (st == CLOPS_SUCCESS) st = clops_set_arg(k, ARG_Y, sizeof(cl_mem), &b->output);
+        if (st == CLOPS_SUCCESS) st = clops_set_arg(k, ARG_STATUS, sizeof(cl_mem), &op->unpool.status);
+        if (st == CLOPS_SUCCESS) st = clops_set_arg(k, ARG_SCRATCH, sizeof(cl_mem), &scratch);
+        if (st == CLOPS_SUCCESS) st = clops_set_dims_args(op, k, ARG_DIMS, 5, dims);
+        if (st == CLOPS_SUCCESS) st = clops_set_offset_arg(op, k, ARG_COUNT, p->output.count);
+    }
+    return st;
+}
+
+/* The caller's wait list plus the previous execution's event (in `*merged`,
+ * freed by the caller, when both exist). */
+static clops_status wait_list(const clops_operator *op, cl_uint nwait, const cl_event *wait, cl_uint *n,
+                              const cl_event **list, cl_event **merged)
+{
+    *merged = NULL;
+    *n = nwait;
+    *list = nwait ? wait : NULL;
+    if (!op->unpool.last) return CLOPS_SUCCESS;
+    if (nwait == 0) {
+        *n = 1;
+        *list = &op->unpool.last;
+        return CLOPS_SUCCESS;
+    }
+    *merged = malloc(((size_t)nwait + 1) * sizeof(cl_event));
+    if (!*merged) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "wait list of %u events", nwait + 1);
+    for (cl_uint i = 0; i < nwait; i++) (*merged)[i] = wait[i];
+    (*merged)[nwait] = op->unpool.last;
+    *n = nwait + 1;
+    *list = *merged;
+    return CLOPS_SUCCESS;
+}
+
+/* Enqueues the launches after the wait list, each after the one before (the
+ * caller's queue may be out of order); `*last` is the final command's event. */
+static clops_status enqueue_chain(clops_operator *op, cl_uint nwait, const cl_event *wait, cl_event *last)
+{
+    cl_event prev = NULL;
+    clops_status st = CLOPS_SUCCESS;
+    const cl_uint zero = 0;
+    if (op->unpool.gen == UINT32_MAX) { /* generations wrap: zero the words first */
+        const cl_int err = clEnqueueFillBuffer(op->ctx->queue, op->unpool.status, &zero, sizeof zero, 0,
+                                               ST_WORDS * sizeof zero, nwait, nwait ? wait : NULL, &prev);
+        if (err != CL_SUCCESS) return clops_fail_cl(err, "clEnqueueFillBuffer(status words)");
+        op->unpool.gen = 0;
+    }
+    /* This execution's claims are base + 1 .. base + input count (< 2^32: larger
+     * inputs run on the host); every earlier one is at most base. */
+    const cl_uint count = (cl_uint)op->params.input.count;
+    cl_uint base = op->unpool.claims;
+    if (op->unpool.scratch && base > UINT32_MAX - count) { /* claims wrap: zero them first */
+        cl_event after = NULL;
+        const cl_int err = clEnqueueFillBuffer(op->ctx->queue, op->unpool.scratch, &zero, sizeof zero, 0,
+                                               (size_t)op->params.output.count * sizeof zero, prev ? 1 : nwait,
+                                               prev ? &prev : nwait ? wait : NULL, &after);
+        if (prev) clReleaseEvent(prev);
+        prev = after;
+        if (err != CL_SUCCESS) return clops_fail_cl(err, "clEnqueueFillBuffer(MaxUnpooling claims)");
+        base = 0;
+    }
+    op->unpool.claims = base + count;
+    op->unpool.gen++;
+    for (unsigned i = 0; st == CLOPS_SUCCESS && i < op->num_launches; i++) {
+        st = clops_set_arg(op->launches[i].kernel, ARG_GEN, sizeof(cl_uint), &op->unpool.gen);
+        if (st == CLOPS_SUCCESS) st = clops_set_arg(op->launches[i].kernel, ARG_BASE, sizeof(cl_uint), &base);
+    }
+    for (unsigned i = 0; st == CLOPS_SUCCESS && i < op->num_launches; i++) {
+        cl_event next = NULL;
+        st = prev ? clops_enqueue_launch(op, &op->launches[i], 1, &prev, &next)
+                      : clops_enqueue_launch(op, &op->launches[i], nwait, wait, &next);
+        if (prev) clReleaseEvent(prev);
+        prev = next;
+    }
+    if (st != CLOPS_SUCCESS) {
+        if (prev) clReleaseEvent(prev);
+        return st;
+    }
+    *last = prev;
+    return CLOPS_SUCCESS;
+}
+
+clops_status clops_max_unpooling_enqueue(clops_operator *op, const clops_buffers *b, cl_uint nwait,
+                                         const cl_event *wait, cl_event *event)
+{
+    const clops_op_params *p = &op->params;
+    if (p->output.count == 0) { /* every index is out of range, nothing to write */
+        clops_max_unpooling_record(op, NULL, p->input.count);
+        return clops_enqueue_nothing(op->ctx, nwait, wait, event);
+    }
+    clops_status st = set_args(op, b);
+    cl_uint n = 0;
+    const cl_event *list = NULL;
+    cl_event *merged = NULL, last = NULL;
+    if (st == CLOPS_SUCCESS) st = wait_list(op, nwait, wait, &n, &list, &merged);
+    if (st == CLOPS_SUCCESS) st = enqueue_chain(op, n, list, &last);
+    free(merged);
+    if (st != CLOPS_SUCCESS) {
+        clFinish(op->ctx->queue); /* nothing of ours may still run on the caller's buffers */
+        clops_max_unpooling_record(op, NULL, 0);
+        return st;
+    }
+    clops_max_unpooling_record(op, last, 0);
+    if (event) {
+        const cl_int err = clRetainEvent(last);
+        if (err != CL_SUCCESS) {
+            clFinish(op->ctx->queue); /* the commands ran; without an event the caller cannot know */
+            return clops_fail_cl(err, "clRetainEvent");
+        }
+        *event = last;
+    }
+    return CLOPS_SUCCESS;
+}
+
+clops_status clops_max_unpooling_status(clops_operator *op)
+{
+    const clops_op_params *p = &op->params;
+    if (!op->unpool.last) {
+        if (op->unpool.bad)
+            return clops_fail(CLOPS_ERROR_INDEX_OUT_OF_RANGE,
+                              "%llu indices are negative or not below the output's %llu elements; those were skipped",
+                              (unsigned long long)op->unpool.bad, (unsigned long long)p->output.count);
+        return CLOPS_SUCCESS;
+    }
+    cl_uint words[ST_WORDS];
+    const cl_int err = clEnqueueReadBuffer(op->ctx->queue, op->unpool.status, CL_TRUE, 0, sizeof words, words, 1,
+                                           &op->unpool.last, NULL);
+    if (err != CL_SUCCESS) return clops_fail_cl(err, "clEnqueueReadBuffer(status words)");
+    if (words[ST_OUT_OF_RANGE] == op->unpool.gen)
+        return clops_fail(CLOPS_ERROR_INDEX_OUT_OF_RANGE,
+                          "an index is negative or not below the output's %llu elements; those elements were skipped",
+                          (unsigned long long)p->output.count);
+    return CLOPS_SUCCESS;
+}
+
+clops_status clops_max_unpooling_run_mapped(const clops_op_params *p, const clops_host_buffers *m, uint64_t *bad)
+{
+    /* As on the device: bad indices are skipped, everything else written. */
+    *bad = clops_host_unpool_bad_indices(p, m->indices);
+    clops_host_unpool_scatter(p, m->input, m->indices, m->output);
+    return CLOPS_SUCCESS;
+}
+
+/* ---- validation ------------------------------------------------------------------------------ */
+
+static clops_status unpack(const void *desc, clops_op_params *p, const clops_tensor_desc **in,
+                           const clops_tensor_desc **idx, const clops_tensor_desc **out)
+{
+    const clops_max_unpooling_desc *d = desc;
+    (void)p;
+    *in = d->input, *idx = d->indices, *out = d->output;
+    return *idx ? CLOPS_SUCCESS : clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "indices tensor descriptor is NULL");
+}
+
+static clops_status check(const clops_op_params *p)
+{
+    for (int d = 0; d < 4; d++)
+        if (p->indices.sizes[d] != p->input.sizes[d])
+            return clops_fail(CLOPS_ERROR_INDICES_SIZE_MISMATCH,
+                              "indices size %llu on dimension %d differs from the input's %llu",
+                              (unsigned long long)p->indices.sizes[d], d, (unsigned long long)p->input.sizes[d]);
+    for (int d = 0; d < 2; d++)
+        if (p->output.sizes[d] != p->input.sizes[d])
+            return clops_fail(CLOPS_ERROR_BATCH_CHANNEL_MISMATCH, "output %s %llu differs from the input's %llu",
+                              d == 0 ? "batch" : "channels", (unsigned long long)p->output.sizes[d],
+                              (unsigned long long)p->input.sizes[d]);
+    return CLOPS_SUCCESS;
+}
+
+const clops_op_entry clops_max_unpooling_op = {
+    .type = CLOPS_OPERATOR_MAX_UNPOOLING, .unpack = unpack, .check = check,
+    .host_run = clops_host_max_unpooling, .run_mapped = clops_max_unpooling_run_mapped,
+    .record_host = clops_max_unpooling_record, .needs_host = clops_max_unpooling_needs_host,
+    .prepare = clops_max_unpooling_prepare, .enqueue = clops_max_unpooling_enqueue,
+    .last_status = clops_max_unpooling_status, .release = clops_max_unpooling_release,
+};

@@ -1,0 +1,104 @@
+/* ops.c - the table of operators, and what the operator objects do through it:
+ * prepare on the device (or fall back to the host), enqueue, run on the host,
+ * report the last status, release. */
+#include <stdio.h>
+
+#include "ops/ops.h"
+
+static const clops_op_entry *const table[] = {
+    &clops_depth_to_space_op,
+    &clops_space_to_depth_op,
+    &clops_max_unpooling_op,
+};
+
+const clops_op_entry *clops_op_lookup(clops_operator_type type)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (table[i]->type == type) return table[i];
+    return NULL;
+}
+
+static clops_status check_device_limits(const clops_operator *op)
+{
+    const clops_op_params *p = &op->params;
+    const clops_tensor *t[3] = {&p->input, &p->indices, &p->output};
+    static const char *names[3] = {"input", "indices", "output"};
+    for (int i = 0; i < 3; i++)
+        if (op->ctx->info.max_alloc_bytes && t[i]->span_bytes > op->ctx->info.max_alloc_bytes)
+            return clops_fail(CLOPS_ERROR_TOO_LARGE_FOR_DEVICE,
+                              "%s spans %llu bytes, more than the device's maximum allocation of %llu", names[i],
+                              (unsigned long long)t[i]->span_bytes, (unsigned long long)op->ctx->info.max_alloc_bytes);
+    return CLOPS_SUCCESS;
+}
+
+
+/* Releases what a failed prepare left and marks the operator for the host path. */
+static void fall_back(clops_operator *op, const char *why)
+{
+    clops_op_release(op);
+    op->fallback = true;
+    op->kernel_name = "";
+    op->program_origin = "";
+    op->local_size_origin = "";
+    snprintf(op->fallback_reason, sizeof op->fallback_reason, "%s", why);
+}
+
+
+/* The OpenCL plan, or the host path where the device cannot run it: tensors
+ * past 2^32 elements without 64-bit integers, no compiler and no cached binary,
+ * or a failed build. Other failures are errors. */
+static clops_status prepare_on_device(clops_operator *op)
+{
+    if (!clops_fits_u32(&op->params) && !op->ctx->info.has_int64) {
+        char why[256];
+        snprintf(why, sizeof why, "tensors past 2^32 elements need 64-bit integers, which %s lacks",
+                 op->ctx->info.device_name);
+        fall_back(op, why);
+        return CLOPS_SUCCESS;
+    }
+    const clops_op_entry *e = clops_op_lookup(op->params.type);
+    char why[256];
+    if (e->needs_host && e->needs_host(op, why, sizeof why)) {
+        fall_back(op, why);
+        return CLOPS_SUCCESS;
+    }
+    const clops_status st = e->prepare(op);
+    if (st == CLOPS_ERROR_COMPILER_UNAVAILABLE || st == CLOPS_ERROR_BUILD_FAILED) {
+        fall_back(op, clops_last_error_message());
+        return CLOPS_SUCCESS;
+    }
+    return st;
+}
+
+
+clops_status clops_op_prepare(clops_operator *op)
+{
+    const clops_status st = check_device_limits(op);
+    return st == CLOPS_SUCCESS ? prepare_on_device(op) : st;
+}
+
+void clops_op_release(clops_operator *op)
+{
+    for (unsigned i = 0; i < op->num_launches; i++) clReleaseKernel(op->launches[i].kernel);
+    op->num_launches = 0;
+    const clops_op_entry *e = clops_op_lookup(op->params.type);
+    if (e && e->release) e->release(op);
+}
+
+clops_status clops_op_enqueue(clops_operator *op, const clops_buffers *b, cl_uint nwait, const cl_event *wait,
+                              cl_event *event)
+{
+    if (op->fallback) return clops_host_execute_cl(op, b, nwait, wait, event);
+    return clops_op_lookup(op->params.type)->enqueue(op, b, nwait, wait, event);
+}
+
+clops_status clops_op_host_run(const clops_op_params *p, const clops_host_buffers *b)
+{
+    return clops_op_lookup(p->type)->host_run(p, b);
+}
+
+clops_status clops_op_last_status(clops_operator *op)
+{
+    const clops_op_entry *e = clops_op_lookup(op->params.type);
+    return op->ctx->backend == CLOPS_BACKEND_OPENCL && e->last_status ? e->last_status(op) : CLOPS_SUCCESS;
+}

@@ -1,0 +1,119 @@
+/* cache.h - the on-disk program cache: configuration (cache_config.c), entries
+ * (cache_entry.c), the directory's maintenance (cache_dir.c) and kernel packs
+ * (pack.c). All of them write through file.h. Internal. */
+#ifndef CLOPS_CACHE_H
+#define CLOPS_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "clops/clops.h"
+
+#define CLOPS_CACHE_FORMAT_VERSION 1u
+#define CLOPS_CACHE_DEFAULT_MAX_BYTES (256ull << 20)
+#define CLOPS_CACHE_PATH_MAX 4096
+/* Mode of the files the cache creates (its directory is created 0700). */
+#define CLOPS_CACHE_FILE_MODE 0600
+
+typedef enum { CLOPS_CACHE_OFF, CLOPS_CACHE_READ_ONLY, CLOPS_CACHE_READ_WRITE } clops_cache_mode;
+
+typedef struct clops_cache_config {
+    clops_cache_mode mode;
+    char dir[CLOPS_CACHE_PATH_MAX];
+    uint64_t max_bytes;
+    char status[CLOPS_CACHE_PATH_MAX + 128]; /* one line: where, or why off */
+} clops_cache_config;
+
+/* ---- configuration (cache_config.c) ------------------------------------------------------ */
+
+/* CLOPS_CACHE (off|ro), CLOPS_CACHE_DIR, XDG_CACHE_HOME, HOME and
+ * CLOPS_CACHE_MAX_SIZE; creates the directory when writable. A directory that
+ * cannot be used turns the cache off, with the reason in `status`. */
+void clops_cache_config_from_env(clops_cache_config *cfg);
+/* The configuration for a public cache call, or CLOPS_ERROR_CACHE_UNAVAILABLE if
+ * the cache is off (or, with `writable`, read-only). */
+clops_status clops_cache_usable(clops_cache_config *cfg, bool writable);
+
+/* ---- entries (cache_entry.c) ------------------------------------------------------------- */
+
+/* The payload stored under `key`, or false (a miss; bad entries are removed). */
+bool clops_cache_load(const clops_cache_config *cfg, const char *key, size_t key_len, unsigned char **payload,
+                      size_t *payload_len);
+/* Stores atomically, then evicts least recently used entries past the bound.
+ * Failures (full disk, vanished directory) are silent: the cache is an optimisation. */
+void clops_cache_store(const clops_cache_config *cfg, const char *key, size_t key_len, const unsigned char *payload,
+                       size_t payload_len);
+/* Removes the entry for `key` (one the driver refused). */
+void clops_cache_discard(const clops_cache_config *cfg, const char *key, size_t key_len);
+
+/* The largest entry file a reader accepts. */
+#define CLOPS_CACHE_ENTRY_HEADER_BYTES (8 + 4 + 4 + 8 + 8)
+#define CLOPS_CACHE_MAX_KEY_BYTES (16u << 20)
+#define CLOPS_CACHE_MAX_PAYLOAD_BYTES (1024ull << 20)
+#define CLOPS_CACHE_ENTRY_MAX_BYTES \
+    (CLOPS_CACHE_ENTRY_HEADER_BYTES + CLOPS_CACHE_MAX_KEY_BYTES + CLOPS_CACHE_MAX_PAYLOAD_BYTES)
+/* The file of the entry for `key`: "<dir>/<16 hex digits of its hash>.bin". */
+void clops_cache_entry_path(const clops_cache_config *cfg, const char *key, size_t key_len, char *out,
+                            size_t size);
+/* Checks an entry's framing and checksum; on success points at its key and payload. */
+bool clops_cache_entry_parse(const unsigned char *data, size_t size, const unsigned char **key, size_t *key_len,
+                             const unsigned char **payload, size_t *payload_len);
+
+/* ---- the directory (cache_dir.c) --------------------------------------------------------- */
+
+/* One entry file of the directory. */
+typedef struct clops_cache_file {
+    char name[64];
+    uint64_t size;
+    struct timespec used;
+} clops_cache_file;
+/* Every entry file of the directory, least recently used first (freed by the
+ * caller). 0, or -1 if the directory cannot be read. */
+int clops_cache_scan(const clops_cache_config *cfg, clops_cache_file **out, size_t *count);
+
+typedef void (*clops_cache_visit)(void *user, const char *file, uint64_t bytes, long long mtime, const char *key,
+                                  size_t key_len);
+/* Visits every entry, least recently used first (key NULL for an invalid one).
+ * Returns the count, or -1 if the directory cannot be read. */
+int clops_cache_list(const clops_cache_config *cfg, clops_cache_visit visit, void *user);
+/* Evicts least recently used entries until at most max_bytes remain; returns how many. */
+int clops_cache_prune_to(const clops_cache_config *cfg, uint64_t max_bytes);
+int clops_cache_clear(const clops_cache_config *cfg);
+
+/* ---- packs (pack.c) ---------------------------------------------------------------------- */
+
+/* A pack file of every valid entry; returns the count or -1. */
+int clops_cache_export(const clops_cache_config *cfg, const char *pack_path);
+/* Validates and installs every entry of a pack; returns the count or -1. */
+int clops_cache_import(const clops_cache_config *cfg, const char *pack_path);
+
+/* ---- bytes and hashes shared by the store's formats ---------------------------------------- */
+
+#define CLOPS_FNV_SEED 0xcbf29ce484222325ull
+/* FNV-1a, 64 bits, continuing from `h` (start with CLOPS_FNV_SEED). */
+uint64_t clops_fnv1a(uint64_t h, const void *data, size_t n);
+
+static inline void clops_put_u32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static inline void clops_put_u64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static inline uint32_t clops_get_u32(const unsigned char *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+static inline uint64_t clops_get_u64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+#endif

@@ -1,0 +1,110 @@
+/* cache_config.c - where the program cache lives and how it may be used, from
+ * the environment: CLOPS_CACHE (off|ro), CLOPS_CACHE_DIR, XDG_CACHE_HOME, HOME,
+ * CLOPS_CACHE_MAX_SIZE. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static int parse_bytes(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    if (!s || *s < '0' || *s > '9') return -1;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno) return -1;
+    uint64_t mul = 1;
+    switch (*end) {
+    case '\0': break;
+    case 'k': case 'K': mul = 1ull << 10, end++; break;
+    case 'm': case 'M': mul = 1ull << 20, end++; break;
+    case 'g': case 'G': mul = 1ull << 30, end++; break;
+    default: return -1;
+    }
+    if (*end || (v && mul > UINT64_MAX / v)) return -1;
+    *out = v * mul;
+    return 0;
+}
+
+/* mkdir -p for the cache directory (mode 0700 for what it creates). */
+static int make_dirs(const char *path)
+{
+    char buf[CLOPS_CACHE_PATH_MAX];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return ENAMETOOLONG;
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (clops_cl.io_mkdir(buf, 0700) != 0 && errno != EEXIST) return errno;
+        *p = '/';
+    }
+    if (clops_cl.io_mkdir(buf, 0700) != 0 && errno != EEXIST) return errno;
+    return 0;
+}
+
+void clops_cache_config_from_env(clops_cache_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->max_bytes = CLOPS_CACHE_DEFAULT_MAX_BYTES;
+    const char *mode = getenv("CLOPS_CACHE");
+    if (mode && strcmp(mode, "off") == 0) {
+        cfg->mode = CLOPS_CACHE_OFF;
+        snprintf(cfg->status, sizeof cfg->status, "off (CLOPS_CACHE=off)");
+        return;
+    }
+    cfg->mode = mode && strcmp(mode, "ro") == 0 ? CLOPS_CACHE_READ_ONLY : CLOPS_CACHE_READ_WRITE;
+    const char *size = getenv("CLOPS_CACHE_MAX_SIZE");
+    uint64_t max;
+    if (size && *size && parse_bytes(size, &max) == 0) cfg->max_bytes = max;
+
+    const char *dir = getenv("CLOPS_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n;
+    if (dir && *dir)
+        n = snprintf(cfg->dir, sizeof cfg->dir, "%s", dir);
+    else if (xdg && *xdg)
+        n = snprintf(cfg->dir, sizeof cfg->dir, "%s/clops", xdg);
+    else if (home && *home)
+        n = snprintf(cfg->dir, sizeof cfg->dir, "%s/.cache/clops", home);
+    else
+        n = -1;
+    if (n < 0 || n >= (int)sizeof cfg->dir) {
+        cfg->mode = CLOPS_CACHE_OFF;
+        cfg->dir[0] = '\0';
+        snprintf(cfg->status, sizeof cfg->status, "off (no CLOPS_CACHE_DIR, XDG_CACHE_HOME or HOME)");
+        return;
+    }
+    int err = cfg->mode == CLOPS_CACHE_READ_WRITE ? make_dirs(cfg->dir) : 0;
+    struct stat st;
+    if (!err && (stat(cfg->dir, &st) != 0 || !S_ISDIR(st.st_mode))) err = errno ? errno : ENOTDIR;
+    if (!err && !S_ISDIR(st.st_mode)) err = ENOTDIR;
+    if (err || access(cfg->dir, cfg->mode == CLOPS_CACHE_READ_WRITE ? (R_OK | W_OK | X_OK) : (R_OK | X_OK)) != 0) {
+        const int e = err ? err : errno;
+        cfg->mode = CLOPS_CACHE_OFF;
+        snprintf(cfg->status, sizeof cfg->status, "unavailable, running uncached (%s: %s)", cfg->dir, strerror(e));
+        return;
+    }
+    snprintf(cfg->status, sizeof cfg->status, "%s (%s)", cfg->dir,
+             cfg->mode == CLOPS_CACHE_READ_ONLY ? "read-only" : "read-write");
+}
+
+/* ---- public calls ------------------------------------------------------------------------- */
+
+const char *clops_cache_status(char *buf, size_t size)
+{
+    clops_cache_config cfg;
+    clops_cache_config_from_env(&cfg);
+    if (buf && size) snprintf(buf, size, "%s", cfg.status);
+    return buf;
+}
+
+clops_status clops_cache_usable(clops_cache_config *cfg, bool writable)
+{
+    clops_cache_config_from_env(cfg);
+    if (cfg->mode == CLOPS_CACHE_OFF || (writable && cfg->mode != CLOPS_CACHE_READ_WRITE))
+        return clops_fail(CLOPS_ERROR_CACHE_UNAVAILABLE, "program cache %s", cfg->status);
+    return CLOPS_SUCCESS;
+}

@@ -1,0 +1,158 @@
+/* cache_dir.c - the cache directory as a whole: its entry files least recently
+ * used first, listing, pruning to the size bound, clearing. */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "store/file.h"
+
+static bool is_entry_name(const char *name)
+{
+    const size_t n = strlen(name);
+    return n == 20 && strcmp(name + 16, ".bin") == 0 && strspn(name, "0123456789abcdef") == 16;
+}
+
+int clops_cache_scan(const clops_cache_config *cfg, clops_cache_file **out, size_t *count)
+{
+    *out = NULL;
+    *count = 0;
+    DIR *d = opendir(cfg->dir);
+    if (!d) return -1;
+    size_t cap = 0;
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (!is_entry_name(e->d_name)) continue;
+        char path[CLOPS_CACHE_PATH_MAX + 96];
+        snprintf(path, sizeof path, "%s/%.20s", cfg->dir, e->d_name); /* names are 20 chars */
+        struct stat st;
+        if (stat(path, &st) != 0) continue; /* removed meanwhile */
+        if (*count == cap) {
+            cap = cap ? 2 * cap : 64;
+            clops_cache_file *grown = realloc(*out, cap * sizeof **out);
+            if (!grown) {
+                rc = -1;
+                break;
+            }
+            *out = grown;
+        }
+        clops_cache_file *f = &(*out)[(*count)++];
+        snprintf(f->name, sizeof f->name, "%.20s", e->d_name);
+        f->size = (uint64_t)st.st_size;
+        f->used = st.st_mtim;
+    }
+    closedir(d);
+    for (size_t i = 1; i < *count; i++) /* insertion sort by mtime: caches hold few entries */
+        for (size_t j = i; j > 0; j--) {
+            clops_cache_file *a = &(*out)[j - 1], *b = &(*out)[j];
+            if (a->used.tv_sec < b->used.tv_sec || (a->used.tv_sec == b->used.tv_sec && a->used.tv_nsec <= b->used.tv_nsec))
+                break;
+            clops_cache_file t = *a;
+            *a = *b;
+            *b = t;
+        }
+    return rc;
+}
+
+int clops_cache_prune_to(const clops_cache_config *cfg, uint64_t max_bytes)
+{
+    if (cfg->mode != CLOPS_CACHE_READ_WRITE) return 0;
+    clops_cache_file *files;
+    size_t count;
+    if (clops_cache_scan(cfg, &files, &count) != 0) {
+        free(files);
+        return -1;
+    }
+    uint64_t total = 0;
+    for (size_t i = 0; i < count; i++) total += files[i].size;
+    int removed = 0;
+    for (size_t i = 0; i < count && total > max_bytes; i++) {
+        char path[CLOPS_CACHE_PATH_MAX + 96];
+        snprintf(path, sizeof path, "%s/%s", cfg->dir, files[i].name);
+        if (unlink(path) == 0) removed++;
+        total -= files[i].size;
+    }
+    free(files);
+    return removed;
+}
+
+int clops_cache_list(const clops_cache_config *cfg, clops_cache_visit visit, void *user)
+{
+    clops_cache_file *files;
+    size_t count;
+    if (cfg->mode == CLOPS_CACHE_OFF || clops_cache_scan(cfg, &files, &count) != 0) return -1;
+    for (size_t i = 0; i < count; i++) {
+        char path[CLOPS_CACHE_PATH_MAX + 96];
+        snprintf(path, sizeof path, "%s/%s", cfg->dir, files[i].name);
+        unsigned char *data;
+        size_t size;
+        const unsigned char *k = NULL, *p;
+        size_t klen = 0, plen = 0;
+        const bool ok = clops_file_read(path, CLOPS_CACHE_ENTRY_MAX_BYTES, &data, &size) == 0 &&
+                        clops_cache_entry_parse(data, size, &k, &klen, &p, &plen);
+        visit(user, files[i].name, files[i].size, (long long)files[i].used.tv_sec, ok ? (const char *)k : NULL,
+              ok ? klen : 0);
+        free(data);
+    }
+    free(files);
+    return (int)count;
+}
+
+int clops_cache_clear(const clops_cache_config *cfg)
+{
+    return clops_cache_prune_to(cfg, 0);
+}
+
+/* ---- public calls ------------------------------------------------------------------------- */
+
+typedef struct {
+    clops_cache_entry_fn fn;
+    void *user;
+} visit_ctx;
+
+static void visit_adapter(void *user, const char *file, uint64_t bytes, long long mtime, const char *key,
+                          size_t key_len)
+{
+    const visit_ctx *v = user;
+    v->fn(v->user, file, bytes, mtime, key, key_len);
+}
+
+clops_status clops_cache_list_entries(clops_cache_entry_fn fn, void *user, size_t *count)
+{
+    clops_cache_config cfg;
+    if (!fn) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_cache_list_entries: fn is NULL");
+    clops_status st = clops_cache_usable(&cfg, false);
+    if (st != CLOPS_SUCCESS) return st;
+    visit_ctx v = {fn, user};
+    const int n = clops_cache_list(&cfg, visit_adapter, &v);
+    if (n < 0) return clops_fail(CLOPS_ERROR_CACHE_IO, "cannot read the cache directory %s", cfg.dir);
+    if (count) *count = (size_t)n;
+    return CLOPS_SUCCESS;
+}
+
+static clops_status prune(uint64_t bound, size_t *removed)
+{
+    clops_cache_config cfg;
+    clops_status st = clops_cache_usable(&cfg, true);
+    if (st != CLOPS_SUCCESS) return st;
+    const int n = clops_cache_prune_to(&cfg, bound == UINT64_MAX ? cfg.max_bytes : bound);
+    if (n < 0) return clops_fail(CLOPS_ERROR_CACHE_IO, "cannot read the cache directory %s", cfg.dir);
+    if (removed) *removed = (size_t)n;
+    return CLOPS_SUCCESS;
+}
+
+clops_status clops_cache_prune(size_t *removed)
+{
+    return prune(UINT64_MAX, removed);
+}
+
+clops_status clops_cache_clear_all(size_t *removed)
+{
+    return prune(0, removed);
+}
+

@@ -1,0 +1,229 @@
+/* file.c - the one atomic file writer and the one file reader (file.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "store/file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef CLOPS_BUILDING_LIBRARY
+#include "cl_api.h" /* the file-system seam tests can make fail */
+#define IO_CREATE clops_cl.io_create
+#define IO_WRITE clops_cl.io_write
+#define IO_FSYNC clops_cl.io_fsync
+#define IO_RENAME clops_cl.io_rename
+#else
+static int create_exclusive(const char *path, mode_t mode)
+{
+    return open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+}
+#define IO_CREATE create_exclusive
+#define IO_WRITE write
+#define IO_FSYNC fsync
+#define IO_RENAME rename
+#endif
+
+static int fail(clops_file_writer *w, const char *step)
+{
+    if (!w->step) {
+        w->step = step;
+        w->error = errno;
+    }
+    return -1;
+}
+
+/* Six name characters no other process or thread is likely to pick at once;
+ * O_EXCL settles the rest. */
+static void temp_suffix(char out[7], unsigned attempt)
+{
+    static atomic_uint counter;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t x = (uint64_t)getpid() << 32 ^ (uint64_t)atomic_fetch_add(&counter, 1) << 16 ^ attempt ^
+                 (uint64_t)now.tv_nsec ^ (uint64_t)now.tv_sec << 40;
+    x += 0x9e3779b97f4a7c15ull; /* splitmix64 */
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    static const char digits[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+    for (int i = 0; i < 6; i++, x /= 36) out[i] = digits[x % 36];
+    out[6] = '\0';
+}
+
+int clops_file_begin(clops_file_writer *w, const char *path, mode_t mode)
+{
+    memset(w, 0, sizeof *w);
+    w->fd = -1;
+    const char *slash = strrchr(path, '/');
+    const int dir_len = slash ? (int)(slash - path) + 1 : 0; /* with the slash */
+    if (snprintf(w->path, sizeof w->path, "%s", path) >= (int)sizeof w->path ||
+        dir_len + 12 >= (int)sizeof w->tmp) {
+        errno = ENAMETOOLONG;
+        return fail(w, "create");
+    }
+    /* A device file, FIFO or directory in place of the target is never replaced. */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        return fail(w, "target");
+    }
+    for (unsigned attempt = 0; attempt < 100; attempt++) {
+        char suffix[7];
+        temp_suffix(suffix, attempt);
+        snprintf(w->tmp, sizeof w->tmp, "%.*s.tmp-%s", dir_len, path, suffix);
+        w->fd = IO_CREATE(w->tmp, mode);
+        if (w->fd >= 0) return 0;
+        if (errno != EEXIST) break;
+    }
+    w->tmp[0] = '\0';
+    return fail(w, "create");
+}
+
+int clops_file_write(clops_file_writer *w, const void *data, size_t n)
+{
+    if (w->step) return -1;
+    size_t done = 0;
+    while (done < n) {
+        const ssize_t r = IO_WRITE(w->fd, (const char *)data + done, n - done);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            if (r == 0) errno = EIO; /* a write that makes no progress */
+            return fail(w, "write");
+        }
+        done += (size_t)r;
+    }
+    return 0;
+}
+
+int clops_file_printf(clops_file_writer *w, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    const int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && (size_t)n < sizeof line) return clops_file_write(w, line, (size_t)n);
+    char *big = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (!big) {
+        errno = n < 0 ? EINVAL : ENOMEM;
+        return fail(w, "write");
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    const int rc = clops_file_write(w, big, (size_t)n);
+    free(big);
+    return rc;
+}
+
+int clops_file_patch(clops_file_writer *w, uint64_t offset, const void *data, size_t n)
+{
+    if (w->step) return -1;
+    const off_t end = lseek(w->fd, 0, SEEK_CUR);
+    if (end < 0 || (uint64_t)end < offset || end - (off_t)offset < (off_t)n || lseek(w->fd, (off_t)offset, SEEK_SET) < 0)
+        return fail(w, "write");
+    if (clops_file_write(w, data, n) != 0) return -1;
+    return lseek(w->fd, end, SEEK_SET) < 0 ? fail(w, "write") : 0;
+}
+
+/* Best effort: makes the rename durable by syncing the directory that holds it. */
+static void sync_dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[CLOPS_FILE_PATH_MAX];
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == path) snprintf(dir, sizeof dir, "/");
+    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    const int fd = open(dir, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+}
+
+int clops_file_commit(clops_file_writer *w)
+{
+    if (w->fd < 0) return fail(w, "create");
+    if (!w->step && IO_FSYNC(w->fd) != 0) fail(w, "fsync");
+    if (close(w->fd) != 0) fail(w, "close");
+    w->fd = -1;
+    if (!w->step && IO_RENAME(w->tmp, w->path) != 0) fail(w, "rename");
+    if (w->step) {
+        unlink(w->tmp);
+        return -1;
+    }
+    sync_dir_of(w->path);
+    return 0;
+}
+
+void clops_file_abort(clops_file_writer *w)
+{
+    if (w->fd < 0) return;
+    close(w->fd);
+    w->fd = -1;
+    unlink(w->tmp);
+}
+
+int clops_file_write_parts(const char *path, mode_t mode, const void *const parts[], const size_t sizes[],
+                           size_t count, clops_file_writer *w)
+{
+    clops_file_writer local;
+    if (!w) w = &local;
+    if (clops_file_begin(w, path, mode) != 0) return -1;
+    for (size_t i = 0; i < count; i++) clops_file_write(w, parts[i], sizes[i]);
+    return clops_file_commit(w);
+}
+
+int clops_file_open(const char *path, uint64_t limit, int *fd, uint64_t *size)
+{
+    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (*fd < 0) return -1;
+    struct stat st;
+    int err = 0;
+    if (fstat(*fd, &st) != 0) err = errno;
+    else if (!S_ISREG(st.st_mode)) err = EINVAL;
+    else if ((uint64_t)st.st_size > limit) err = EFBIG;
+    if (err) {
+        close(*fd);
+        *fd = -1;
+        errno = err;
+        return -1;
+    }
+    *size = (uint64_t)st.st_size;
+    return 0;
+}
+
+int clops_file_read(const char *path, uint64_t limit, unsigned char **data, size_t *size)
+{
+    *data = NULL;
+    int fd;
+    uint64_t bytes;
+    if (clops_file_open(path, limit, &fd, &bytes) != 0) return -1;
+    int rc = -1;
+    if (bytes <= SIZE_MAX - 1 && (*data = malloc(bytes ? (size_t)bytes : 1)) != NULL) {
+        size_t got = 0;
+        while (got < bytes) {
+            const ssize_t r = read(fd, *data + got, (size_t)bytes - got);
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) break;
+            got += (size_t)r;
+        }
+        if (got == bytes) {
+            *size = (size_t)bytes;
+            rc = 0;
+        }
+    }
+    close(fd);
+    if (rc != 0) {
+        free(*data);
+        *data = NULL;
+    }
+    return rc;
+}

@@ -1,0 +1,161 @@
+/* tune_db.c - the per-device tuning database (the tuner, lib/tune.c, fills it).
+ *
+ * The database is a text file per device beside the program cache,
+ * "tune-<hash of the device identity>.txt":
+ *     clops-tune 1
+ *     device <device name>
+ *     <kernel> <variant options>\t<chunk>\t<l0>,<l1>,<l2>\t<GB/s>\t<default GB/s>\t<loop>
+ * one line per kernel variant (the build options other than CHUNK and VEC);
+ * <loop> is 0 (the default), 1 (element loop), 2 (explicit vectors) or 3
+ * (local-memory tile), and a line without it (written before it existed) means 0. It is
+ * written with the store's atomic writer (file.h), like cache entries. Lookup order:
+ * this device's entry, else the heuristic (scheduler.c). CLOPS_TUNE=off ignores
+ * the file. A file with another version, device or malformed lines is ignored
+ * line by line, never trusted. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "store/file.h"
+#include "store/tune_db.h"
+
+#define TUNE_MAGIC "clops-tune 1"
+#define TUNE_MAX_BYTES (16u << 20) /* a few hundred lines are expected */
+
+static void db_path(const clops_context *ctx, char *out, size_t size)
+{
+    snprintf(out, size, "%s/tune-%016llx.txt", ctx->cache.dir,
+             (unsigned long long)clops_fnv1a(CLOPS_FNV_SEED, ctx->identity, strlen(ctx->identity)));
+}
+
+bool clops_tuning_table_put(struct clops_tuning_table *t, const clops_tuning_entry *e)
+{
+    for (size_t i = 0; i < t->count; i++)
+        if (strcmp(t->entries[i].key, e->key) == 0) {
+            t->entries[i] = *e;
+            return true;
+        }
+    if (t->count == t->cap) {
+        const size_t cap = t->cap ? 2 * t->cap : 32;
+        clops_tuning_entry *grown = realloc(t->entries, cap * sizeof *grown);
+        if (!grown) return false;
+        t->entries = grown;
+        t->cap = cap;
+    }
+    t->entries[t->count++] = *e;
+    return true;
+}
+
+void clops_tuning_table_remove(struct clops_tuning_table *t, const char *key)
+{
+    for (size_t i = 0; i < t->count; i++)
+        if (strcmp(t->entries[i].key, key) == 0) {
+            t->entries[i] = t->entries[--t->count];
+            return;
+        }
+}
+
+/* Parses "<key>\t<chunk>\t<l0>,<l1>,<l2>\t<gbps>\t<default>[\t<loop>]"; false if malformed. */
+static bool parse_line(char *line, clops_tuning_entry *e)
+{
+    char *fields[6];
+    int n = 0;
+    for (char *save = NULL, *tok = strtok_r(line, "\t\n", &save); tok && n < 6; tok = strtok_r(NULL, "\t\n", &save))
+        fields[n++] = tok;
+    if (n < 5 || strlen(fields[0]) >= sizeof e->key) return false;
+    unsigned long long chunk, l[3];
+    int used = 0;
+    if (sscanf(fields[1], "%llu%n", &chunk, &used) != 1 || fields[1][used] || chunk == 0 || chunk > 65536) return false;
+    if (sscanf(fields[2], "%llu,%llu,%llu%n", &l[0], &l[1], &l[2], &used) != 3 || fields[2][used]) return false;
+    for (int d = 0; d < 3; d++)
+        if (l[d] == 0 || l[d] > 65536) return false;
+    unsigned loop = CLOPS_LOOP_DEFAULT;
+    if (n == 6 && (sscanf(fields[5], "%u%n", &loop, &used) != 1 || fields[5][used] || loop > CLOPS_LOOP_TILE))
+        return false;
+    snprintf(e->key, sizeof e->key, "%s", fields[0]);
+    e->value.chunk = (unsigned)chunk;
+    e->value.loop = (clops_loop)loop;
+    for (int d = 0; d < 3; d++) e->value.local[d] = (size_t)l[d];
+    e->gbps = strtod(fields[3], NULL);
+    e->default_gbps = strtod(fields[4], NULL);
+    return true;
+}
+
+struct clops_tuning_table *clops_tuning_table_load(const clops_context *ctx)
+{
+    struct clops_tuning_table *t = calloc(1, sizeof *t);
+    if (!t || ctx->cache.mode == CLOPS_CACHE_OFF) return t;
+    char path[CLOPS_CACHE_PATH_MAX + 64];
+    db_path(ctx, path, sizeof path);
+    int fd;
+    uint64_t size;
+    if (clops_file_open(path, TUNE_MAX_BYTES, &fd, &size) != 0) return t;
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        close(fd);
+        return t;
+    }
+    char line[CLOPS_OPTIONS_MAX + 256], device[256] = "";
+    bool ok = fgets(line, sizeof line, f) && strncmp(line, TUNE_MAGIC "\n", sizeof TUNE_MAGIC) == 0;
+    ok = ok && fgets(line, sizeof line, f) && sscanf(line, "device %255[^\n]", device) == 1 &&
+         strcmp(device, ctx->info.device_name) == 0;
+    while (ok && fgets(line, sizeof line, f)) {
+        clops_tuning_entry e;
+        if (parse_line(line, &e)) clops_tuning_table_put(t, &e);
+    }
+    fclose(f);
+    return t;
+}
+
+bool clops_tuning_lookup(clops_context *ctx, const char *key, clops_tuning *out)
+{
+    const char *env = getenv("CLOPS_TUNE");
+    if ((env && strcmp(env, "off") == 0) || ctx->backend != CLOPS_BACKEND_OPENCL) return false;
+    bool found = false;
+    pthread_mutex_lock(&ctx->lock);
+    if (!ctx->tuning) ctx->tuning = clops_tuning_table_load(ctx);
+    for (size_t i = 0; ctx->tuning && i < ctx->tuning->count; i++)
+        if (strcmp(ctx->tuning->entries[i].key, key) == 0) {
+            *out = ctx->tuning->entries[i].value;
+            found = true;
+            break;
+        }
+    pthread_mutex_unlock(&ctx->lock);
+    return found;
+}
+
+void clops_tuning_table_free(struct clops_tuning_table *t)
+{
+    if (t) free(t->entries);
+    free(t);
+}
+
+void clops_tuning_release(clops_context *ctx)
+{
+    clops_tuning_table_free(ctx->tuning);
+    ctx->tuning = NULL;
+}
+
+clops_status clops_tuning_table_save(const clops_context *ctx, const struct clops_tuning_table *t)
+{
+    if (ctx->cache.mode != CLOPS_CACHE_READ_WRITE)
+        return clops_fail(CLOPS_ERROR_CACHE_UNAVAILABLE, "cannot store tuning results: program cache %s",
+                          ctx->cache.status);
+    char path[CLOPS_CACHE_PATH_MAX + 64];
+    db_path(ctx, path, sizeof path);
+    clops_file_writer w;
+    if (clops_file_begin(&w, path, CLOPS_CACHE_FILE_MODE) != 0)
+        return clops_fail(CLOPS_ERROR_CACHE_IO, "cannot create a temporary file in %s", ctx->cache.dir);
+    clops_file_printf(&w, "%s\ndevice %s\n", TUNE_MAGIC, ctx->info.device_name);
+    for (size_t i = 0; i < t->count; i++) {
+        const clops_tuning_entry *e = &t->entries[i];
+        clops_file_printf(&w, "%s\t%u\t%zu,%zu,%zu\t%.3f\t%.3f\t%u\n", e->key, e->value.chunk, e->value.local[0],
+                          e->value.local[1], e->value.local[2], e->gbps, e->default_gbps, (unsigned)e->value.loop);
+    }
+    if (clops_file_commit(&w) != 0)
+        return clops_fail(CLOPS_ERROR_CACHE_IO, "cannot write the tuning database %s", path);
+    return CLOPS_SUCCESS;
+}

@@ -1,0 +1,264 @@
+/*
+ * test_cli_commands.c - the `clops` commands' output: --help on every command,
+ * `devices`, `print` (the spec's example and every type), --verbose and
+ * --type bfloat16. Shared fixtures: cli_fixture.h.
+ */
+#define _XOPEN_SOURCE 700
+#include "cli_fixture.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- help ------------------------------------------------------------------------------------ */
+
+typedef struct help_case {
+    const char *args[5];
+    const char *want[6];
+} help_case;
+
+static const help_case help_cases[] = {
+    {{"--help"}, {"usage: clops", "run depth-to-space", "run space-to-depth", "run max-unpooling", "devices", "print"}},
+    {{"-h"}, {"usage: clops", "devices"}},
+    {{"help"}, {"usage: clops"}},
+    {{"run", "--help"}, {"usage: clops run", "depth-to-space", "max-unpooling"}},
+    {{"run", "-h"}, {"usage: clops run"}},
+    {{"run", "depth-to-space", "--help"},
+     {"usage: clops run depth-to-space IN.npy OUT.npy --block-size B", "--order dcr|crd", "--device N|host",
+      "--verbose", "--type bfloat16", "'<u2'"}},
+    {{"run", "space-to-depth", "-h"}, {"usage: clops run space-to-depth IN.npy OUT.npy --block-size B", "--order"}},
+    {{"run", "max-unpooling", "--help"},
+     {"usage: clops run max-unpooling IN.npy INDICES.npy OUT.npy --output-shape N,C,H,W", "--device", "--verbose",
+      "--type"}},
+    {{"run", "depth-to-space", "x.npy", "--bogus", "--help"}, {"usage: clops run depth-to-space"}},
+    {{"devices", "--help"}, {"usage: clops devices", "-h, --help"}},
+    {{"print", "--help"}, {"usage: clops print FILE.npy", "--type bfloat16"}},
+};
+#define HELP_CASES (int)(sizeof(help_cases) / sizeof(help_cases[0]))
+
+START_TEST(test_help)
+{
+    const help_case *c = &help_cases[_i];
+    run_argv(c->args);
+    ck_assert_msg(res.exit_code == 0, "help case %d: exit %d: %s", _i, res.exit_code, res.err);
+    ck_assert_msg(res.err[0] == '\0', "help case %d wrote to stderr: %s", _i, res.err);
+    for (int k = 0; k < 6 && c->want[k] != NULL; k++)
+        ck_assert_msg(strstr(res.out, c->want[k]) != NULL, "help case %d lacks '%s':\n%s", _i, c->want[k], res.out);
+}
+END_TEST
+
+/* ---- devices --------------------------------------------------------------------------------- */
+
+static int starts_with(const char *line, const char *prefix)
+{
+    return strncmp(line, prefix, strlen(prefix)) == 0;
+}
+
+START_TEST(test_devices)
+{
+    run("devices", NULL);
+    ck_assert_msg(res.exit_code == 0, "exit %d: %s", res.exit_code, res.err);
+    if (!have_device) {
+        ck_assert_str_eq(res.out, "no OpenCL devices (the host backend is always available)\n");
+        return;
+    }
+    /* platform 0: NAME / device 0: NAME / type / versions / extensions / max allocation / host */
+    char *save = NULL;
+    int platforms = 0, devices = 0, types = 0, versions = 0, cversions = 0, exts = 0, allocs = 0, host = 0;
+    int plans = 0, plan_lines = 0, drivers = 0;
+    for (char *line = strtok_r(res.out, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        if (starts_with(line, "platform "))
+            platforms++;
+        else if (starts_with(line, "  device "))
+            devices++;
+        else if (starts_with(line, "    type:")) {
+            types++;
+            ck_assert_msg(strstr(line, "CPU") || strstr(line, "GPU") || strstr(line, "ACCELERATOR") ||
+                              strstr(line, "CUSTOM") || strstr(line, "OTHER"),
+                          "bad type line: %s", line);
+        } else if (starts_with(line, "    OpenCL version:"))
+            versions++;
+        else if (starts_with(line, "    OpenCL C version:"))
+            cversions++;
+        else if (starts_with(line, "    driver version:"))
+            drivers++;
+        else if (starts_with(line, "    fp16: ")) {
+            exts++;
+            ck_assert_msg(strstr(line, "fp64: ") && strstr(line, "int64: ") && strstr(line, "compiler: "),
+                          "bad extension line: %s", line);
+        } else if (starts_with(line, "    max allocation:"))
+            allocs++;
+        else if (starts_with(line, "    plan:"))
+            plans++;
+        else if (starts_with(line, "      - "))
+            plan_lines++;
+        else if (starts_with(line, "    (CLOPS_DISABLE="))
+            continue;
+        else if (starts_with(line, "host backend:"))
+            host++;
+        else
+            ck_abort_msg("unexpected line in 'clops devices': %s", line);
+    }
+    ck_assert_int_ge(platforms, 1);
+    ck_assert_int_ge(devices, 1);
+    ck_assert_int_eq(types, devices);
+    ck_assert_int_eq(versions, devices);
+    ck_assert_int_eq(cversions, devices);
+    ck_assert_int_eq(drivers, devices);
+    ck_assert_int_eq(exts, devices);
+    ck_assert_int_eq(allocs, devices);
+    ck_assert_int_eq(plans, devices);
+    ck_assert_int_ge(plan_lines, 4 * devices);
+    ck_assert_int_eq(host, 1);
+}
+END_TEST
+
+/* ---- print ----------------------------------------------------------------------------------- */
+
+START_TEST(test_print_spec_output)
+{
+    run("print", "%D/dml_d2s_dcr_u32.npy", NULL);
+    ck_assert_int_eq(res.exit_code, 0);
+    ck_assert_str_eq(res.out, "[[[[ 0 18  1 19  2 20]\n"
+                              "   [36 54 37 55 38 56]\n"
+                              "   [ 3 21  4 22  5 23]\n"
+                              "   [39 57 40 58 41 59]]\n"
+                              "\n"
+                              "  [[ 9 27 10 28 11 29]\n"
+                              "   [45 63 46 64 47 65]\n"
+                              "   [12 30 13 31 14 32]\n"
+                              "   [48 66 49 67 50 68]]]]\n");
+    /* Fortran order prints the same logical tensor */
+    char c_order[CAPTURE_SIZE];
+    run("print", "%D/dml_input_u32.npy", NULL);
+    memcpy(c_order, res.out, sizeof c_order);
+    run("print", "%D/dml_input_u32_fortran.npy", NULL);
+    ck_assert_str_eq(res.out, c_order);
+}
+END_TEST
+
+typedef struct print_case {
+    const char *name;
+    clops_data_type type;
+    unsigned ndim;
+    uint64_t shape[2];
+    unsigned char data[32];
+    size_t nbytes;
+    int bfloat16;
+    const char *want;
+} print_case;
+
+static const print_case print_cases[] = {
+    {"b.npy", CLOPS_DATA_TYPE_BOOL, 1, {3, 0}, {1, 0, 1}, 3, 0, "[ True False  True]\n"},
+    {"i8.npy", CLOPS_DATA_TYPE_INT8, 2, {2, 2}, {0x80, 0x7f, 0xff, 0}, 4, 0, "[[-128  127]\n [  -1    0]]\n"},
+    {"u64.npy", CLOPS_DATA_TYPE_UINT64, 1, {1, 0}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, 8, 0,
+     "[18446744073709551615]\n"},
+    {"f16.npy", CLOPS_DATA_TYPE_FLOAT16, 1, {5, 0}, {0x00, 0x3c, 0x00, 0xc0, 0x00, 0x7c, 0x01, 0x00, 0x00, 0x80}, 10,
+     0, "[   1.   -2.   inf 6e-08   -0.]\n"},
+    {"bf16.npy", CLOPS_DATA_TYPE_BFLOAT16, 1, {2, 0}, {0xc0, 0x3f, 0x49, 0x40}, 4, 1, "[ 1.5 3.14]\n"},
+    {"bf16u.npy", CLOPS_DATA_TYPE_BFLOAT16, 1, {2, 0}, {0xc0, 0x3f, 0x49, 0x40}, 4, 0, "[16320 16457]\n"},
+    {"f32.npy", CLOPS_DATA_TYPE_FLOAT32, 1, {3, 0}, {0xcd, 0xcc, 0xcc, 0x3d, 0x00, 0x00, 0x20, 0x41, 0x00, 0x00, 0xc0, 0x7f},
+     12, 0, "[0.1 10. nan]\n"},
+    {"f64.npy", CLOPS_DATA_TYPE_FLOAT64, 1, {1, 0}, {0x9a, 0x99, 0x99, 0x99, 0x99, 0x99, 0xb9, 0x3f}, 8, 0, "[0.1]\n"},
+    {"c64.npy", CLOPS_DATA_TYPE_COMPLEX64, 1, {2, 0},
+     {0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x60, 0x40, 0x00, 0x00, 0x80, 0xbf}, 16, 0,
+     "[ 1.+2.j 3.5-1.j]\n"},
+    {"scalar.npy", CLOPS_DATA_TYPE_INT32, 0, {0, 0}, {7, 0, 0, 0}, 4, 0, "7\n"},
+    {"empty.npy", CLOPS_DATA_TYPE_INT32, 2, {0, 3}, {0}, 0, 0, "[]\n"},
+};
+#define PRINT_CASES (int)(sizeof(print_cases) / sizeof(print_cases[0]))
+
+START_TEST(test_print_types)
+{
+    const print_case *c = &print_cases[_i];
+    make_array(c->name, c->type, c->ndim, c->shape, c->data, c->nbytes);
+    char arg[64];
+    snprintf(arg, sizeof arg, "%%T/%s", c->name);
+    if (c->bfloat16)
+        run("print", arg, "--type", "bfloat16", NULL);
+    else
+        run("print", arg, NULL);
+    ck_assert_msg(res.exit_code == 0, "%s: exit %d: %s", c->name, res.exit_code, res.err);
+    ck_assert_str_eq(res.out, c->want);
+}
+END_TEST
+
+/* ---- --verbose and --type bfloat16 --------------------------------------------------------------- */
+
+START_TEST(test_verbose)
+{
+    const char *device = _i == 0 ? "host" : NULL;
+    if (device != NULL)
+        run("run", "depth-to-space", "%D/dml_input_u32.npy", "%T/v.npy", "--block-size", "2", "--verbose", "--device",
+            device, NULL);
+    else
+        run("run", "depth-to-space", "%D/dml_input_u32.npy", "%T/v.npy", "--block-size", "2", "--verbose", NULL);
+    ck_assert_msg(res.exit_code == 0, "exit %d: %s", res.exit_code, res.err);
+    ck_assert_ptr_nonnull(strstr(res.err, "clops: device: "));
+    ck_assert_ptr_nonnull(strstr(res.err, "clops: kernel: "));
+    ck_assert_ptr_nonnull(strstr(res.err, "{1, 8, 2, 3} -> {1, 2, 4, 6}"));
+    if (device != NULL) {
+        ck_assert_ptr_nonnull(strstr(res.err, "clops: device: host"));
+        ck_assert_ptr_nonnull(strstr(res.err, "clops: backend: host"));
+    } else if (strstr(res.err, "clops: backend: opencl") != NULL) {
+        ck_assert_ptr_nonnull(strstr(res.err, "clops: global work size: "));
+        ck_assert_ptr_nonnull(strstr(res.err, "clops: local work size: "));
+        ck_assert_ptr_nonnull(strstr(res.err, "clops: build options: "));
+    } else {
+        ck_assert_ptr_nonnull(strstr(res.err, "clops: backend: host"));
+    }
+    ck_assert_str_eq(res.out, "");
+    char out[512];
+    tmp_path(out, sizeof out, "v.npy");
+    unlink(out);
+}
+END_TEST
+
+START_TEST(test_bfloat16_run)
+{
+    /* 1x4x1x1 bfloat16 bits in a '<u2' file; DepthToSpace block 2 gives 1x1x2x2 */
+    uint16_t bits[4] = {0x3f80, 0x4000, 0x4040, 0x7fc1}; /* 1, 2, 3, a NaN with payload */
+    uint64_t shape[4] = {1, 4, 1, 1};
+    make_array("bf_in.npy", CLOPS_DATA_TYPE_UINT16, 4, shape, bits, sizeof bits);
+    const char *device = _i == 0 ? "host" : NULL;
+    if (device != NULL)
+        run("run", "depth-to-space", "%T/bf_in.npy", "%T/bf_out.npy", "--block-size", "2", "--type", "bfloat16",
+            "--device", device, NULL);
+    else
+        run("run", "depth-to-space", "%T/bf_in.npy", "%T/bf_out.npy", "--block-size", "2", "--type", "bfloat16", NULL);
+    ck_assert_msg(res.exit_code == 0, "exit %d: %s", res.exit_code, res.err);
+    char path[512], msg[NPY_MESSAGE_SIZE];
+    tmp_path(path, sizeof path, "bf_out.npy");
+    npy_array a;
+    ck_assert_msg(npy_read(path, CLOPS_DATA_TYPE_UNKNOWN, &a, msg, sizeof msg) == NPY_OK, "%s", msg);
+    ck_assert_str_eq(a.descr, "<u2"); /* bfloat16 is written as '<u2' */
+    ck_assert_uint_eq(a.ndim, 4);
+    ck_assert_uint_eq(a.shape[1], 1);
+    ck_assert_uint_eq(a.shape[2], 2);
+    ck_assert_uint_eq(a.shape[3], 2);
+    ck_assert_mem_eq(a.data, bits, sizeof bits); /* DCR with one output channel keeps the order */
+    npy_free(&a);
+    run("print", "%T/bf_out.npy", "--type", "bfloat16", NULL);
+    ck_assert_str_eq(res.out, "[[[[ 1.  2.]\n   [ 3. nan]]]]\n");
+    unlink(path);
+}
+END_TEST
+
+/* ---- suite -------------------------------------------------------------------------------------- */
+
+static Suite *cli_commands_suite(void)
+{
+    Suite *s = suite_create("cli_commands");
+    TCase *tc = cli_case(s);
+    tcase_add_loop_test(tc, test_help, 0, HELP_CASES);
+    tcase_add_test(tc, test_devices);
+    tcase_add_test(tc, test_print_spec_output);
+    tcase_add_loop_test(tc, test_print_types, 0, PRINT_CASES);
+    tcase_add_loop_test(tc, test_verbose, 0, 2);
+    tcase_add_loop_test(tc, test_bfloat16_run, 0, 2);
+    return s;
+}
+
+int main(void)
+{
+    return cli_suite_main(cli_commands_suite());
+}

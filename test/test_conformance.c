@@ -1,0 +1,228 @@
+/*
+ * test_conformance.c - `clops conformance`: passes on the host backend and on
+ * the OpenCL device, and fails on a device that computes wrong results.
+ *
+ * The conformance sources are built into this suite against clops_testable,
+ * whose CLOPS_TEST_CORRUPT_OUTPUT=1 seam (lib/cl_api.h) flips a bit of every
+ * output clops produces. The CLI is run end to end for its exit status and
+ * its final line.
+ */
+#define _XOPEN_SOURCE 700
+#include <cjson/cJSON.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "conformance.h"
+#include "test_common.h"
+#include "test_fs.h"
+
+/* Runs clops_conformance_main in this process with the seam on or off and
+ * returns its exit status; the parsed JSON report in *report. */
+static int run_conformance(const char *device, int corrupt, cJSON **report)
+{
+    char json[] = "/tmp/clops-conformance-XXXXXX";
+    const int fd = mkstemp(json);
+    ck_assert_msg(fd >= 0, "mkstemp failed");
+    close(fd);
+    char *argv[] = {"conformance", "--device", (char *)device, "--quick", "--json", json, NULL};
+    tc_set_env("CLOPS_TEST_CORRUPT_OUTPUT", corrupt ? "1" : NULL);
+    fflush(stdout);
+    const int rc = clops_conformance_main(6, argv);
+    tc_set_env("CLOPS_TEST_CORRUPT_OUTPUT", NULL);
+    FILE *f = fopen(json, "r");
+    ck_assert_msg(f != NULL, "no JSON report at %s", json);
+    static char text[1 << 22];
+    const size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    remove(json);
+    text[n] = '\0';
+    *report = cJSON_Parse(text);
+    ck_assert_msg(*report != NULL, "the JSON report does not parse");
+    return rc;
+}
+
+static double number(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    ck_assert_msg(cJSON_IsNumber(v), "report: %s is not a number", key);
+    return v->valuedouble;
+}
+
+static const char *string(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    ck_assert_msg(cJSON_IsString(v), "report: %s is not a string", key);
+    return v->valuestring;
+}
+
+/* Whether some failure's case description mentions `path`. */
+static int failures_mention(const cJSON *device, const char *path)
+{
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(device, "failures"))
+        if (strstr(string(f, "case"), path)) return 1;
+    return 0;
+}
+
+/* The device string `device` for --device: the suite's OpenCL device, or "host". */
+static void device_arg(char *buf, size_t size, int opencl)
+{
+    if (!opencl) {
+        snprintf(buf, size, "host");
+        return;
+    }
+    cl_device_id dev = NULL;
+    ck_assert_int_eq(clGetContextInfo(clops_context_cl_context(tc_dev_ctx), CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL),
+                     CL_SUCCESS);
+    clops_device_info infos[64];
+    size_t count = 0;
+    ck_assert_int_eq(clops_device_list(infos, 64, &count), CLOPS_SUCCESS);
+    for (size_t i = 0; i < count && i < 64; i++)
+        if (infos[i].device == dev) {
+            snprintf(buf, size, "%zu", i);
+            return;
+        }
+    ck_abort_msg("the suite's device is not in clops_device_list()");
+}
+
+static void passes_and_fails_when_corrupted(int opencl)
+{
+    char device[32];
+    device_arg(device, sizeof device, opencl);
+    cJSON *good, *bad;
+    ck_assert_int_eq(run_conformance(device, 0, &good), 0);
+    const cJSON *dev = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(good, "devices"), 0);
+    ck_assert_msg(number(good, "failed") == 0 && number(good, "passed") > 4000, "clean run: %.0f passed, %.0f failed",
+                  number(good, "passed"), number(good, "failed"));
+    ck_assert_str_eq(string(dev, "backend"), opencl ? "opencl" : "host");
+    ck_assert_str_eq(string(good, "clops_version"), clops_version_string());
+    if (opencl) {
+        /* The identity strings are the driver's, whole. */
+        char name[1024];
+        size_t len = 0;
+        clops_device_info info;
+        size_t count = 0;
+        clops_device_info infos[64];
+        ck_assert_int_eq(clops_device_list(infos, 64, &count), CLOPS_SUCCESS);
+        info = infos[strtoul(device, NULL, 10)];
+        ck_assert_int_eq(clops_device_string(&info, CLOPS_DEVICE_STRING_DEVICE_VERSION, name, sizeof name, &len),
+                         CLOPS_SUCCESS);
+        ck_assert_uint_eq(strlen(name), len);
+        ck_assert_str_eq(string(dev, "device_version"), name);
+        ck_assert_msg(strlen(string(dev, "driver_version")) > 0, "no driver version in the report");
+        ck_assert_msg(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(dev, "plan")) > 0, "no plan in the report");
+    }
+
+    ck_assert_int_eq(run_conformance(device, 1, &bad), 1);
+    dev = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(bad, "devices"), 0);
+    ck_assert_msg(number(bad, "failed") > 1000, "a corrupting device failed only %.0f checks", number(bad, "failed"));
+    ck_assert_msg(failures_mention(dev, "host memory"), "no host-memory check failed on a corrupting device");
+    if (opencl) ck_assert_msg(failures_mention(dev, "cl_mem"), "no cl_mem check failed on a corrupting device");
+    /* Every operator and type fails somewhere. */
+    const cJSON *row;
+    cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(dev, "table"))
+        ck_assert_msg(number(row, "failed") > 0, "%s %s passed on a corrupting device", string(row, "operator"),
+                      string(row, "data_type"));
+    cJSON_Delete(good);
+    cJSON_Delete(bad);
+}
+
+START_TEST(test_host_passes_and_corrupt_fails)
+{
+    passes_and_fails_when_corrupted(0);
+}
+END_TEST
+
+START_TEST(test_device_passes_and_corrupt_fails)
+{
+    if (!tc_dev_ctx) {
+        fprintf(stderr, "SKIP: no OpenCL device: conformance on the device not tested\n");
+        return;
+    }
+    passes_and_fails_when_corrupted(1);
+}
+END_TEST
+
+/* Runs the CLI with `args`, its stdout into `out`; returns the exit status. */
+static int run_cli(const char *args, char *out, size_t size)
+{
+    const char *cli = getenv("CLOPS_CLI");
+    ck_assert_msg(cli != NULL, "CLOPS_CLI is not set");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>/dev/null", cli, args);
+    FILE *p = popen(cmd, "r");
+    ck_assert_msg(p != NULL, "popen failed");
+    const size_t n = fread(out, 1, size - 1, p);
+    out[n] = '\0';
+    const int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+START_TEST(test_cli_last_line_and_status)
+{
+    static char out[1 << 16];
+    ck_assert_int_eq(run_cli("conformance --device host --quick", out, sizeof out), 0);
+    size_t len = strlen(out);
+    ck_assert_msg(len > 0 && out[len - 1] == '\n', "output does not end with a line");
+    out[--len] = '\0';
+    const char *last = strrchr(out, '\n');
+    last = last ? last + 1 : out;
+    unsigned long long passed = 0, failed = 1;
+    char tail = 0;
+    ck_assert_msg(sscanf(last, "%llu passed, %llu failed%c", &passed, &failed, &tail) == 2,
+                  "last line is not \"N passed, M failed\": \"%s\"", last);
+    ck_assert_msg(passed > 4000 && failed == 0, "last line: %s", last);
+    ck_assert_int_eq(run_cli("conformance --device bogus", out, sizeof out), 2);
+    ck_assert_int_eq(run_cli("conformance --frobnicate", out, sizeof out), 2);
+    ck_assert_int_eq(run_cli("conformance --device 9999 --quick", out, sizeof out), 1);
+    ck_assert_int_eq(run_cli("conformance --device host --quick --json /nonexistent-dir/report.json", out, sizeof out),
+                     1);
+    ck_assert_int_eq(run_cli("conformance --help", out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "usage: clops conformance") != NULL, "--help prints no usage");
+}
+END_TEST
+
+/* clops_device_string: the whole string, its length, cut to a small buffer, errors. */
+START_TEST(test_device_strings)
+{
+    ck_assert_int_eq(clops_device_string(NULL, CLOPS_DEVICE_STRING_DEVICE_NAME, NULL, 0, NULL),
+                     CLOPS_ERROR_NULL_ARGUMENT);
+    clops_device_info infos[64];
+    size_t count = 0;
+    ck_assert_int_eq(clops_device_list(infos, 64, &count), CLOPS_SUCCESS);
+    for (size_t i = 0; i < count && i < 64; i++) {
+        char whole[1024], cut[8];
+        size_t len = 0, len_cut = 0;
+        ck_assert_int_eq(clops_device_string(&infos[i], CLOPS_DEVICE_STRING_DEVICE_VERSION, whole, sizeof whole, &len),
+                         CLOPS_SUCCESS);
+        ck_assert_uint_eq(strlen(whole), len);
+        ck_assert_msg(strncmp(infos[i].device_version, whole, sizeof infos[i].device_version - 1) == 0,
+                      "device_version field \"%s\" is not the start of \"%s\"", infos[i].device_version, whole);
+        ck_assert_int_eq(clops_device_string(&infos[i], CLOPS_DEVICE_STRING_DEVICE_VERSION, cut, sizeof cut, &len_cut),
+                         CLOPS_SUCCESS);
+        ck_assert_uint_eq(len_cut, len);
+        ck_assert_msg(strlen(cut) == (len < sizeof cut ? len : sizeof cut - 1) && strncmp(cut, whole, strlen(cut)) == 0,
+                      "cut string \"%s\" of \"%s\"", cut, whole);
+        ck_assert_int_eq(clops_device_string(&infos[i], (clops_device_string_kind)99, whole, sizeof whole, NULL),
+                         CLOPS_ERROR_INVALID_DEVICE_SELECTION);
+    }
+}
+END_TEST
+
+static Suite *conformance_suite(void)
+{
+    Suite *s = suite_create("conformance");
+    TCase *tc = tcase_create("conformance");
+    tcase_set_timeout(tc, 1200);
+    tcase_add_test(tc, test_device_strings);
+    tcase_add_test(tc, test_host_passes_and_corrupt_fails);
+    tcase_add_test(tc, test_device_passes_and_corrupt_fails);
+    tcase_add_test(tc, test_cli_last_line_and_status);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return tc_main(conformance_suite());
+}

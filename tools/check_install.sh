@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# tools/check_install.sh - installs clops to a scratch prefix (not /usr/local) and
+# builds and runs two consumers outside the tree against it: one through
+# find_package(clops), one through pkg-config. Also runs the installed CLI.
+#
+#   bash tools/check_install.sh [BUILD_DIR]     (default: build, already built)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+work=$(mktemp -d "${TMPDIR:-/tmp}/clops-install-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+prefix="$work/prefix with space"
+
+# shellcheck source=tools/packages.sh
+. tools/packages.sh
+need_packages cmake pkg-config ocl-icd-opencl-dev opencl-headers
+
+cmake --install "$build" --prefix "$prefix" >/dev/null
+echo "installed into $prefix"
+
+# 1. CMake: find_package(clops) with only CMAKE_PREFIX_PATH pointing at the prefix.
+cp -r test/install "$work/cmake-consumer"
+cmake -S "$work/cmake-consumer" -B "$work/cmake-consumer/build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$work/cmake-consumer/build" >/dev/null
+"$work/cmake-consumer/build/consumer"
+
+# 2. pkg-config, the prefix moved after installation (the .pc file is relocatable).
+mv "$prefix" "$work/moved"
+prefix="$work/moved"
+pcdir=$(dirname "$(find "$prefix" -name clops.pc | head -n 1)")
+flags=$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs clops)
+case "$flags" in
+  *"$prefix"*) ;;
+  *) echo "check_install: pkg-config gives '$flags', which does not name $prefix" >&2; exit 1 ;;
+esac
+# shellcheck disable=SC2086
+cc -std=c11 -Wall -Werror -o "$work/pc-consumer" test/install/consumer.c $flags
+LD_LIBRARY_PATH="$(PKG_CONFIG_PATH="$pcdir" pkg-config --variable=libdir clops)" "$work/pc-consumer"
+
+# 3. The installed CLI finds its library by its run path, with no LD_LIBRARY_PATH.
+env -u LD_LIBRARY_PATH "$prefix/bin/clops" --version
+echo "check_install: find_package, pkg-config and the installed CLI all work"

@@ -1,0 +1,140 @@
+/*
+ * cli.h - what the files of the `clops` command (tools/cli/) share.
+ *
+ *   clops run depth-to-space IN.npy OUT.npy --block-size B [--order dcr|crd]
+ *   clops run space-to-depth IN.npy OUT.npy --block-size B [--order dcr|crd]
+ *   clops run max-unpooling IN.npy INDICES.npy OUT.npy --output-shape N,C,H,W
+ *   clops devices | print FILE.npy | cache SUBCOMMAND | tune | bench | bench-startup
+ *
+ * One file per command (cli_run.c, cli_devices.c, cli_print.c, cli_cache.c,
+ * cli_tune.c); cli_main.c lists them (the one place a command is registered)
+ * and cli_parse.c parses arguments and prints help from each command's option
+ * table. Exit status: 0 success (and --help), 1 operator or file error (one
+ * line on stderr: "clops: error: ..."), 2 usage error. Outputs are written
+ * atomically: a failed run leaves no output file behind.
+ */
+#ifndef CLOPS_CLI_H
+#define CLOPS_CLI_H
+
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <clops/clops.h>
+
+#include "npy.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+#define ERR_SIZE 320
+
+/* ---- parsed arguments --------------------------------------------------------------- */
+
+typedef enum device_choice { DEVICE_DEFAULT = 0, DEVICE_HOST, DEVICE_INDEX } device_choice;
+
+typedef struct cli_args {
+    const char *positional[3];
+    unsigned npositional;
+    uint32_t block_size;
+    clops_depth_space_order order;
+    device_choice device;
+    unsigned device_index;
+    clops_data_type type_override;
+    int verbose;
+    uint32_t output_shape[4];
+    int quick;
+} cli_args;
+
+/* Parses an option's value into args; 0, or -1 with a message in err. */
+typedef int (*option_parser)(cli_args *args, const char *value, char *err, size_t err_size);
+
+typedef struct cli_option {
+    const char *name;    /* "--block-size" */
+    const char *metavar; /* "B", or NULL for a flag */
+    int required;
+    option_parser parse; /* NULL for --help */
+    const char *help;
+} cli_option;
+
+struct cli_command;
+typedef int (*command_runner)(const struct cli_command *cmd, const cli_args *args);
+
+typedef struct cli_command {
+    const char *name;       /* "run depth-to-space" */
+    const char *positional; /* "IN.npy OUT.npy" */
+    unsigned npositional;
+    const char *summary;
+    const cli_option *options; /* ends with a NULL name */
+    const char *notes;         /* extra help text, or NULL */
+    command_runner run;
+} cli_command;
+
+/* ---- messages and numbers (cli_parse.c) ---- */
+
+void set_err(char *err, size_t err_size, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* "clops: error: WHAT: DETAIL" on stderr, and EXIT_FAIL. */
+int fail_line(const char *what, const char *detail);
+/* fail_line with the status's name and the library's detail message. */
+int fail_clops(const char *what, clops_status st);
+int fail_npy(const char *path, npy_status st, const char *msg);
+/* A strict unsigned decimal: digits only, fully consumed, at most max. */
+int parse_uint(const char *s, uint64_t max, uint64_t *out);
+/* a * b, or -1 if it overflows 64 bits. */
+int checked_mul(uint64_t a, uint64_t b, uint64_t *out);
+
+/* ---- options, help and parsing (cli_parse.c) ---- */
+
+int opt_block_size(cli_args *args, const char *value, char *err, size_t err_size);
+int opt_order(cli_args *args, const char *value, char *err, size_t err_size);
+int opt_device(cli_args *args, const char *value, char *err, size_t err_size);
+int opt_type(cli_args *args, const char *value, char *err, size_t err_size);
+int opt_verbose(cli_args *args, const char *value, char *err, size_t err_size);
+int opt_quick(cli_args *args, const char *value, char *err, size_t err_size);
+int opt_output_shape(cli_args *args, const char *value, char *err, size_t err_size);
+
+/* Option table entries several commands share. */
+#define OPT_DEVICE                                                                              \
+    {"--device", "N|host", 0, opt_device,                                                      \
+     "run on device N of 'clops devices', or on the host backend (default: the default device, " \
+     "CLOPS_DEVICE if set)"}
+#define OPT_TYPE                                                                                \
+    {"--type", "bfloat16", 0, opt_type,                                                        \
+     "read 2-byte data ('<u2', '<i2', '<f2') as BFLOAT16; the output is written as '<u2' "      \
+     "holding the bfloat16 bits (NumPy has no bfloat16 dtype)"}
+#define OPT_VERBOSE                                                                             \
+    {"--verbose", NULL, 0, opt_verbose,                                                        \
+     "print the device, backend, kernel, work sizes and build options to stderr"}
+#define OPT_HELP {"--help", NULL, 0, NULL, "show this help and exit"}
+#define OPT_END {NULL, NULL, 0, NULL, NULL}
+extern const cli_option help_only_options[];
+
+/* "-h" or "--help". */
+int is_help(const char *arg);
+/* "PREFIXclops run depth-to-space IN.npy OUT.npy --block-size B [options]" */
+void print_command_usage(FILE *out, const char *prefix, const cli_command *cmd);
+void print_command_help(const cli_command *cmd);
+/* "clops: MESSAGE" and where to get help on stderr, and EXIT_USAGE. */
+int usage_error(const cli_command *cmd, const char *message);
+/* Runs a command on the arguments after its words: help if asked for anywhere
+ * before "--", else parse them and run. */
+int dispatch(const cli_command *cmd, int argc, char **argv);
+
+/* ---- the commands ---- */
+
+/* Commands with words of their own: argv[0] is "run" or "cache". */
+int cli_run_main(int argc, char **argv);
+void cli_run_usage(FILE *out);
+int cli_cache_main(int argc, char **argv);
+void cli_cache_usage(FILE *out);
+extern const cli_command cli_devices_command, cli_print_command, cli_tune_command;
+
+/* The whole command line (argv[0] is the program): cli_main.c. */
+int clops_cli_main(int argc, char **argv);
+
+#endif

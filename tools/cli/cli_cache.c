@@ -1,0 +1,128 @@
+/* cli_cache.c - clops cache SUBCOMMAND: where the program cache is, its entries,
+ * clearing and pruning it, kernel packs. */
+#define _POSIX_C_SOURCE 200809L
+#include <time.h>
+
+#include "cli.h"
+
+static void print_entry(void *user, const char *file, uint64_t bytes, long long last_used, const char *key,
+                        size_t key_len)
+{
+    (void)user;
+    char when[32] = "?";
+    const time_t t = (time_t)last_used;
+    struct tm tm;
+    if (gmtime_r(&t, &tm)) strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+    if (!key) {
+        printf("%s  %10" PRIu64 "  %s  (invalid entry: removed when next read)\n", file, bytes, when);
+        return;
+    }
+    /* The key's "device:" and "options:" lines say what the binary is for. */
+    const char *dev = NULL, *opt = NULL;
+    size_t dev_len = 0, opt_len = 0;
+    for (const char *p = key; p < key + key_len;) {
+        const char *nl = memchr(p, '\n', (size_t)(key + key_len - p));
+        const size_t len = nl ? (size_t)(nl - p) : (size_t)(key + key_len - p);
+        if (len > 8 && strncmp(p, "device: ", 8) == 0) dev = p + 8, dev_len = len - 8;
+        if (len > 9 && strncmp(p, "options: ", 9) == 0) opt = p + 9, opt_len = len - 9;
+        if (strncmp(p, "source:", 7) == 0) break;
+        p += len + 1;
+    }
+    printf("%s  %10" PRIu64 "  %s  %.*s  %.*s\n", file, bytes, when, (int)dev_len, dev ? dev : "", (int)opt_len,
+           opt ? opt : "");
+}
+
+static int run_cache_path(const cli_command *cmd, const cli_args *args)
+{
+    (void)cmd;
+    (void)args;
+    char status[4300];
+    puts(clops_cache_status(status, sizeof status));
+    return EXIT_OK;
+}
+
+/* "VERB N entries TAIL" after a counting cache call, or its error line. */
+static int report_count(const char *what, clops_status st, const char *verb, size_t n, const char *tail)
+{
+    if (st != CLOPS_SUCCESS) return fail_clops(what, st);
+    printf("%s%s%zu entr%s%s\n", verb, verb[0] ? " " : "", n, n == 1 ? "y" : "ies", tail);
+    return EXIT_OK;
+}
+
+static int run_cache_list(const cli_command *cmd, const cli_args *args)
+{
+    (void)cmd, (void)args;
+    size_t n = 0;
+    const clops_status st = clops_cache_list_entries(print_entry, NULL, &n);
+    return report_count("cache list", st, "", n, "");
+}
+
+static int run_cache_clear(const cli_command *cmd, const cli_args *args)
+{
+    (void)cmd, (void)args;
+    size_t n = 0;
+    const clops_status st = clops_cache_clear_all(&n);
+    return report_count("cache clear", st, "removed", n, "");
+}
+
+static int run_cache_prune(const cli_command *cmd, const cli_args *args)
+{
+    (void)cmd, (void)args;
+    size_t n = 0;
+    const clops_status st = clops_cache_prune(&n);
+    return report_count("cache prune", st, "evicted", n, "");
+}
+
+/* cache export FILE and cache import FILE. */
+static int run_cache_pack(const cli_command *cmd, const cli_args *args)
+{
+    const char *path = args->positional[0];
+    const int export = strcmp(cmd->name, "cache export") == 0;
+    char tail[4200];
+    snprintf(tail, sizeof tail, export ? " to %s" : " from %s", path);
+    size_t n = 0;
+    const clops_status st = export ? clops_cache_export_pack(path, &n) : clops_cache_import_pack(path, &n);
+    return report_count(cmd->name, st, export ? "exported" : "imported", n, tail);
+}
+
+static const cli_command cache_commands[] = {
+    {"cache path", "", 0, "Prints where the program cache is (read-write or read-only), or why it is off.",
+     help_only_options, NULL, run_cache_path},
+    {"cache list", "", 0, "Lists the cached program binaries, least recently used first.", help_only_options, NULL,
+     run_cache_list},
+    {"cache clear", "", 0, "Removes every cached program binary.", help_only_options, NULL, run_cache_clear},
+    {"cache prune", "", 0,
+     "Evicts least recently used entries until the cache is within CLOPS_CACHE_MAX_SIZE (default 256M).",
+     help_only_options, NULL, run_cache_prune},
+    {"cache export", "FILE", 1,
+     "Writes every valid cached binary to one kernel pack FILE, to give a device that\n"
+     "cannot compile at run time (an FPGA built offline) its prebuilt programs.",
+     help_only_options, NULL, run_cache_pack},
+    {"cache import", "FILE", 1, "Checks and installs every entry of a kernel pack FILE into the cache.",
+     help_only_options, NULL, run_cache_pack},
+};
+#define CACHE_COMMAND_COUNT (sizeof(cache_commands) / sizeof(cache_commands[0]))
+
+void cli_cache_usage(FILE *out)
+{
+    for (size_t i = 0; i < CACHE_COMMAND_COUNT; i++)
+        print_command_usage(out, "  ", &cache_commands[i]);
+}
+
+int cli_cache_main(int argc, char **argv)
+{
+    argc--, argv++; /* after "cache" */
+    if (argc < 1 || is_help(argv[0])) {
+        FILE *out = argc < 1 ? stderr : stdout;
+        fputs("usage: clops cache SUBCOMMAND\n\nsubcommands:\n", out);
+        for (size_t i = 0; i < CACHE_COMMAND_COUNT; i++) print_command_usage(out, "  ", &cache_commands[i]);
+        return argc < 1 ? EXIT_USAGE : EXIT_OK;
+    }
+    for (size_t i = 0; i < CACHE_COMMAND_COUNT; i++)
+        if (strcmp(argv[0], cache_commands[i].name + 6) == 0)
+            return dispatch(&cache_commands[i], argc - 1, argv + 1);
+    char err[ERR_SIZE];
+    set_err(err, sizeof err, "unknown cache subcommand '%s' (path, list, clear, prune, export, import)", argv[0]);
+    fprintf(stderr, "clops: %s\nTry 'clops cache --help'.\n", err);
+    return EXIT_USAGE;
+}

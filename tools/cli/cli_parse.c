@@ -1,0 +1,357 @@
+/* cli_parse.c - the command line's shared parts: error lines, option parsers,
+ * help printed from a command's option table, and the parser driven by the same
+ * table (exact option names, "--name value" or "--name=value", each at most once). */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdarg.h>
+
+#include "cli.h"
+
+/* ---- small helpers ------------------------------------------------------------------------ */
+
+void set_err(char *err, size_t err_size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, err_size, fmt, ap);
+    va_end(ap);
+}
+
+/* Prints s to stderr on one line (newlines become blanks). */
+static void put_one_line(const char *s)
+{
+    for (; *s != '\0'; s++)
+        fputc(*s == '\n' || *s == '\r' ? ' ' : *s, stderr);
+}
+
+/* "clops: error: WHAT: DETAIL" and EXIT_FAIL. */
+int fail_line(const char *what, const char *detail)
+{
+    fputs("clops: error: ", stderr);
+    put_one_line(what);
+    fputs(": ", stderr);
+    put_one_line(detail);
+    fputc('\n', stderr);
+    return EXIT_FAIL;
+}
+
+int fail_clops(const char *what, clops_status st)
+{
+    const char *detail = clops_last_error_message();
+    if (detail == NULL || detail[0] == '\0')
+        detail = clops_status_message(st);
+    char line[ERR_SIZE + 64];
+    snprintf(line, sizeof line, "%s: %s", clops_status_name(st), detail);
+    return fail_line(what, line);
+}
+
+int fail_npy(const char *path, npy_status st, const char *msg)
+{
+    char line[ERR_SIZE + 64];
+    snprintf(line, sizeof line, "%s (%s)", msg[0] != '\0' ? msg : npy_status_message(st),
+             npy_status_name(st));
+    return fail_line(path, line);
+}
+
+/* A strict unsigned decimal: digits only, fully consumed, at most max. */
+int parse_uint(const char *s, uint64_t max, uint64_t *out)
+{
+    if (s == NULL || *s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    char *end = NULL;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno == ERANGE || end == NULL || *end != '\0' || v > max)
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int checked_mul(uint64_t a, uint64_t b, uint64_t *out)
+{
+    if (a != 0 && b > UINT64_MAX / a)
+        return -1;
+    *out = a * b;
+    return 0;
+}
+
+/* ---- option parsers ------------------------------------------------------------------------ */
+
+int opt_block_size(cli_args *args, const char *value, char *err, size_t err_size)
+{
+    uint64_t v;
+    if (parse_uint(value, UINT32_MAX, &v) != 0 || v == 0) {
+        set_err(err, err_size, "--block-size needs an integer from 1 to %" PRIu32 ", not '%s'",
+                UINT32_MAX, value);
+        return -1;
+    }
+    args->block_size = (uint32_t)v;
+    return 0;
+}
+
+int opt_order(cli_args *args, const char *value, char *err, size_t err_size)
+{
+    if (strcmp(value, "dcr") == 0 || strcmp(value, "DCR") == 0)
+        args->order = CLOPS_ORDER_DEPTH_COLUMN_ROW;
+    else if (strcmp(value, "crd") == 0 || strcmp(value, "CRD") == 0)
+        args->order = CLOPS_ORDER_COLUMN_ROW_DEPTH;
+    else {
+        set_err(err, err_size, "--order must be dcr or crd, not '%s'", value);
+        return -1;
+    }
+    return 0;
+}
+
+int opt_device(cli_args *args, const char *value, char *err, size_t err_size)
+{
+    uint64_t v;
+    if (strcmp(value, "host") == 0) {
+        args->device = DEVICE_HOST;
+    } else if (parse_uint(value, UINT32_MAX, &v) == 0) {
+        args->device = DEVICE_INDEX;
+        args->device_index = (unsigned)v;
+    } else {
+        set_err(err, err_size,
+                "--device needs 'host' or a device index from 'clops devices', not '%s'", value);
+        return -1;
+    }
+    return 0;
+}
+
+int opt_type(cli_args *args, const char *value, char *err, size_t err_size)
+{
+    if (strcmp(value, "bfloat16") != 0 && strcmp(value, "BFLOAT16") != 0) {
+        set_err(err, err_size, "--type supports only bfloat16, not '%s'", value);
+        return -1;
+    }
+    args->type_override = CLOPS_DATA_TYPE_BFLOAT16;
+    return 0;
+}
+
+int opt_verbose(cli_args *args, const char *value, char *err, size_t err_size)
+{
+    (void)value;
+    (void)err;
+    (void)err_size;
+    args->verbose = 1;
+    return 0;
+}
+
+int opt_quick(cli_args *args, const char *value, char *err, size_t err_size)
+{
+    (void)value;
+    (void)err;
+    (void)err_size;
+    args->quick = 1;
+    return 0;
+}
+
+int opt_output_shape(cli_args *args, const char *value, char *err, size_t err_size)
+{
+    const char *p = value;
+    for (unsigned d = 0; d < 4; d++) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+        char field[24];
+        uint64_t v;
+        int bad = len == 0 || len >= sizeof field || (d < 3) != (comma != NULL);
+        if (!bad) {
+            memcpy(field, p, len);
+            field[len] = '\0';
+            bad = parse_uint(field, UINT32_MAX, &v) != 0;
+        }
+        if (bad) {
+            set_err(err, err_size,
+                    "--output-shape needs four integers N,C,H,W (each at most %" PRIu32
+                    "), not '%s'",
+                    UINT32_MAX, value);
+            return -1;
+        }
+        args->output_shape[d] = (uint32_t)v;
+        p = comma != NULL ? comma + 1 : p + len;
+    }
+    return 0;
+}
+
+/* ---- option tables ---- */
+
+const cli_option help_only_options[] = {OPT_HELP, OPT_END};
+
+/* ---- help ------------------------------------------------------------------------------------- */
+
+#define HELP_WIDTH 79
+#define HELP_INDENT 27
+
+/* Prints text word-wrapped to HELP_WIDTH columns, continuation lines indented. */
+static void print_wrapped(FILE *out, const char *text, size_t col)
+{
+    const char *p = text;
+    while (*p != '\0') {
+        size_t len = strcspn(p, " ");
+        if (col > HELP_INDENT && col + 1 + len > HELP_WIDTH) {
+            fprintf(out, "\n%*s", HELP_INDENT, "");
+            col = HELP_INDENT;
+        } else if (col > HELP_INDENT) {
+            fputc(' ', out);
+            col++;
+        }
+        fwrite(p, 1, len, out);
+        col += len;
+        p += len;
+        while (*p == ' ')
+            p++;
+    }
+    fputc('\n', out);
+}
+
+static void print_options_help(FILE *out, const cli_option *options)
+{
+    fputs("\noptions:\n", out);
+    for (const cli_option *o = options; o->name != NULL; o++) {
+        char left[64];
+        if (o->parse == NULL)
+            snprintf(left, sizeof left, "-h, %s", o->name);
+        else if (o->metavar != NULL)
+            snprintf(left, sizeof left, "%s %s", o->name, o->metavar);
+        else
+            snprintf(left, sizeof left, "%s", o->name);
+        fprintf(out, "  %-*s", HELP_INDENT - 2, left);
+        print_wrapped(out, o->help, HELP_INDENT);
+    }
+}
+
+/* "clops run depth-to-space IN.npy OUT.npy --block-size B [options]" */
+void print_command_usage(FILE *out, const char *prefix, const cli_command *cmd)
+{
+    fprintf(out, "%sclops %s%s%s", prefix, cmd->name, cmd->positional[0] != '\0' ? " " : "",
+            cmd->positional);
+    for (const cli_option *o = cmd->options; o->name != NULL; o++)
+        if (o->required)
+            fprintf(out, " %s %s", o->name, o->metavar);
+    fputs(" [options]\n", out);
+}
+
+void print_command_help(const cli_command *cmd)
+{
+    print_command_usage(stdout, "usage: ", cmd);
+    printf("\n%s\n", cmd->summary);
+    print_options_help(stdout, cmd->options);
+    if (cmd->notes != NULL)
+        printf("\n%s\n", cmd->notes);
+}
+
+int usage_error(const cli_command *cmd, const char *message)
+{
+    fprintf(stderr, "clops: %s\n", message);
+    if (cmd != NULL)
+        fprintf(stderr, "Try 'clops %s --help'.\n", cmd->name);
+    else
+        fputs("Try 'clops --help'.\n", stderr);
+    return EXIT_USAGE;
+}
+
+/* ---- argument parsing ------------------------------------------------------------------------- */
+
+int is_help(const char *arg)
+{
+    return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+/* Looks "--name" or "--name=value" up in the table. */
+static const cli_option *find_option(const cli_option *options, const char *arg, const char **value)
+{
+    const char *eq = strchr(arg, '=');
+    size_t len = eq != NULL ? (size_t)(eq - arg) : strlen(arg);
+    *value = eq != NULL ? eq + 1 : NULL;
+    for (const cli_option *o = options; o->name != NULL; o++)
+        if (strlen(o->name) == len && strncmp(o->name, arg, len) == 0)
+            return o;
+    return NULL;
+}
+
+/* Handles one option at argv[*i] (advancing *i past its value). 0 or EXIT_USAGE. */
+static int parse_one_option(const cli_command *cmd, int argc, char **argv, int *i, cli_args *args,
+                            unsigned *seen)
+{
+    char err[ERR_SIZE];
+    const char *value;
+    const cli_option *o = find_option(cmd->options, argv[*i], &value);
+    if (o == NULL || o->parse == NULL) {
+        set_err(err, sizeof err, "unknown option '%s' for 'clops %s'", argv[*i], cmd->name);
+        return usage_error(cmd, err);
+    }
+    unsigned bit = 1u << (unsigned)(o - cmd->options);
+    if (*seen & bit) {
+        set_err(err, sizeof err, "option %s given twice", o->name);
+        return usage_error(cmd, err);
+    }
+    *seen |= bit;
+    if (o->metavar == NULL && value != NULL) {
+        set_err(err, sizeof err, "option %s takes no value", o->name);
+        return usage_error(cmd, err);
+    }
+    if (o->metavar != NULL && value == NULL) {
+        if (*i + 1 >= argc) {
+            set_err(err, sizeof err, "option %s needs a value (%s)", o->name, o->metavar);
+            return usage_error(cmd, err);
+        }
+        value = argv[++*i];
+    }
+    if (o->parse(args, value != NULL ? value : "", err, sizeof err) != 0)
+        return usage_error(cmd, err);
+    return 0;
+}
+
+/* Parses argv (after the command words) into args. 0 or EXIT_USAGE. */
+static int parse_args(const cli_command *cmd, int argc, char **argv, cli_args *args)
+{
+    char err[ERR_SIZE];
+    unsigned seen = 0;
+    int options_done = 0;
+    memset(args, 0, sizeof *args);
+    args->order = CLOPS_ORDER_DEPTH_COLUMN_ROW;
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!options_done && strcmp(arg, "--") == 0) {
+            options_done = 1;
+        } else if (!options_done && arg[0] == '-' && arg[1] != '\0') {
+            int rc = parse_one_option(cmd, argc, argv, &i, args, &seen);
+            if (rc != 0)
+                return rc;
+        } else if (args->npositional < cmd->npositional) {
+            args->positional[args->npositional++] = arg;
+        } else {
+            set_err(err, sizeof err, "unexpected argument '%s'", arg);
+            return usage_error(cmd, err);
+        }
+    }
+    if (args->npositional < cmd->npositional) {
+        set_err(err, sizeof err, "missing arguments: 'clops %s' needs %s", cmd->name,
+                cmd->positional);
+        return usage_error(cmd, err);
+    }
+    for (const cli_option *o = cmd->options; o->name != NULL; o++) {
+        if (o->required && !(seen & (1u << (unsigned)(o - cmd->options)))) {
+            set_err(err, sizeof err, "missing required option %s %s", o->name, o->metavar);
+            return usage_error(cmd, err);
+        }
+    }
+    return 0;
+}
+
+/* Runs a command: help if asked for anywhere before "--", else parse and run. */
+int dispatch(const cli_command *cmd, int argc, char **argv)
+{
+    for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (is_help(argv[i])) {
+            print_command_help(cmd);
+            return EXIT_OK;
+        }
+    }
+    cli_args args;
+    int rc = parse_args(cmd, argc, argv, &args);
+    if (rc != 0)
+        return rc;
+    return cmd->run(cmd, &args);
+}
+

@@ -1,0 +1,337 @@
+/* cli_run.c - clops run OPERATOR: reads the .npy inputs, runs the operator on
+ * the chosen device (or the host) and writes the output atomically. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+
+#include "cli.h"
+
+/* ---- option tables ---- */
+
+static const cli_option depth_space_options[] = {
+    {"--block-size", "B", 1, opt_block_size, "block size, at least 1 (required)"},
+    {"--order", "dcr|crd", 0, opt_order,
+     "dcr: depth-column-row (DirectML's default, ONNX DCR); crd: column-row-depth (ONNX CRD, "
+     "PyTorch pixel_shuffle). Default dcr"},
+    OPT_DEVICE, OPT_TYPE, OPT_VERBOSE, OPT_HELP, OPT_END};
+
+static const cli_option unpool_options[] = {
+    {"--output-shape", "N,C,H,W", 1, opt_output_shape,
+     "sizes of the output; N and C must equal the input's (required)"},
+    OPT_DEVICE, OPT_TYPE, OPT_VERBOSE, OPT_HELP, OPT_END};
+
+
+/* ---- running operators --------------------------------------------------------------------------- */
+
+static const char *order_name(clops_depth_space_order order)
+{
+    return order == CLOPS_ORDER_COLUMN_ROW_DEPTH ? "crd" : "dcr";
+}
+
+/* Reads a .npy that must be 4-D with dimensions that fit 32 bits, as a tensor desc. */
+static int load_tensor(const char *path, clops_data_type override, npy_array *array,
+                       clops_tensor_desc *desc)
+{
+    char msg[NPY_MESSAGE_SIZE];
+    npy_status st = npy_read(path, override, array, msg, sizeof msg);
+    if (st != NPY_OK)
+        return fail_npy(path, st, msg);
+    if (array->ndim != 4) {
+        snprintf(msg, sizeof msg, "the operators need a 4-D tensor (N, C, H, W), this one has %u "
+                                  "dimensions",
+                 array->ndim);
+        return fail_line(path, msg);
+    }
+    desc->data_type = array->data_type;
+    for (unsigned d = 0; d < 4; d++) {
+        if (array->shape[d] > UINT32_MAX) {
+            snprintf(msg, sizeof msg, "dimension %u (%" PRIu64 ") exceeds %" PRIu32, d,
+                     array->shape[d], UINT32_MAX);
+            return fail_line(path, msg);
+        }
+        desc->sizes[d] = (uint32_t)array->shape[d];
+    }
+    /* Fortran order goes to the operator as strides: no transposing copy */
+    desc->strides = array->fortran_order ? array->strides : NULL;
+    return EXIT_OK;
+}
+
+static void print_sizes(FILE *out, const uint32_t *s)
+{
+    fprintf(out, "{%" PRIu32 ", %" PRIu32 ", %" PRIu32 ", %" PRIu32 "}", s[0], s[1], s[2], s[3]);
+}
+
+static const char *or_none(const char *s)
+{
+    return s != NULL && s[0] != '\0' ? s : "(none)";
+}
+
+/* --verbose: what the operator chose on its context (clops_operator_get_info). */
+static void print_verbose(const clops_context *ctx, const clops_operator *op)
+{
+    clops_operator_info info;
+    clops_status st = clops_operator_get_info(op, &info);
+    int opencl_ctx = clops_context_backend(ctx) == CLOPS_BACKEND_OPENCL;
+    fprintf(stderr, "clops: device: %s\n", clops_context_device_name(ctx));
+    if (st != CLOPS_SUCCESS) {
+        fprintf(stderr, "clops: backend: %s (operator info unavailable: %s)\n",
+                opencl_ctx ? "opencl" : "host", clops_status_name(st));
+        return;
+    }
+    if (info.backend != CLOPS_BACKEND_OPENCL) {
+        if (opencl_ctx)
+            fprintf(stderr, "clops: backend: host (fallback on the OpenCL context: %s)\n",
+                    or_none(info.fallback_reason));
+        else
+            fputs("clops: backend: host\n", stderr);
+        fputs("clops: kernel: (host kernels: no OpenCL kernel, work sizes or build options)\n",
+              stderr);
+        return;
+    }
+    fputs("clops: backend: opencl\n", stderr);
+    fprintf(stderr, "clops: kernel: %s (program: %s)\n", or_none(info.kernel_name),
+            or_none(info.program_origin));
+    fprintf(stderr, "clops: work dim: %u\n", info.work_dim);
+    fprintf(stderr, "clops: global work size: %zu, %zu, %zu\n", info.global_size[0],
+            info.global_size[1], info.global_size[2]);
+    int origin = info.local_size_origin != NULL && info.local_size_origin[0] != '\0';
+    fprintf(stderr, "clops: local work size: %zu, %zu, %zu%s%s%s\n", info.local_size[0],
+            info.local_size[1], info.local_size[2], origin ? " (" : "",
+            origin ? info.local_size_origin : "", origin ? ")" : "");
+    fprintf(stderr, "clops: build options: %s\n", or_none(info.build_options));
+    fprintf(stderr, "clops: program cache: %s\n", or_none(clops_context_cache_status(ctx)));
+}
+
+static clops_status create_context(const cli_args *args, clops_context **ctx)
+{
+    if (args->device == DEVICE_HOST)
+        return clops_context_create_host(ctx);
+    if (args->device == DEVICE_INDEX)
+        return clops_context_create_device(args->device_index, ctx);
+    return clops_context_create(ctx);
+}
+
+/* Validates, runs `desc` on the chosen device into a new buffer, and writes it to out_path. */
+static int execute_and_write(const char *what, const cli_args *args, const clops_operator_desc *desc,
+                             clops_host_buffers *buffers, const clops_tensor_desc *out_desc,
+                             const char *out_path)
+{
+    clops_context *ctx = NULL;
+    clops_operator *op = NULL;
+    int rc = EXIT_OK;
+    uint64_t count = 1, bytes = 0;
+    uint64_t shape[4];
+    char msg[NPY_MESSAGE_SIZE];
+    npy_status nst;
+
+    clops_status st = clops_operator_validate(desc);
+    if (st == CLOPS_SUCCESS)
+        st = create_context(args, &ctx);
+    if (st == CLOPS_SUCCESS)
+        st = clops_operator_create(ctx, desc, &op);
+    if (st != CLOPS_SUCCESS) {
+        rc = fail_clops(what, st);
+        goto cleanup;
+    }
+    if (args->verbose)
+        print_verbose(ctx, op);
+    for (unsigned d = 0; d < 4; d++) {
+        shape[d] = out_desc->sizes[d];
+        if (checked_mul(count, shape[d], &count) != 0)
+            count = UINT64_MAX;
+    }
+    if (checked_mul(count, clops_data_type_size(out_desc->data_type), &bytes) != 0 ||
+        bytes > SIZE_MAX) {
+        rc = fail_line(what, "the output's byte count overflows");
+        goto cleanup;
+    }
+    buffers->output_bytes = (size_t)bytes;
+    buffers->output = malloc(bytes > 0 ? (size_t)bytes : 1);
+    if (buffers->output == NULL) {
+        rc = fail_line(what, "out of memory for the output");
+        goto cleanup;
+    }
+    st = clops_operator_execute_host(op, buffers);
+    if (st != CLOPS_SUCCESS) {
+        rc = fail_clops(what, st);
+        goto cleanup;
+    }
+    nst = npy_write_atomic(out_path, out_desc->data_type, 4, shape, buffers->output, (size_t)bytes,
+                           msg, sizeof msg);
+    if (nst != NPY_OK)
+        rc = fail_npy(out_path, nst, msg);
+
+cleanup:
+    free(buffers->output);
+    buffers->output = NULL;
+    clops_operator_free(op);
+    clops_context_free(ctx);
+    return rc;
+}
+
+/* Output sizes of DepthToSpace / SpaceToDepth. When the divisibility rule fails the input
+ * sizes stand in, so that validation reports that rule rather than some size. */
+static int depth_space_output(int to_space, const uint32_t *in, uint32_t b, uint32_t *out)
+{
+    uint64_t bb = (uint64_t)b * b;
+    uint64_t s[4];
+    int divisible = to_space ? in[1] % bb == 0 : (in[2] % b == 0 && in[3] % b == 0);
+    if (!divisible) {
+        memcpy(out, in, 4 * sizeof *out);
+        return 0;
+    }
+    s[0] = in[0];
+    s[1] = to_space ? in[1] / bb : in[1] * bb;
+    s[2] = to_space ? (uint64_t)in[2] * b : in[2] / b;
+    s[3] = to_space ? (uint64_t)in[3] * b : in[3] / b;
+    for (unsigned d = 0; d < 4; d++) {
+        if (s[d] > UINT32_MAX)
+            return -1;
+        out[d] = (uint32_t)s[d];
+    }
+    return 0;
+}
+
+static int run_depth_space(const cli_command *cmd, const cli_args *args, int to_space)
+{
+    const char *what = to_space ? "depth-to-space" : "space-to-depth";
+    npy_array input;
+    memset(&input, 0, sizeof input);
+    clops_tensor_desc in_desc, out_desc;
+    (void)cmd;
+    int rc = load_tensor(args->positional[0], args->type_override, &input, &in_desc);
+    if (rc == EXIT_OK) {
+        out_desc.data_type = in_desc.data_type;
+        out_desc.strides = NULL;
+        if (depth_space_output(to_space, in_desc.sizes, args->block_size, out_desc.sizes) != 0)
+            rc = fail_line(what, "an output dimension exceeds 4294967295");
+    }
+    if (rc == EXIT_OK) {
+        if (args->verbose) {
+            fprintf(stderr, "clops: %s %s ", what, clops_data_type_name(in_desc.data_type));
+            print_sizes(stderr, in_desc.sizes);
+            fputs(" -> ", stderr);
+            print_sizes(stderr, out_desc.sizes);
+            fprintf(stderr, ", block size %" PRIu32 ", order %s%s\n", args->block_size,
+                    order_name(args->order), input.fortran_order ? ", input in Fortran order" : "");
+        }
+        /* both descriptors have the same layout; one of them is used */
+        clops_depth_to_space_desc d2s = {&in_desc, &out_desc, args->block_size, args->order};
+        clops_space_to_depth_desc s2d = {&in_desc, &out_desc, args->block_size, args->order};
+        clops_operator_desc desc = {to_space ? CLOPS_OPERATOR_DEPTH_TO_SPACE
+                                             : CLOPS_OPERATOR_SPACE_TO_DEPTH,
+                                    to_space ? (const void *)&d2s : (const void *)&s2d};
+        clops_host_buffers buffers = {input.data, input.nbytes, NULL, 0, NULL, 0};
+        rc = execute_and_write(what, args, &desc, &buffers, &out_desc, args->positional[1]);
+    }
+    npy_free(&input);
+    return rc;
+}
+
+static int run_depth_to_space(const cli_command *cmd, const cli_args *args)
+{
+    return run_depth_space(cmd, args, 1);
+}
+
+static int run_space_to_depth(const cli_command *cmd, const cli_args *args)
+{
+    return run_depth_space(cmd, args, 0);
+}
+
+static int run_max_unpooling(const cli_command *cmd, const cli_args *args)
+{
+    const char *what = "max-unpooling";
+    npy_array input, indices;
+    memset(&input, 0, sizeof input);
+    memset(&indices, 0, sizeof indices);
+    clops_tensor_desc in_desc, idx_desc, out_desc;
+    (void)cmd;
+    int rc = load_tensor(args->positional[0], args->type_override, &input, &in_desc);
+    if (rc == EXIT_OK) /* indices are never reinterpreted by --type */
+        rc = load_tensor(args->positional[1], CLOPS_DATA_TYPE_UNKNOWN, &indices, &idx_desc);
+    if (rc == EXIT_OK) {
+        out_desc.data_type = in_desc.data_type;
+        memcpy(out_desc.sizes, args->output_shape, sizeof out_desc.sizes);
+        out_desc.strides = NULL;
+        if (args->verbose) {
+            fprintf(stderr, "clops: %s %s ", what, clops_data_type_name(in_desc.data_type));
+            print_sizes(stderr, in_desc.sizes);
+            fprintf(stderr, " with %s indices -> ", clops_data_type_name(idx_desc.data_type));
+            print_sizes(stderr, out_desc.sizes);
+            fputc('\n', stderr);
+        }
+        clops_max_unpooling_desc unpool = {&in_desc, &idx_desc, &out_desc};
+        clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &unpool};
+        clops_host_buffers buffers = {input.data, input.nbytes, indices.data, indices.nbytes,
+                                      NULL, 0};
+        rc = execute_and_write(what, args, &desc, &buffers, &out_desc, args->positional[2]);
+    }
+    npy_free(&indices);
+    npy_free(&input);
+    return rc;
+}
+
+/* ---- the run commands ---- */
+
+static const cli_command run_commands[] = {
+    {"run depth-to-space", "IN.npy OUT.npy", 2,
+     "DepthToSpace (DirectML DEPTH_TO_SPACE1, ONNX DepthToSpace): moves blocks of\n"
+     "channels into space: IN {N, C, H, W} gives OUT {N, C/B^2, H*B, W*B}.",
+     depth_space_options,
+     "IN may be in C or Fortran order; OUT is written in C order.\n"
+     "A failed run leaves no OUT.",
+     run_depth_to_space},
+    {"run space-to-depth", "IN.npy OUT.npy", 2,
+     "SpaceToDepth (DirectML SPACE_TO_DEPTH1, ONNX SpaceToDepth): moves blocks of\n"
+     "space into channels: IN {N, C, H, W} gives OUT {N, C*B^2, H/B, W/B}.",
+     depth_space_options,
+     "IN may be in C or Fortran order; OUT is written in C order.\n"
+     "A failed run leaves no OUT.",
+     run_space_to_depth},
+    {"run max-unpooling", "IN.npy INDICES.npy OUT.npy", 3,
+     "MaxUnpooling (DirectML MAX_UNPOOLING, ONNX MaxUnpool): OUT starts as zeros,\n"
+     "then each IN element k is written at OUT.flat[INDICES.flat[k]], the indices\n"
+     "being flat over the whole output (batch and channel included). INDICES has\n"
+     "IN's sizes and dtype '<u4', '<u8' or '<i8'.",
+     unpool_options,
+     "An index that is negative or past the output is an error\n"
+     "(CLOPS_ERROR_INDEX_OUT_OF_RANGE) and no OUT is written.\n"
+     "--type applies to IN only, never to INDICES.",
+     run_max_unpooling},
+};
+#define RUN_COMMAND_COUNT (sizeof(run_commands) / sizeof(run_commands[0]))
+
+static void print_run_help(FILE *out)
+{
+    fputs("usage: clops run OPERATOR ARGS [options]\n\noperators:\n", out);
+    for (size_t i = 0; i < RUN_COMMAND_COUNT; i++)
+        print_command_usage(out, "  ", &run_commands[i]);
+    fputs("\nSee 'clops run OPERATOR --help' for each operator's options.\n", out);
+}
+
+void cli_run_usage(FILE *out)
+{
+    for (size_t i = 0; i < RUN_COMMAND_COUNT; i++)
+        print_command_usage(out, "  ", &run_commands[i]);
+}
+
+int cli_run_main(int argc, char **argv)
+{
+    argc--, argv++; /* after "run" */
+    char err[ERR_SIZE];
+    if (argc < 1) {
+        print_run_help(stderr);
+        return EXIT_USAGE;
+    }
+    if (is_help(argv[0])) {
+        print_run_help(stdout);
+        return EXIT_OK;
+    }
+    for (size_t i = 0; i < RUN_COMMAND_COUNT; i++)
+        if (strcmp(argv[0], run_commands[i].name + 4) == 0)
+            return dispatch(&run_commands[i], argc - 1, argv + 1);
+    set_err(err, sizeof err,
+            "unknown operator '%s' (depth-to-space, space-to-depth or max-unpooling)", argv[0]);
+    fprintf(stderr, "clops: %s\nTry 'clops run --help'.\n", err);
+    return EXIT_USAGE;
+}
+

@@ -1,0 +1,46 @@
+/* cli_tune.c - clops tune: the tuner on one device, its progress on stdout. */
+#include "cli.h"
+
+static const cli_option tune_options[] = {
+    {"--device", "N", 0, opt_device, "tune device N of 'clops devices' (default: the default device)"},
+    {"--quick", NULL, 0, opt_quick, "tune only uint8 and float32 at block size 2 (about a minute)"},
+    OPT_HELP, OPT_END};
+
+
+static void print_tune_progress(void *user, const clops_tune_result *r, unsigned done, unsigned total)
+{
+    (void)user;
+    printf("[%2u/%u] %-14s %s %-10s block %u: chunk %4u local %zu,%zu,%zu  %7.2f GB/s (default %7.2f, x%.2f)%s\n",
+           done, total, r->operator_type == CLOPS_OPERATOR_DEPTH_TO_SPACE ? "depth-to-space" : "space-to-depth",
+           r->order == CLOPS_ORDER_DEPTH_COLUMN_ROW ? "dcr" : "crd", clops_data_type_name(r->data_type),
+           r->block_size, r->chunk, r->local[0], r->local[1], r->local[2], r->gbps, r->default_gbps,
+           r->default_gbps > 0 ? r->gbps / r->default_gbps : 0.0, r->kept ? "" : "  default kept");
+    fflush(stdout);
+}
+
+static int run_tune(const cli_command *cmd, const cli_args *args)
+{
+    (void)cmd;
+    if (args->device == DEVICE_HOST) return fail_line("tune", "the host backend has nothing to tune");
+    unsigned index = args->device_index;
+    if (args->device == DEVICE_DEFAULT) {
+        int host = 0;
+        const clops_status st = clops_default_device(&host, &index);
+        if (st != CLOPS_SUCCESS) return fail_clops("tune", st);
+        if (host) return fail_line("tune", "the default device is the host backend; nothing to tune");
+    }
+    char status[4300];
+    printf("tuning device %u; results go to %s\n", index, clops_cache_status(status, sizeof status));
+    const clops_status st = clops_tune(index, args->quick, print_tune_progress, NULL);
+    if (st != CLOPS_SUCCESS) return fail_clops("tune", st);
+    puts("tuning database written");
+    return EXIT_OK;
+}
+
+const cli_command cli_tune_command = {
+    "tune", "", 0,
+    "Times candidate work-group sizes and per-work-item chunk lengths of DepthToSpace\n"
+    "and SpaceToDepth on a device (median of 5 profiled runs each, every candidate's\n"
+    "output checked) and stores the winners in the device's tuning database beside\n"
+    "the program cache. CLOPS_TUNE=off makes operators ignore it.",
+    tune_options, NULL, run_tune};

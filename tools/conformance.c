@@ -1,0 +1,694 @@
+/* conformance.c - `clops conformance`: builds every case, runs it through the
+ * public API (host memory, and cl_mem buffers on an OpenCL device), and checks
+ * every byte of the output span against conformance_ref.c. */
+#define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conformance.h"
+
+/* One case: an operator on one layout of one shape. */
+typedef struct conf_case {
+    clops_operator_type op;
+    clops_depth_space_order order;
+    clops_data_type type;
+    uint32_t block;
+    clops_data_type index_type; /* MaxUnpooling */
+    const char *layout;         /* "packed", "NHWC", "padded", "broadcast input" */
+    const char *shape;          /* "odd sizes", "one element", ... */
+    const char *indices;        /* "pooling", "scattered", "repeated", "out of range", ... */
+    conf_layout x, ind, y;
+    bool packed;                    /* pass NULL strides (packed NCHW) */
+    const void *input, *expected;   /* the specification's examples: fixed data */
+} conf_case;
+
+typedef struct conf_run {
+    clops_context *ctx;
+    bool opencl;
+    conf_report *report;
+    uint64_t seed;
+    size_t esize;
+    int row, type_index;
+} conf_run;
+
+/* ---- data -------------------------------------------------------------------------- */
+
+static uint64_t rng(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Random bits: NaN payloads, -0.0, denormals and infinities turn up by themselves. */
+static void fill_random(unsigned char *p, size_t n, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++) p[i] = (unsigned char)(rng(&seed) >> 29);
+}
+
+/* The pattern an output starts with: gaps must keep it. */
+static void fill_sentinel(unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) p[i] = (unsigned char)(0x5Au ^ (i * 0x2Du));
+}
+
+static void describe(char *buf, size_t size, const conf_case *k, const char *path)
+{
+    const conf_layout *in = &k->x;
+    int n = snprintf(buf, size, "%s %s", k->op == CLOPS_OPERATOR_MAX_UNPOOLING ? "MaxUnpooling" :
+                                         k->op == CLOPS_OPERATOR_DEPTH_TO_SPACE ? "DepthToSpace" : "SpaceToDepth",
+                     clops_data_type_name(k->type));
+    if (n < 0 || (size_t)n >= size) return;
+    if (k->op == CLOPS_OPERATOR_MAX_UNPOOLING)
+        n += snprintf(buf + n, size - (size_t)n, " indices %s %s", clops_data_type_name(k->index_type), k->indices);
+    else
+        n += snprintf(buf + n, size - (size_t)n, " %s block %u", k->order == CLOPS_ORDER_DEPTH_COLUMN_ROW ? "DCR" : "CRD",
+                      k->block);
+    if (n < 0 || (size_t)n >= size) return;
+    snprintf(buf + n, size - (size_t)n, ", %s, %s, input %ux%ux%ux%u, %s", k->shape, k->layout, in->sizes[0],
+             in->sizes[1], in->sizes[2], in->sizes[3], path);
+}
+
+/* "element E (n,c,h,w): got 0x.. want 0x.." for the first differing element. */
+static void first_difference(char *buf, size_t size, const unsigned char *got, const unsigned char *want,
+                             size_t bytes, size_t esize)
+{
+    size_t e = 0, bad = 0;
+    for (size_t i = 0; i < bytes; i += esize)
+        if (memcmp(got + i, want + i, esize) != 0 && bad++ == 0) e = i / esize;
+    int n = snprintf(buf, size, "%zu elements of the output span differ; first at element offset %zu: got 0x", bad, e);
+    for (size_t b = esize; b-- > 0 && n > 0 && (size_t)n + 3 < size;) n += snprintf(buf + n, size - n, "%02x", got[e * esize + b]);
+    if (n > 0 && (size_t)n + 12 < size) n += snprintf(buf + n, size - n, ", want 0x");
+    for (size_t b = esize; b-- > 0 && n > 0 && (size_t)n + 3 < size;) n += snprintf(buf + n, size - n, "%02x", want[e * esize + b]);
+}
+
+/* ---- running one case -------------------------------------------------------------- */
+
+typedef struct conf_data {
+    unsigned char *input, *indices, *start, *expected, *got;
+    size_t in_bytes, ind_bytes, out_bytes;
+    clops_status want_status;
+} conf_data;
+
+static void check(conf_run *run, const conf_case *k, const char *path, bool ok, const char *detail)
+{
+    char what[320];
+    describe(what, sizeof what, k, path);
+    if (!ok) fprintf(stderr, "FAIL: %s: %s\n", what, detail);
+    conf_report_check(run->report, run->row, run->type_index, ok, what, detail);
+}
+
+/* Compares an execution's status and output with the expected ones. */
+static void judge(conf_run *run, const conf_case *k, const conf_data *d, const char *path, clops_status st,
+                  clops_status want, const unsigned char *want_bytes)
+{
+    char detail[512];
+    if (st != want) {
+        snprintf(detail, sizeof detail, "status %s (%s), expected %s", clops_status_name(st),
+                 clops_last_error_message(), clops_status_name(want));
+        check(run, k, path, false, detail);
+    } else if (d->out_bytes && memcmp(d->got, want_bytes, d->out_bytes) != 0) {
+        first_difference(detail, sizeof detail, d->got, want_bytes, d->out_bytes, run->esize);
+        check(run, k, path, false, detail);
+    } else {
+        check(run, k, path, true, NULL);
+    }
+}
+
+/* A device buffer holding `bytes` of `host`; NULL for an empty tensor. */
+static cl_mem device_buffer(cl_context c, const void *host, size_t bytes, cl_int *err)
+{
+    *err = CL_SUCCESS;
+    if (bytes == 0) return NULL;
+    return clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, (void *)host, err);
+}
+
+/* Runs the operator on cl_mem buffers and reads the output span into d->got;
+ * the status is execute's, then the operator's last status once the output is
+ * read (where MaxUnpooling reports bad indices: execute does not wait). */
+static clops_status run_cl(conf_run *run, clops_operator *op, conf_data *d, char *detail, size_t size)
+{
+    cl_context c = clops_context_cl_context(run->ctx);
+    cl_command_queue q = clops_context_queue(run->ctx);
+    cl_int e1, e2, e3;
+    clops_buffers b = {device_buffer(c, d->input, d->in_bytes, &e1), device_buffer(c, d->indices, d->ind_bytes, &e2),
+                       device_buffer(c, d->start, d->out_bytes, &e3)};
+    clops_status st = CLOPS_ERROR_INTERNAL;
+    if (e1 != CL_SUCCESS || e2 != CL_SUCCESS || e3 != CL_SUCCESS) {
+        snprintf(detail, size, "clCreateBuffer failed (%d %d %d)", e1, e2, e3);
+    } else {
+        cl_event done = NULL;
+        st = clops_operator_execute(op, &b, 0, NULL, &done);
+        if (d->got != d->start) memcpy(d->got, d->start, d->out_bytes);
+        if (d->out_bytes && (st == CLOPS_SUCCESS || st == CLOPS_ERROR_INDEX_OUT_OF_RANGE)) {
+            const cl_int err = clEnqueueReadBuffer(q, b.output, CL_TRUE, 0, d->out_bytes, d->got, done ? 1 : 0,
+                                                   done ? &done : NULL, NULL);
+            if (err != CL_SUCCESS) {
+                snprintf(detail, size, "clEnqueueReadBuffer of the output failed (%d)", err);
+                st = CLOPS_ERROR_INTERNAL;
+            }
+        }
+        if (st == CLOPS_SUCCESS) st = clops_operator_last_status(op);
+        if (done) clReleaseEvent(done);
+    }
+    if (b.input) clReleaseMemObject(b.input);
+    if (b.indices) clReleaseMemObject(b.indices);
+    if (b.output) clReleaseMemObject(b.output);
+    return st;
+}
+
+/* MaxUnpooling with out-of-range indices on cl_mem buffers: clops_operator_execute
+ * enqueues without waiting, clops_operator_last_status (read by run_cl) then says
+ * CLOPS_ERROR_INDEX_OUT_OF_RANGE, and every element with a good index is written
+ * as usual. */
+static void check_unpool_out_of_range_cl(conf_run *run, const conf_case *k, clops_operator *op, conf_data *d)
+{
+    unsigned char *partial = malloc(d->out_bytes ? d->out_bytes : 1);
+    char detail[512] = "";
+    if (!partial) {
+        check(run, k, "cl_mem", false, "out of host memory");
+        return;
+    }
+    memcpy(partial, d->start, d->out_bytes);
+    conf_ref_max_unpooling(&k->x, d->input, &k->ind, d->indices, k->index_type, &k->y, partial, run->esize, true);
+    const clops_status st = run_cl(run, op, d, detail, sizeof detail);
+    if (detail[0])
+        check(run, k, "cl_mem", false, detail);
+    else
+        judge(run, k, d, "cl_mem", st, CLOPS_ERROR_INDEX_OUT_OF_RANGE, partial);
+    free(partial);
+}
+
+/* Element offset of (n, c, h, w) in a layout. */
+static uint64_t offset_of(const conf_layout *t, uint64_t n, uint64_t c, uint64_t h, uint64_t w)
+{
+    return n * t->strides[0] + c * t->strides[1] + h * t->strides[2] + w * t->strides[3];
+}
+
+/* MaxUnpooling indices for k->indices: "pooling" (one position of each 2x2
+ * window), "scattered" (anywhere), "repeated" (a few positions, many times),
+ * "out of range" (scattered, with the first past the end and, for INT64, one
+ * negative; UINT64 one past 2^63). Gaps in a strided indices tensor hold junk. */
+static void make_indices(const conf_case *k, unsigned char *idata, size_t bytes, uint64_t seed)
+{
+    const size_t isize = clops_data_type_size(k->index_type);
+    const conf_layout *x = &k->x, *y = &k->y;
+    const uint64_t ycount = conf_count(y);
+    fill_random(idata, bytes, seed ^ 0xABCDEF);
+    uint64_t r = seed, kth = 0;
+    for (uint64_t n = 0; n < x->sizes[0]; n++)
+        for (uint64_t c = 0; c < x->sizes[1]; c++)
+            for (uint64_t h = 0; h < x->sizes[2]; h++)
+                for (uint64_t w = 0; w < x->sizes[3]; w++, kth++) {
+                    int64_t v;
+                    if (strcmp(k->indices, "pooling") == 0) {
+                        const uint64_t bits = rng(&r);
+                        v = (int64_t)(((n * y->sizes[1] + c) * y->sizes[2] + 2 * h + (bits & 1)) * y->sizes[3] + 2 * w +
+                                      (bits >> 1 & 1));
+                    } else if (strcmp(k->indices, "repeated") == 0) {
+                        v = (int64_t)(rng(&r) % (ycount < 3 ? ycount : 3));
+                    } else {
+                        v = (int64_t)(rng(&r) % ycount);
+                    }
+                    if (strcmp(k->indices, "out of range") == 0 && kth < 3) {
+                        const int64_t bad[3][3] = {{(int64_t)ycount, (int64_t)ycount + 1000, 0},
+                                                   {(int64_t)ycount, (int64_t)(UINT64_C(1) << 63 | 5), 0},
+                                                   {(int64_t)ycount, -1, INT64_MIN}};
+                        const int which = k->index_type == CLOPS_DATA_TYPE_UINT32   ? 0
+                                          : k->index_type == CLOPS_DATA_TYPE_UINT64 ? 1
+                                                                                    : 2;
+                        if (kth < 2 || which == 2) v = bad[which][kth];
+                    }
+                    const uint64_t at = offset_of(&k->ind, n, c, h, w) * isize;
+                    if (isize == 4) {
+                        const uint32_t u = (uint32_t)v;
+                        memcpy(idata + at, &u, 4);
+                    } else {
+                        memcpy(idata + at, &v, 8);
+                    }
+                }
+}
+
+static void run_case(conf_run *run, const conf_case *k)
+{
+    clops_tensor_desc x = {k->type, {0}, k->packed ? NULL : k->x.strides};
+    clops_tensor_desc y = {k->type, {0}, k->packed ? NULL : k->y.strides};
+    clops_tensor_desc ind = {k->index_type, {0}, k->packed ? NULL : k->ind.strides};
+    memcpy(x.sizes, k->x.sizes, sizeof x.sizes);
+    memcpy(y.sizes, k->y.sizes, sizeof y.sizes);
+    memcpy(ind.sizes, k->ind.sizes, sizeof ind.sizes);
+    clops_depth_to_space_desc ds = {&x, &y, k->block, k->order};
+    clops_max_unpooling_desc mu = {&x, &ind, &y};
+    const bool unpool = k->op == CLOPS_OPERATOR_MAX_UNPOOLING;
+    const clops_operator_desc desc = {k->op, unpool ? (const void *)&mu : (const void *)&ds};
+    clops_operator *op = NULL;
+    char detail[512] = "";
+
+    conf_data d = {0};
+    d.in_bytes = (size_t)conf_span(&k->x) * run->esize;
+    d.ind_bytes = unpool ? (size_t)conf_span(&k->ind) * clops_data_type_size(k->index_type) : 0;
+    d.out_bytes = (size_t)conf_span(&k->y) * run->esize;
+    d.input = malloc(d.in_bytes + 1);
+    d.indices = malloc(d.ind_bytes + 1);
+    d.start = malloc(d.out_bytes + 1);
+    d.expected = malloc(d.out_bytes + 1);
+    d.got = malloc(d.out_bytes + 1);
+    if (!d.input || !d.indices || !d.start || !d.expected || !d.got) {
+        check(run, k, "setup", false, "out of host memory");
+        goto done;
+    }
+    if (k->input)
+        memcpy(d.input, k->input, d.in_bytes);
+    else
+        fill_random(d.input, d.in_bytes, run->seed);
+    if (unpool) make_indices(k, d.indices, d.ind_bytes, run->seed);
+    run->seed++;
+    fill_sentinel(d.start, d.out_bytes);
+    memcpy(d.expected, d.start, d.out_bytes);
+    d.want_status = CLOPS_SUCCESS;
+    if (unpool) {
+        if (conf_ref_max_unpooling(&k->x, d.input, &k->ind, d.indices, k->index_type, &k->y, d.expected, run->esize,
+                                   false))
+            d.want_status = CLOPS_ERROR_INDEX_OUT_OF_RANGE; /* and the output untouched */
+    } else {
+        conf_ref_depth_space(k->op, k->order, k->block, &k->x, d.input, &k->y, d.expected, run->esize, false, NULL);
+    }
+    if (k->expected) /* The reference must agree with the specification's own example. */
+        check(run, k, "reference", memcmp(d.expected, k->expected, d.out_bytes) == 0,
+              "the tool's reference disagrees with the specification's example");
+
+    clops_status st = clops_operator_create(run->ctx, &desc, &op);
+    if (st != CLOPS_SUCCESS) {
+        snprintf(detail, sizeof detail, "clops_operator_create: %s (%s)", clops_status_name(st),
+                 clops_last_error_message());
+        check(run, k, "create", false, detail);
+        goto done;
+    }
+    /* Host memory: the caller's output is untouched on any error. */
+    memcpy(d.got, d.start, d.out_bytes);
+    const clops_host_buffers hb = {d.input, d.in_bytes, d.indices, d.ind_bytes, d.got, d.out_bytes};
+    judge(run, k, &d, "host memory", clops_operator_execute_host(op, &hb), d.want_status, d.expected);
+    if (!run->opencl) goto done;
+    if (d.want_status == CLOPS_ERROR_INDEX_OUT_OF_RANGE) {
+        check_unpool_out_of_range_cl(run, k, op, &d);
+        goto done;
+    }
+    st = run_cl(run, op, &d, detail, sizeof detail);
+    if (detail[0])
+        check(run, k, "cl_mem", false, detail);
+    else
+        judge(run, k, &d, "cl_mem", st, CLOPS_SUCCESS, d.expected);
+done:
+    clops_operator_free(op);
+    free(d.input);
+    free(d.indices);
+    free(d.start);
+    free(d.expected);
+    free(d.got);
+}
+
+/* ---- the cases ------------------------------------------------------------------------- */
+
+/* `layout` of {n, c, h, w}: "packed", "NHWC", "padded" (gaps after every row,
+ * plane and batch), or "broadcast input" (inputs repeat along N: stride 0). */
+static void set_layout(conf_layout *t, const char *layout, bool input, uint32_t n, uint32_t c, uint32_t h, uint32_t w)
+{
+    conf_packed(t, n, c, h, w);
+    if (strcmp(layout, "NHWC") == 0) {
+        t->strides[3] = c;
+        t->strides[2] = (uint64_t)w * c;
+        t->strides[1] = 1;
+        t->strides[0] = (uint64_t)h * w * c;
+    } else if (strcmp(layout, "padded") == 0) {
+        t->strides[2] = (uint64_t)w + 3;
+        t->strides[1] = (uint64_t)h * t->strides[2] + 5;
+        t->strides[0] = (uint64_t)c * t->strides[1] + 7;
+    } else if (strcmp(layout, "broadcast input") == 0 && input) {
+        t->strides[0] = 0;
+    }
+}
+
+static const char *const layouts[] = {"packed", "NHWC", "padded", "broadcast input"};
+
+/* Shapes of the spatial side divided by the block size: {n, c, h, w} gives
+ * the deep side {n, c*b², h, w} and the spatial side {n, c, h*b, w*b}; "odd
+ * sizes" runs in every layout, the others packed. */
+static const struct {
+    const char *name;
+    uint32_t n, c, h, w;
+} shapes[] = {
+    {"odd sizes", 2, 3, 3, 5}, {"one element", 1, 1, 1, 1}, {"empty batch", 0, 1, 2, 3},
+    {"empty width", 1, 2, 2, 0}, {"long rows", 1, 2, 2, 131},
+};
+
+/* DepthToSpace or SpaceToDepth, every block size 1-8, every shape and layout. */
+static void depth_space_cases(conf_run *run, clops_operator_type op, clops_depth_space_order order, clops_data_type type)
+{
+    for (uint32_t b = 1; b <= 8; b++)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (size_t l = 0; l < (s == 0 ? sizeof layouts / sizeof layouts[0] : 1); l++) {
+                conf_case k = {.op = op, .order = order, .type = type, .block = b, .layout = layouts[l],
+                               .shape = shapes[s].name, .indices = "", .packed = l == 0};
+                const uint32_t n = shapes[s].n, c = shapes[s].c, h = shapes[s].h, w = shapes[s].w;
+                /* Deep side {n, c*b², h, w}, spatial side {n, c, h*b, w*b}. */
+                const bool d2s = op == CLOPS_OPERATOR_DEPTH_TO_SPACE;
+                set_layout(&k.x, layouts[l], true, n, d2s ? c * b * b : c, d2s ? h : h * b, d2s ? w : w * b);
+                set_layout(&k.y, layouts[l], false, n, d2s ? c : c * b * b, d2s ? h * b : h, d2s ? w * b : w);
+                run_case(run, &k);
+            }
+}
+
+/* MaxUnpooling with one index type: pooling-shaped indices in every layout,
+ * then scattered, repeated and out-of-range ones, and the edge shapes. */
+static void unpool_cases(conf_run *run, clops_data_type type, clops_data_type index_type)
+{
+    static const struct {
+        const char *indices, *shape;
+        uint32_t n, c, h, w, oh, ow; /* output {n, c, oh, ow} */
+        bool all_layouts;
+    } u[] = {
+        {"pooling", "odd sizes", 2, 3, 3, 5, 6, 10, true},      {"pooling", "long rows", 1, 2, 2, 131, 4, 262, false},
+        {"scattered", "odd sizes", 2, 3, 4, 7, 5, 9, false},    {"repeated", "odd sizes", 2, 3, 4, 7, 5, 9, false},
+        {"out of range", "odd sizes", 2, 3, 4, 7, 5, 9, false}, {"scattered", "one element", 1, 1, 1, 1, 1, 1, false},
+        {"scattered", "empty input", 1, 3, 0, 2, 4, 4, false},  {"scattered", "empty tensors", 0, 3, 2, 2, 4, 4, false},
+    };
+    for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
+        for (size_t l = 0; l < (u[i].all_layouts ? sizeof layouts / sizeof layouts[0] : 1); l++) {
+            conf_case k = {.op = CLOPS_OPERATOR_MAX_UNPOOLING, .type = type, .index_type = index_type,
+                           .layout = layouts[l], .shape = u[i].shape, .indices = u[i].indices, .packed = l == 0};
+            set_layout(&k.x, layouts[l], true, u[i].n, u[i].c, u[i].h, u[i].w);
+            set_layout(&k.ind, layouts[l], false, u[i].n, u[i].c, u[i].h, u[i].w);
+            set_layout(&k.y, layouts[l], false, u[i].n, u[i].c, u[i].oh, u[i].ow);
+            run_case(run, &k);
+        }
+}
+
+/* The specification's examples (DirectML DepthToSpace1 both orders, its
+ * SpaceToDepth, ONNX DepthToSpace both modes), with their printed outputs. */
+static const uint32_t spec_input[48] = {0,  1,  2,  3,  4,  5,  9,  10, 11, 12, 13, 14, 18, 19, 20, 21,
+                                        22, 23, 27, 28, 29, 30, 31, 32, 36, 37, 38, 39, 40, 41, 45, 46,
+                                        47, 48, 49, 50, 54, 55, 56, 57, 58, 59, 63, 64, 65, 66, 67, 68};
+static const uint32_t spec_dcr[48] = {0,  18, 1,  19, 2,  20, 36, 54, 37, 55, 38, 56, 3,  21, 4,  22,
+                                      5,  23, 39, 57, 40, 58, 41, 59, 9,  27, 10, 28, 11, 29, 45, 63,
+                                      46, 64, 47, 65, 12, 30, 13, 31, 14, 32, 48, 66, 49, 67, 50, 68};
+static const uint32_t spec_crd[48] = {0,  9,  1,  10, 2,  11, 18, 27, 19, 28, 20, 29, 3,  12, 4,  13,
+                                      5,  14, 21, 30, 22, 31, 23, 32, 36, 45, 37, 46, 38, 47, 54, 63,
+                                      55, 64, 56, 65, 39, 48, 40, 49, 41, 50, 57, 66, 58, 67, 59, 68};
+
+static void spec_cases(conf_run *run, int type_index)
+{
+    const bool f32 = conf_types[type_index] == CLOPS_DATA_TYPE_FLOAT32;
+    float fin[48], fdcr[48], fcrd[48]; /* ONNX's examples: the same values as float32 */
+    for (int i = 0; i < 48; i++) {
+        fin[i] = (float)spec_input[i];
+        fdcr[i] = (float)spec_dcr[i];
+        fcrd[i] = (float)spec_crd[i];
+    }
+    const struct {
+        clops_operator_type op;
+        clops_depth_space_order order;
+        const char *name;
+        const void *in, *out;
+    } ex[] = {
+        {CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_ORDER_DEPTH_COLUMN_ROW, f32 ? "ONNX DepthToSpace DCR example" : "DirectML DepthToSpace1 example 1",
+         f32 ? (const void *)fin : spec_input, f32 ? (const void *)fdcr : spec_dcr},
+        {CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_ORDER_COLUMN_ROW_DEPTH, f32 ? "ONNX DepthToSpace CRD example" : "DirectML DepthToSpace1 example 2",
+         f32 ? (const void *)fin : spec_input, f32 ? (const void *)fcrd : spec_crd},
+        {CLOPS_OPERATOR_SPACE_TO_DEPTH, CLOPS_ORDER_DEPTH_COLUMN_ROW, "DirectML SpaceToDepth example",
+         f32 ? (const void *)fdcr : spec_dcr, f32 ? (const void *)fin : spec_input},
+        {CLOPS_OPERATOR_SPACE_TO_DEPTH, CLOPS_ORDER_COLUMN_ROW_DEPTH, "inverse of DirectML DepthToSpace1 example 2",
+         f32 ? (const void *)fcrd : spec_crd, f32 ? (const void *)fin : spec_input},
+    };
+    for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
+        const bool d2s = ex[i].op == CLOPS_OPERATOR_DEPTH_TO_SPACE;
+        conf_case k = {.op = ex[i].op, .order = ex[i].order, .type = conf_types[type_index], .block = 2,
+                       .layout = "packed", .shape = ex[i].name, .indices = "", .packed = true, .input = ex[i].in,
+                       .expected = ex[i].out};
+        conf_packed(&k.x, 1, d2s ? 8 : 2, d2s ? 2 : 4, d2s ? 3 : 6);
+        conf_packed(&k.y, 1, d2s ? 2 : 8, d2s ? 4 : 2, d2s ? 6 : 3);
+        run->row = (d2s ? 0 : 2) + (ex[i].order == CLOPS_ORDER_COLUMN_ROW_DEPTH);
+        run_case(run, &k);
+    }
+}
+
+/* ---- tensors near the allocation limit and past 2^32 elements (not --quick) ------------ */
+
+/* Bytes of memory the system can still give, from /proc/meminfo where there is one. */
+static uint64_t available_memory(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    unsigned long long kib = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) break;
+    if (f) fclose(f);
+    if (kib) return (uint64_t)kib * 1024;
+    const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+}
+
+/* One big UINT8 DepthToSpace (DCR, block 2, input {1, 4, h, w}), compared
+ * element by element with the reference without an expected copy. */
+static void run_big(conf_run *run, const clops_device_info *info, const char *shape, uint32_t h, uint32_t w)
+{
+    conf_case k = {.op = CLOPS_OPERATOR_DEPTH_TO_SPACE, .order = CLOPS_ORDER_DEPTH_COLUMN_ROW,
+                   .type = CLOPS_DATA_TYPE_UINT8, .block = 2, .layout = "packed", .shape = shape, .indices = "",
+                   .packed = true};
+    conf_packed(&k.x, 1, 4, h, w);
+    conf_packed(&k.y, 1, 1, 2 * h, 2 * w);
+    char what[320], why[256];
+    describe(what, sizeof what, &k, run->opencl ? "cl_mem" : "host memory");
+    const uint64_t bytes = conf_count(&k.x), need = (run->opencl ? 4 : 2) * bytes, avail = available_memory();
+    if (info && bytes > info->max_alloc_bytes) {
+        snprintf(why, sizeof why, "%" PRIu64 " bytes exceed the device's maximum allocation of %" PRIu64, bytes,
+                 info->max_alloc_bytes);
+        conf_report_skip(run->report, what, why);
+        return;
+    }
+    if (need > avail / 10 * 8 || bytes > SIZE_MAX / 2) {
+        snprintf(why, sizeof why, "needs %" PRIu64 " MiB of memory, %" PRIu64 " MiB available", need >> 20, avail >> 20);
+        conf_report_skip(run->report, what, why);
+        return;
+    }
+    fprintf(stderr, "conformance: %s (%" PRIu64 " MiB)\n", what, bytes >> 20);
+    run->row = 0;
+    run->type_index = 10; /* UINT8 */
+    conf_data d = {0};
+    d.in_bytes = d.out_bytes = (size_t)bytes;
+    d.input = malloc(d.in_bytes);
+    d.got = malloc(d.out_bytes);
+    d.start = d.got; /* the device's output starts from it: any content */
+    clops_tensor_desc x = {k.type, {1, 4, h, w}, NULL}, y = {k.type, {1, 1, 2 * h, 2 * w}, NULL};
+    clops_depth_to_space_desc ds = {&x, &y, 2, k.order};
+    const clops_operator_desc desc = {k.op, &ds};
+    clops_operator *op = NULL;
+    char detail[512] = "";
+    clops_status st = CLOPS_ERROR_OUT_OF_HOST_MEMORY;
+    if (d.input && d.got) {
+        for (size_t i = 0; i < d.in_bytes; i++) d.input[i] = (unsigned char)(i * 0x9E3779B1u >> 13);
+        memset(d.got, 0xEE, d.out_bytes);
+        st = clops_operator_create(run->ctx, &desc, &op);
+    }
+    if (st == CLOPS_SUCCESS && run->opencl) {
+        st = run_cl(run, op, &d, detail, sizeof detail);
+    } else if (st == CLOPS_SUCCESS) {
+        const clops_host_buffers hb = {d.input, d.in_bytes, NULL, 0, d.got, d.out_bytes};
+        st = clops_operator_execute_host(op, &hb);
+    }
+    if (st != CLOPS_SUCCESS && !detail[0])
+        snprintf(detail, sizeof detail, "%s (%s)", clops_status_name(st), clops_last_error_message());
+    if (st == CLOPS_SUCCESS) {
+        uint64_t first = 0;
+        const uint64_t bad = conf_ref_depth_space(k.op, k.order, 2, &k.x, d.input, &k.y, d.got, 1, true, &first);
+        if (bad)
+            snprintf(detail, sizeof detail, "%" PRIu64 " elements differ, the first at element offset %" PRIu64, bad,
+                     first);
+    }
+    check(run, &k, run->opencl ? "cl_mem" : "host memory", !detail[0], detail);
+    clops_operator_free(op);
+    free(d.input);
+    free(d.got);
+}
+
+static void big_cases(conf_run *run, const clops_device_info *info)
+{
+    if (info) {
+        /* The largest such tensor at least 64 KiB below the device's maximum allocation. */
+        const uint32_t w = 4096;
+        const uint64_t h = info->max_alloc_bytes / (4u * w);
+        if (h > 16 && h - 16 <= UINT32_MAX / 2)
+            run_big(run, info, "near the maximum allocation", (uint32_t)(h - 16), w);
+    }
+    run_big(run, info, "past 2^32 elements", 32768, 32769); /* 4 * 32768 * 32769 > 2^32 */
+}
+
+/* ---- one device, the command ----------------------------------------------------------- */
+
+static int type_index_of(clops_data_type t)
+{
+    for (int i = 0; i < CONF_TYPES; i++)
+        if (conf_types[i] == t) return i;
+    return 0;
+}
+
+static void run_device(conf_report *report, clops_context *ctx, const clops_device_info *info, bool quick)
+{
+    conf_run run = {ctx, clops_context_backend(ctx) == CLOPS_BACKEND_OPENCL, report, 0x5EED, 0, 0, 0};
+    const char *name = clops_context_device_name(ctx);
+    conf_report_begin_device(report, info);
+    static const clops_data_type index_types[] = {CLOPS_DATA_TYPE_UINT32, CLOPS_DATA_TYPE_UINT64, CLOPS_DATA_TYPE_INT64};
+    const int groups = CONF_ROWS * CONF_TYPES;
+    for (int row = 0; row < CONF_ROWS; row++)
+        for (int t = 0; t < CONF_TYPES; t++) {
+            const unsigned long long failed = conf_report_failed(report);
+            run.row = row;
+            run.type_index = t;
+            run.esize = clops_data_type_size(conf_types[t]);
+            if (row < 4)
+                depth_space_cases(&run, row < 2 ? CLOPS_OPERATOR_DEPTH_TO_SPACE : CLOPS_OPERATOR_SPACE_TO_DEPTH,
+                                  row % 2 ? CLOPS_ORDER_COLUMN_ROW_DEPTH : CLOPS_ORDER_DEPTH_COLUMN_ROW, conf_types[t]);
+            else
+                for (size_t i = 0; i < sizeof index_types / sizeof index_types[0]; i++)
+                    unpool_cases(&run, conf_types[t], index_types[i]);
+            fprintf(stderr, "conformance: %s: [%2d/%d] %s %s%s\n", name, row * CONF_TYPES + t + 1, groups,
+                    conf_row_name(row), clops_data_type_name(conf_types[t]),
+                    conf_report_failed(report) > failed ? ": FAILED" : "");
+        }
+    for (int i = 0; i < 2; i++) {
+        run.type_index = type_index_of(i ? CLOPS_DATA_TYPE_FLOAT32 : CLOPS_DATA_TYPE_UINT32);
+        run.esize = 4;
+        spec_cases(&run, run.type_index);
+    }
+    run.esize = 1;
+    if (!quick) big_cases(&run, info);
+    conf_report_end_device(report, stdout);
+}
+
+/* The clops_device_info of an OpenCL context's device (false if not listed). */
+static bool find_info(clops_context *ctx, clops_device_info *out)
+{
+    cl_device_id dev = NULL;
+    if (clGetContextInfo(clops_context_cl_context(ctx), CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL) != CL_SUCCESS)
+        return false;
+    size_t count = 0;
+    if (clops_device_list(NULL, 0, &count) != CLOPS_SUCCESS || count == 0) return false;
+    clops_device_info *all = calloc(count, sizeof *all);
+    bool found = false;
+    if (all && clops_device_list(all, count, &count) == CLOPS_SUCCESS)
+        for (size_t i = 0; i < count && !found; i++)
+            if (all[i].device == dev) {
+                *out = all[i];
+                found = true;
+            }
+    free(all);
+    return found;
+}
+
+/* Opens a context on `device` ("host", an index, or NULL for the default) and
+ * runs everything on it; false when the context cannot be made. */
+static bool run_on(conf_report *report, const char *device, bool quick)
+{
+    clops_context *ctx = NULL;
+    clops_status st;
+    if (!device)
+        st = clops_context_create(&ctx);
+    else if (strcmp(device, "host") == 0)
+        st = clops_context_create_host(&ctx);
+    else
+        st = clops_context_create_device((unsigned)strtoul(device, NULL, 10), &ctx);
+    if (st != CLOPS_SUCCESS) {
+        fprintf(stderr, "clops: conformance: device %s: %s: %s\n", device ? device : "(default)",
+                clops_status_name(st), clops_last_error_message());
+        return false;
+    }
+    clops_device_info info;
+    const bool opencl = clops_context_backend(ctx) == CLOPS_BACKEND_OPENCL;
+    if (opencl && !find_info(ctx, &info)) {
+        fprintf(stderr, "clops: conformance: the context's device is not in clops_device_list()\n");
+        clops_context_free(ctx);
+        return false;
+    }
+    run_device(report, ctx, opencl ? &info : NULL, quick);
+    clops_context_free(ctx);
+    return true;
+}
+
+static void usage(FILE *out)
+{
+    fputs("usage: clops conformance [--device N|host|all] [--quick] [--json FILE]\n"
+          "\n"
+          "Runs every operator, order, data type, block size 1-8 and index type, in packed, NHWC,\n"
+          "padded and broadcast layouts, with pooling-shaped, scattered, repeated and out-of-range\n"
+          "indices, empty, one-element and odd-sized tensors and the specification's examples, on\n"
+          "host memory and on cl_mem buffers, and checks every output byte against a plain\n"
+          "per-element reference. Without --quick, also tensors near the device's maximum\n"
+          "allocation and past 2^32 elements where the device and memory can hold them.\n"
+          "\n"
+          "  --device N|host|all  device N of 'clops devices', the host backend, or every device\n"
+          "                       and then the host (default: as CLOPS_DEVICE, else the first GPU,\n"
+          "                       else any device, else the host)\n"
+          "  --quick              leave out the big tensors\n"
+          "  --json FILE          write a report: device identity, plan, table, failures\n"
+          "\n"
+          "Progress on stderr; a table per device on stdout, then \"N passed, M failed\".\n"
+          "Exit status: 0 when nothing failed, 1 when a check failed, 2 on a usage error.\n",
+          out);
+}
+
+int clops_conformance_main(int argc, char **argv)
+{
+    const char *device = NULL, *json = NULL;
+    bool quick = false;
+    char command[1024] = "clops conformance";
+    for (int i = 1; i < argc; i++) {
+        const bool has_value = i + 1 < argc;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--quick") == 0) {
+            quick = true;
+        } else if (strcmp(argv[i], "--device") == 0 && has_value) {
+            device = argv[++i];
+            char *end;
+            if (strcmp(device, "host") != 0 && strcmp(device, "all") != 0 &&
+                (strtoul(device, &end, 10), end == device || *end != '\0' || device[0] == '-')) {
+                fprintf(stderr, "clops: conformance: --device wants N, host or all, not '%s'\n", device);
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--json") == 0 && has_value) {
+            json = argv[++i];
+        } else {
+            fprintf(stderr, "clops: conformance: unknown or incomplete option '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+        const size_t len = strlen(command);
+        snprintf(command + len, sizeof command - len, " %s", argv[i]);
+    }
+    conf_report *report = conf_report_new(command, quick);
+    if (!report) {
+        fprintf(stderr, "clops: conformance: out of memory\n");
+        return 1;
+    }
+    bool ok = true;
+    if (device && strcmp(device, "all") == 0) {
+        size_t count = 0;
+        ok = clops_device_list(NULL, 0, &count) == CLOPS_SUCCESS;
+        for (size_t i = 0; ok && i < count; i++) {
+            char index[24];
+            snprintf(index, sizeof index, "%zu", i);
+            ok = run_on(report, index, quick);
+        }
+        if (ok) ok = run_on(report, "host", quick);
+    } else {
+        ok = run_on(report, device, quick);
+    }
+    if (ok && json) ok = conf_report_write_json(report, json);
+    const unsigned long long passed = conf_report_passed(report), failed = conf_report_failed(report);
+    printf("\n%llu passed, %llu failed\n", passed, failed);
+    conf_report_free(report);
+    return ok && failed == 0 && passed > 0 ? 0 : 1;
+}

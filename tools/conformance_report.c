@@ -1,0 +1,201 @@
+/* conformance_report.c - the conformance run's tally, its table and its JSON
+ * report (cJSON: the tool's dependency, not the library's). */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "conformance.h"
+
+const clops_data_type conf_types[CONF_TYPES] = {
+    CLOPS_DATA_TYPE_FLOAT64, CLOPS_DATA_TYPE_FLOAT32, CLOPS_DATA_TYPE_FLOAT16,  CLOPS_DATA_TYPE_INT64,
+    CLOPS_DATA_TYPE_INT32,   CLOPS_DATA_TYPE_INT16,   CLOPS_DATA_TYPE_INT8,     CLOPS_DATA_TYPE_UINT64,
+    CLOPS_DATA_TYPE_UINT32,  CLOPS_DATA_TYPE_UINT16,  CLOPS_DATA_TYPE_UINT8,    CLOPS_DATA_TYPE_BOOL,
+    CLOPS_DATA_TYPE_BFLOAT16, CLOPS_DATA_TYPE_COMPLEX64, CLOPS_DATA_TYPE_COMPLEX128,
+};
+
+static const char *const row_names[CONF_ROWS] = {"DepthToSpace DCR", "DepthToSpace CRD", "SpaceToDepth DCR",
+                                                  "SpaceToDepth CRD", "MaxUnpooling"};
+
+const char *conf_row_name(int row)
+{
+    return row >= 0 && row < CONF_ROWS ? row_names[row] : "?";
+}
+
+/* Failures kept in the JSON report per device; the rest are counted. */
+#define MAX_LISTED_FAILURES 200
+
+struct conf_report {
+    cJSON *root, *devices, *device, *failures, *skipped;
+    unsigned passed[CONF_ROWS][CONF_TYPES], failed[CONF_ROWS][CONF_TYPES];
+    unsigned long long device_passed, device_failed, total_passed, total_failed;
+};
+
+conf_report *conf_report_new(const char *command_line, bool quick)
+{
+    conf_report *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->root = cJSON_CreateObject();
+    if (!r->root) {
+        free(r);
+        return NULL;
+    }
+    cJSON_AddStringToObject(r->root, "report", "clops conformance");
+    cJSON_AddStringToObject(r->root, "clops_version", clops_version_string());
+    cJSON_AddStringToObject(r->root, "command", command_line);
+    cJSON_AddBoolToObject(r->root, "quick", quick);
+    r->devices = cJSON_AddArrayToObject(r->root, "devices");
+    return r;
+}
+
+void conf_report_free(conf_report *r)
+{
+    if (!r) return;
+    cJSON_Delete(r->root);
+    free(r);
+}
+
+/* A whole identity string, or "" when the driver does not give it. */
+static void add_device_string(cJSON *obj, const char *key, const clops_device_info *info, clops_device_string_kind what)
+{
+    size_t len = 0;
+    char *s = NULL;
+    if (clops_device_string(info, what, NULL, 0, &len) == CLOPS_SUCCESS && (s = malloc(len + 1)) != NULL &&
+        clops_device_string(info, what, s, len + 1, NULL) == CLOPS_SUCCESS)
+        cJSON_AddStringToObject(obj, key, s);
+    else
+        cJSON_AddStringToObject(obj, key, "");
+    free(s);
+}
+
+void conf_report_begin_device(conf_report *r, const clops_device_info *info)
+{
+    memset(r->passed, 0, sizeof r->passed);
+    memset(r->failed, 0, sizeof r->failed);
+    r->device_passed = r->device_failed = 0;
+    r->device = cJSON_CreateObject();
+    cJSON_AddItemToArray(r->devices, r->device);
+    cJSON_AddStringToObject(r->device, "backend", info ? "opencl" : "host");
+    if (info) {
+        cJSON_AddNumberToObject(r->device, "index", info->index);
+        add_device_string(r->device, "platform", info, CLOPS_DEVICE_STRING_PLATFORM_NAME);
+        add_device_string(r->device, "platform_version", info, CLOPS_DEVICE_STRING_PLATFORM_VERSION);
+        add_device_string(r->device, "device", info, CLOPS_DEVICE_STRING_DEVICE_NAME);
+        add_device_string(r->device, "vendor", info, CLOPS_DEVICE_STRING_VENDOR);
+        add_device_string(r->device, "device_version", info, CLOPS_DEVICE_STRING_DEVICE_VERSION);
+        add_device_string(r->device, "driver_version", info, CLOPS_DEVICE_STRING_DRIVER_VERSION);
+        add_device_string(r->device, "opencl_c_version", info, CLOPS_DEVICE_STRING_OPENCL_C_VERSION);
+        cJSON *caps = cJSON_AddObjectToObject(r->device, "capabilities");
+        cJSON_AddBoolToObject(caps, "fp16", info->has_fp16);
+        cJSON_AddBoolToObject(caps, "fp64", info->has_fp64);
+        cJSON_AddBoolToObject(caps, "int64", info->has_int64);
+        cJSON_AddBoolToObject(caps, "compiler", info->compiler_available);
+        cJSON_AddNumberToObject(caps, "max_alloc_bytes", (double)info->max_alloc_bytes);
+        const size_t need = clops_device_plan(info, NULL, 0) + 1;
+        char *plan = malloc(need);
+        if (plan) {
+            clops_device_plan(info, plan, need);
+            cJSON *lines = cJSON_AddArrayToObject(r->device, "plan");
+            for (char *line = strtok(plan, "\n"); line; line = strtok(NULL, "\n"))
+                cJSON_AddItemToArray(lines, cJSON_CreateString(line));
+            free(plan);
+        }
+    } else {
+        cJSON_AddStringToObject(r->device, "device", "host");
+    }
+    r->failures = cJSON_AddArrayToObject(r->device, "failures");
+    r->skipped = cJSON_AddArrayToObject(r->device, "skipped");
+}
+
+void conf_report_check(conf_report *r, int row, int type_index, bool passed, const char *what, const char *detail)
+{
+    if (passed) {
+        r->passed[row][type_index]++;
+        r->device_passed++;
+        r->total_passed++;
+        return;
+    }
+    r->failed[row][type_index]++;
+    r->device_failed++;
+    r->total_failed++;
+    if (cJSON_GetArraySize(r->failures) < MAX_LISTED_FAILURES) {
+        cJSON *f = cJSON_CreateObject();
+        cJSON_AddStringToObject(f, "case", what);
+        cJSON_AddStringToObject(f, "detail", detail ? detail : "");
+        cJSON_AddItemToArray(r->failures, f);
+    }
+}
+
+void conf_report_skip(conf_report *r, const char *what, const char *why)
+{
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddStringToObject(s, "case", what);
+    cJSON_AddStringToObject(s, "reason", why);
+    cJSON_AddItemToArray(r->skipped, s);
+}
+
+void conf_report_end_device(conf_report *r, FILE *out)
+{
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(r->device, "device");
+    fprintf(out, "\nconformance on %s: passed/total by operator and data type\n",
+            cJSON_IsString(name) ? name->valuestring : "?");
+    fprintf(out, "%-11s", "type");
+    for (int row = 0; row < CONF_ROWS; row++) fprintf(out, " %17s", row_names[row]);
+    fputc('\n', out);
+    cJSON *table = cJSON_AddArrayToObject(r->device, "table");
+    for (int t = 0; t < CONF_TYPES; t++) {
+        fprintf(out, "%-11s", clops_data_type_name(conf_types[t]));
+        for (int row = 0; row < CONF_ROWS; row++) {
+            const unsigned p = r->passed[row][t], f = r->failed[row][t];
+            char cell[32];
+            snprintf(cell, sizeof cell, "%u/%u%s", p, p + f, f ? " FAIL" : "");
+            fprintf(out, " %17s", cell);
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddStringToObject(e, "operator", row_names[row]);
+            cJSON_AddStringToObject(e, "data_type", clops_data_type_name(conf_types[t]));
+            cJSON_AddNumberToObject(e, "passed", p);
+            cJSON_AddNumberToObject(e, "failed", f);
+            cJSON_AddItemToArray(table, e);
+        }
+        fputc('\n', out);
+    }
+    const int skipped = cJSON_GetArraySize(r->skipped);
+    for (int i = 0; i < skipped; i++) {
+        const cJSON *s = cJSON_GetArrayItem(r->skipped, i);
+        fprintf(out, "skipped: %s: %s\n", cJSON_GetObjectItemCaseSensitive(s, "case")->valuestring,
+                cJSON_GetObjectItemCaseSensitive(s, "reason")->valuestring);
+    }
+    fprintf(out, "%s: %llu passed, %llu failed\n", cJSON_IsString(name) ? name->valuestring : "?", r->device_passed,
+            r->device_failed);
+    cJSON_AddNumberToObject(r->device, "passed", (double)r->device_passed);
+    cJSON_AddNumberToObject(r->device, "failed", (double)r->device_failed);
+}
+
+unsigned long long conf_report_passed(const conf_report *r)
+{
+    return r->total_passed;
+}
+
+unsigned long long conf_report_failed(const conf_report *r)
+{
+    return r->total_failed;
+}
+
+bool conf_report_write_json(conf_report *r, const char *path)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(r->root, "passed");
+    cJSON_DeleteItemFromObjectCaseSensitive(r->root, "failed");
+    cJSON_AddNumberToObject(r->root, "passed", (double)r->total_passed);
+    cJSON_AddNumberToObject(r->root, "failed", (double)r->total_failed);
+    char *text = cJSON_Print(r->root);
+    if (!text) {
+        fprintf(stderr, "clops: conformance: out of memory writing the JSON report\n");
+        return false;
+    }
+    FILE *f = fopen(path, "w");
+    bool ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+    if (f && fclose(f) != 0) ok = false;
+    if (!ok) fprintf(stderr, "clops: conformance: cannot write the JSON report to %s\n", path);
+    free(text);
+    return ok;
+}
