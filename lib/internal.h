@@ -100,6 +100,12 @@ clops_status clops_query_device(cl_platform_id platform, cl_device_id device, un
  * capabilities. Freed by the caller. */
 clops_status clops_device_identity(const clops_device_info *info, char **out);
 
+/* ---- programs (program.c) ------------------------------------------------------------ */
+
+/* Creates and builds a program from a device binary (a cache entry's payload). */
+clops_status clops_program_from_binary(clops_context *ctx, const char *options, const unsigned char *bin, size_t len,
+                                       cl_program *out);
+
 /* ---- contexts (context.c) ------------------------------------------------------------ */
 typedef struct clops_program_entry clops_program_entry;
 
