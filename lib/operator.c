@@ -175,6 +175,36 @@ static clops_status check_cl_buffers(const clops_op_params *p, const clops_buffe
     return CLOPS_SUCCESS;
 }
 
+/* Buffers and wait events must belong to the operator's cl_context: OpenCL
+ * would refuse them only at an enqueue, after clops may have started work. */
+static clops_status check_same_context(const clops_operator *op, const clops_buffers *b, cl_uint nwait,
+                                       const cl_event *wait)
+{
+    const clops_context *ctx = op->ctx;
+    const clops_op_params *p = &op->params;
+    const clops_tensor *t[3] = {&p->input, &p->indices, &p->output};
+    const cl_mem m[3] = {b->input, b->indices, b->output};
+    static const char *names[3] = {"input", "indices", "output"};
+    for (int i = 0; i < 3; i++) {
+        cl_context c = NULL;
+        /* only the buffers the operator uses (check_cl_buffers' rule) */
+        if ((i == 1 && p->type != CLOPS_OPERATOR_MAX_UNPOOLING) || t[i]->span_bytes == 0) continue;
+        const cl_int err = clGetMemObjectInfo(m[i], CL_MEM_CONTEXT, sizeof c, &c, NULL);
+        if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetMemObjectInfo(CL_MEM_CONTEXT)");
+        if (c != ctx->cl_ctx)
+            return clops_fail((clops_status)CL_INVALID_CONTEXT, "the %s cl_mem belongs to another cl_context",
+                              names[i]);
+    }
+    for (cl_uint i = 0; i < nwait; i++) {
+        cl_context c = NULL;
+        const cl_int err = wait[i] ? clGetEventInfo(wait[i], CL_EVENT_CONTEXT, sizeof c, &c, NULL) : CL_INVALID_EVENT;
+        if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetEventInfo(CL_EVENT_CONTEXT) of a wait event");
+        if (c != ctx->cl_ctx)
+            return clops_fail((clops_status)CL_INVALID_CONTEXT, "wait event %u belongs to another cl_context", i);
+    }
+    return CLOPS_SUCCESS;
+}
+
 /* Nothing to compute: complete the caller's event after its wait list. */
 clops_status clops_enqueue_nothing(clops_context *ctx, cl_uint nwait, const cl_event *wait, cl_event *event)
 {
@@ -194,6 +224,7 @@ static clops_status execute_cl(clops_operator *op, const clops_buffers *buffers,
         return clops_fail(CLOPS_ERROR_WRONG_BACKEND, "clops_operator_execute on the host context: use "
                                                      "clops_operator_execute_host");
     clops_status st = check_cl_buffers(&op->params, buffers);
+    if (st == CLOPS_SUCCESS) st = check_same_context(op, buffers, nwait, wait);
     if (st != CLOPS_SUCCESS) return st;
     if (op->fallback) return clops_host_execute_cl(op, buffers, nwait, wait, event);
     if (op->params.type == CLOPS_OPERATOR_MAX_UNPOOLING)
