@@ -85,6 +85,10 @@ int clops_file_begin(clops_file_writer *w, const char *path, mode_t mode, unsign
 {
     memset(w, 0, sizeof *w);
     w->fd = -1;
+    if (!path) {
+        errno = EINVAL;
+        return fail(w, "create");
+    }
     struct stat st;
     const bool found = stat(path, &st) == 0;
     /* A symbolic link stays: the file it names is the target. */
@@ -158,16 +162,6 @@ int clops_file_printf(clops_file_writer *w, const char *fmt, ...)
     const int rc = clops_file_write(w, big, (size_t)n);
     free(big);
     return rc;
-}
-
-int clops_file_patch(clops_file_writer *w, uint64_t offset, const void *data, size_t n)
-{
-    if (w->step) return -1;
-    const off_t end = lseek(w->fd, 0, SEEK_CUR);
-    if (end < 0 || (uint64_t)end < offset || end - (off_t)offset < (off_t)n || lseek(w->fd, (off_t)offset, SEEK_SET) < 0)
-        return fail(w, "write");
-    if (clops_file_write(w, data, n) != 0) return -1;
-    return lseek(w->fd, end, SEEK_SET) < 0 ? fail(w, "write") : 0;
 }
 
 /* Best effort: makes the rename durable by syncing the directory that holds it. */

@@ -65,9 +65,6 @@ int clops_file_printf(clops_file_writer *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* Overwrites `n` bytes at `offset` of what was written (a header whose counts
- * are known only at the end), as clops_file_write; the next write appends. */
-int clops_file_patch(clops_file_writer *w, uint64_t offset, const void *data, size_t n);
 /* Syncs, closes and renames the temporary file over the target; if any step
  * (including an earlier write) failed, removes the temporary file instead.
  * 0, or -1 with `step` and `error` set. The writer is finished either way. */

@@ -26,6 +26,26 @@
 #define PACK_MAX_BYTES (UINT64_C(1) << 40)
 #define PACK_FILE_MODE 0666
 
+/* Reads and checks the entry file `name`: true if it is a valid entry (then, with
+ * `data`, its bytes, freed by the caller). */
+static bool read_entry(const clops_cache_config *cfg, const char *name, unsigned char **data, size_t *size)
+{
+    char path[CLOPS_CACHE_PATH_MAX + 96];
+    snprintf(path, sizeof path, "%s/%s", cfg->dir, name);
+    unsigned char *bytes;
+    size_t n, klen, plen;
+    const unsigned char *k, *p;
+    if (clops_file_read(path, CLOPS_CACHE_ENTRY_MAX_BYTES, &bytes, &n) != 0) return false;
+    const bool ok = clops_cache_entry_parse(bytes, n, &k, &klen, &p, &plen);
+    if (ok && data) {
+        *data = bytes;
+        *size = n;
+    } else {
+        free(bytes);
+    }
+    return ok;
+}
+
 int clops_cache_export(const clops_cache_config *cfg, const char *pack_path, char *why, size_t why_size)
 {
     clops_cache_file *files;
@@ -38,29 +58,33 @@ int clops_cache_export(const clops_cache_config *cfg, const char *pack_path, cha
         free(files);
         return -1;
     }
+    /* The count comes first (the pack may be a pipe, which cannot be patched
+     * afterwards): the entries are checked, then read again and written. */
+    uint64_t valid = 0;
+    for (size_t i = 0; i < count; i++) {
+        files[i].entry = files[i].entry && read_entry(cfg, files[i].name, NULL, NULL);
+        valid += files[i].entry;
+    }
     unsigned char head[PACK_HEADER_BYTES];
     memcpy(head, PACK_MAGIC, 8);
-    clops_put_u64(head + 8, 0); /* entry count, patched below */
+    clops_put_u64(head + 8, valid);
     clops_file_write(&w, head, sizeof head);
     int written = 0;
     for (size_t i = 0; !w.step && i < count; i++) {
-        char path[CLOPS_CACHE_PATH_MAX + 96];
-        snprintf(path, sizeof path, "%s/%s", cfg->dir, files[i].name);
-        unsigned char *data;
+        unsigned char *data, len[8];
         size_t size;
-        const unsigned char *k, *p;
-        size_t klen, plen;
-        if (!files[i].entry || clops_file_read(path, CLOPS_CACHE_ENTRY_MAX_BYTES, &data, &size) != 0) continue;
-        if (clops_cache_entry_parse(data, size, &k, &klen, &p, &plen)) {
-            unsigned char len[8];
-            clops_put_u64(len, size);
-            if (clops_file_write(&w, len, 8) == 0 && clops_file_write(&w, data, size) == 0) written++;
+        if (!files[i].entry) continue;
+        if (!read_entry(cfg, files[i].name, &data, &size)) {
+            snprintf(why, why_size, "entry %s was removed or changed during the export; try again", files[i].name);
+            free(files);
+            clops_file_abort(&w);
+            return -1;
         }
+        clops_put_u64(len, size);
+        if (clops_file_write(&w, len, 8) == 0 && clops_file_write(&w, data, size) == 0) written++;
         free(data);
     }
     free(files);
-    clops_put_u64(head + 8, (uint64_t)written);
-    clops_file_patch(&w, 0, head, sizeof head);
     if (clops_file_commit(&w) == 0) return written;
     clops_file_describe(&w, why, why_size);
     return -1;
