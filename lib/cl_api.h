@@ -19,6 +19,7 @@
     X(clGetPlatformIDs) X(clGetPlatformInfo) X(clGetDeviceIDs) X(clGetDeviceInfo)                  \
     X(clCreateContext) X(clRetainContext) X(clReleaseContext)                                       \
     X(clCreateCommandQueue) X(clRetainCommandQueue) X(clReleaseCommandQueue) X(clFinish)           \
+    X(clGetCommandQueueInfo) X(clGetEventInfo)                                                      \
     X(clCreateBuffer) X(clReleaseMemObject) X(clGetMemObjectInfo)                                   \
     X(clCreateProgramWithSource) X(clCreateProgramWithBinary) X(clBuildProgram)                     \
     X(clGetProgramInfo) X(clGetProgramBuildInfo) X(clReleaseProgram)                                \
@@ -71,6 +72,8 @@ extern const clops_cl_api clops_cl;
 #define clRetainCommandQueue clops_cl.clRetainCommandQueue
 #define clReleaseCommandQueue clops_cl.clReleaseCommandQueue
 #define clFinish clops_cl.clFinish
+#define clGetCommandQueueInfo clops_cl.clGetCommandQueueInfo
+#define clGetEventInfo clops_cl.clGetEventInfo
 #define clCreateBuffer clops_cl.clCreateBuffer
 #define clReleaseMemObject clops_cl.clReleaseMemObject
 #define clGetMemObjectInfo clops_cl.clGetMemObjectInfo

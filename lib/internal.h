@@ -100,6 +100,12 @@ clops_status clops_query_device(cl_platform_id platform, cl_device_id device, un
  * capabilities. Freed by the caller. */
 clops_status clops_device_identity(const clops_device_info *info, char **out);
 
+/* ---- programs (program.c) ------------------------------------------------------------ */
+
+/* Creates and builds a program from a device binary (a cache entry's payload). */
+clops_status clops_program_from_binary(clops_context *ctx, const char *options, const unsigned char *bin, size_t len,
+                                       cl_program *out);
+
 /* ---- contexts (context.c) ------------------------------------------------------------ */
 typedef struct clops_program_entry clops_program_entry;
 
@@ -199,6 +205,9 @@ struct clops_operator {
 
 /* Checks cl_mem buffers against the spans (missing, too small, aliased through sub-buffers). */
 clops_status clops_check_cl_buffers(const clops_op_params *p, const clops_buffers *b);
+/* Refuses buffers (those the operator uses) and wait events of another cl_context. */
+clops_status clops_check_same_context(cl_context ctx, const clops_op_params *p, const clops_buffers *b,
+                                      cl_uint nwait, const cl_event *wait);
 /* A device buffer holding `bytes` of `host` (or uninitialised when host is NULL); NULL for 0 bytes. */
 clops_status clops_device_buffer(clops_context *ctx, cl_mem_flags flags, const void *host, size_t bytes,
                                  cl_mem *out);

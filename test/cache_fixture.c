@@ -375,3 +375,26 @@ void put_le(unsigned char *p, uint64_t v, int n)
     for (int i = 0; i < n; i++)
         p[i] = (unsigned char)(v >> (8 * i));
 }
+
+/* ---- packs ---- */
+
+void pack_path(char *out, size_t size)
+{
+    snprintf(out, size, "%s/kernels.pack", g_root);
+}
+
+/* Warms A and D, exports them, and clears the directory. */
+void make_pack(char names[2][32])
+{
+    build_and_name(&CASE_A, names[0], sizeof names[0], NULL, "pack: A");
+    build_and_name(&CASE_D, names[1], sizeof names[1], NULL, "pack: D");
+    char pack[PATH_MAX + 32];
+    pack_path(pack, sizeof pack);
+    size_t n = 0;
+    clops_status st = clops_cache_export_pack(pack, &n);
+    ck_assert_msg(st == CLOPS_SUCCESS && n == 2, "clops_cache_export_pack: %s (%s), %zu entries, want 2",
+                  clops_status_name(st), clops_last_error_message(), n);
+    ck_assert_int_eq(clops_cache_clear_all(&n), CLOPS_SUCCESS);
+    ck_assert_msg(n == 2, "clear removed %zu", n);
+    expect_clean_cache(0, "cleared after export");
+}

@@ -107,6 +107,12 @@ void check_case(clops_context *ctx, const tc_case *d, clops_backend backend, con
  * (it must compile) and found as the one new file. */
 void build_and_name(const tc_case *d, char *name, size_t size, uint64_t *bytes, const char *label);
 
+/* "<g_root>/kernels.pack" */
+void pack_path(char *out, size_t size);
+/* Warms CASE_A and CASE_D, exports them to pack_path() (names: their entry
+ * files), and clears the directory. */
+void make_pack(char names[2][32]);
+
 /* Runs suite `s` (no fork) unless there is no OpenCL device: then exits 77
  * (skipped), or fails under CLOPS_REQUIRE_DEVICE=1. */
 int cache_suite_main(Suite *s);

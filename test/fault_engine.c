@@ -69,6 +69,9 @@ W_INT(clGetDeviceIDs, (cl_platform_id p, cl_device_type t, cl_uint n, cl_device_
       (p, t, n, d, nd))
 W_INT(clGetDeviceInfo, (cl_device_id d, cl_device_info i, size_t s, void *v, size_t *r), (d, i, s, v, r))
 W_INT(clFinish, (cl_command_queue q), (q))
+W_INT(clGetCommandQueueInfo, (cl_command_queue q, cl_command_queue_info i, size_t s, void *v, size_t *r),
+      (q, i, s, v, r))
+W_INT(clGetEventInfo, (cl_event e, cl_event_info i, size_t s, void *v, size_t *r), (e, i, s, v, r))
 W_INT(clGetMemObjectInfo, (cl_mem m, cl_mem_info i, size_t s, void *v, size_t *r), (m, i, s, v, r))
 W_INT(clBuildProgram,
       (cl_program p, cl_uint n, const cl_device_id *d, const char *o, void(CL_CALLBACK *cb)(cl_program, void *),

@@ -13,9 +13,12 @@
  *     behind (also for MaxUnpooling's out-of-range index).
  * --help, `devices`, `print`, --verbose and --type bfloat16: test_cli_commands.c.
  */
+#define _DEFAULT_SOURCE
 #include "cli_fixture.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -238,7 +241,8 @@ START_TEST(test_unpool_index_out_of_range)
 }
 END_TEST
 
-/* An output path that is not a regular file (a FIFO) is refused, never replaced. */
+/* An output path that is a FIFO nobody reads is refused at once (no hang), never
+ * replaced; a directory is refused. */
 START_TEST(test_output_not_regular)
 {
     char fifo[512];
@@ -248,11 +252,118 @@ START_TEST(test_output_not_regular)
     run("run", "depth-to-space", "%D/dml_input_u32.npy", "%T/out.fifo", "--block-size", "2", "--device", "host",
         NULL);
     ck_assert_msg(res.exit_code == 1, "exit %d: %s", res.exit_code, res.err);
-    assert_error_line("output is a FIFO");
-    ck_assert_ptr_nonnull(strstr(res.err, "not a regular file"));
+    assert_error_line("output is a FIFO without a reader");
+    ck_assert_ptr_nonnull(strstr(res.err, "a FIFO that no process is reading"));
     struct stat st;
     ck_assert_msg(stat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "the FIFO was replaced");
     unlink(fifo);
+
+    char dir[512];
+    tmp_path(dir, sizeof dir, "out.dir");
+    ck_assert_msg(mkdir(dir, 0700) == 0, "mkdir: %s", strerror(errno));
+    run("run", "depth-to-space", "%D/dml_input_u32.npy", "%T/out.dir", "--block-size", "2", "--device", "host",
+        NULL);
+    ck_assert_msg(res.exit_code == 1, "exit %d: %s", res.exit_code, res.err);
+    ck_assert_ptr_nonnull(strstr(res.err, "it is a directory: it is not replaced"));
+    ck_assert_msg(stat(dir, &st) == 0 && S_ISDIR(st.st_mode), "the directory was replaced");
+    rmdir(dir);
+    assert_no_temp_files();
+}
+END_TEST
+
+/* A character device is written in place: /dev/null works and stays a device;
+ * /dev/full's "no space" is reported. */
+START_TEST(test_output_device)
+{
+    run("run", "depth-to-space", "%D/dml_input_u32.npy", "/dev/null", "--block-size", "2", "--device", "host", NULL);
+    ck_assert_msg(res.exit_code == 0, "exit %d: %s", res.exit_code, res.err);
+    struct stat st;
+    ck_assert_msg(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode), "/dev/null is no longer a device");
+    if (stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode)) {
+        run("run", "depth-to-space", "%D/dml_input_u32.npy", "/dev/full", "--block-size", "2", "--device", "host",
+            NULL);
+        ck_assert_msg(res.exit_code == 1, "exit %d: %s", res.exit_code, res.err);
+        ck_assert_ptr_nonnull(strstr(res.err, "No space left on device"));
+        ck_assert_msg(stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode), "/dev/full was replaced");
+    }
+}
+END_TEST
+
+/* A FIFO with a reader receives the whole .npy file, byte for byte what a
+ * regular output gets. */
+START_TEST(test_output_fifo_reader)
+{
+    char fifo[512], regular[512];
+    tmp_path(fifo, sizeof fifo, "reader.fifo");
+    tmp_path(regular, sizeof regular, "regular.npy");
+    unlink(fifo);
+    ck_assert_msg(mkfifo(fifo, 0600) == 0, "mkfifo: %s", strerror(errno));
+    int pipefd[2];
+    ck_assert(pipe(pipefd) == 0);
+    const pid_t reader = fork();
+    ck_assert(reader >= 0);
+    if (reader == 0) { /* reads the FIFO to its end and sends the bytes back */
+        close(pipefd[0]);
+        const int fd = open(fifo, O_RDONLY);
+        char buf[4096];
+        ssize_t r;
+        while (fd >= 0 && (r = read(fd, buf, sizeof buf)) > 0)
+            if (write(pipefd[1], buf, (size_t)r) != r) _exit(1);
+        _exit(fd >= 0 ? 0 : 1);
+    }
+    close(pipefd[1]);
+    /* the reader may not have opened the FIFO yet: then clops refuses at once and we try again */
+    for (int attempt = 0; attempt < 500; attempt++) {
+        run("run", "depth-to-space", "%D/dml_input_u32.npy", "%T/reader.fifo", "--block-size", "2", "--device",
+            "host", NULL);
+        if (res.exit_code == 0 || !strstr(res.err, "no process is reading")) break;
+        usleep(10000);
+    }
+    ck_assert_msg(res.exit_code == 0, "exit %d: %s", res.exit_code, res.err);
+    unsigned char got[65536];
+    size_t got_len = 0;
+    ssize_t r;
+    while ((r = read(pipefd[0], got + got_len, sizeof got - got_len)) > 0) got_len += (size_t)r;
+    close(pipefd[0]);
+    int status;
+    ck_assert(waitpid(reader, &status, 0) == reader && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    run("run", "depth-to-space", "%D/dml_input_u32.npy", "%T/regular.npy", "--block-size", "2", "--device", "host",
+        NULL);
+    ck_assert_int_eq(res.exit_code, 0);
+    size_t want_len;
+    unsigned char *want = slurp(regular, &want_len);
+    ck_assert_msg(got_len == want_len && memcmp(got, want, want_len) == 0, "the FIFO's reader got %zu bytes, want %zu",
+                  got_len, want_len);
+    free(want);
+    unlink(regular);
+    unlink(fifo);
+    assert_no_temp_files();
+}
+END_TEST
+
+/* Replacing an output keeps its permission bits (0600 stays 0600); a symbolic
+ * link stays a link to the new file. */
+START_TEST(test_output_keeps_mode)
+{
+    char out[512], link_path[512];
+    tmp_path(out, sizeof out, "private.npy");
+    tmp_path(link_path, sizeof link_path, "link.npy");
+    write_bytes(out, "previous", 8);
+    ck_assert(chmod(out, 0600) == 0);
+    run("run", "depth-to-space", "%D/dml_input_u32.npy", "%T/private.npy", "--block-size", "2", "--device", "host",
+        NULL);
+    ck_assert_int_eq(res.exit_code, 0);
+    struct stat st;
+    ck_assert(stat(out, &st) == 0);
+    ck_assert_msg((st.st_mode & 07777) == 0600, "mode %o after the run, want 600", (unsigned)(st.st_mode & 07777));
+    unlink(link_path);
+    ck_assert(symlink("private.npy", link_path) == 0);
+    run("run", "depth-to-space", "%D/dml_input_u32.npy", "%T/link.npy", "--block-size", "2", "--device", "host",
+        NULL);
+    ck_assert_int_eq(res.exit_code, 0);
+    ck_assert_msg(lstat(link_path, &st) == 0 && S_ISLNK(st.st_mode), "the link was replaced by a file");
+    unlink(link_path);
+    unlink(out);
     assert_no_temp_files();
 }
 END_TEST
@@ -391,6 +502,9 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_device_index);
     tcase_add_loop_test(tc, test_unpool_index_out_of_range, 0, 2);
     tcase_add_test(tc, test_output_not_regular);
+    tcase_add_test(tc, test_output_device);
+    tcase_add_test(tc, test_output_fifo_reader);
+    tcase_add_test(tc, test_output_keeps_mode);
     tcase_add_loop_test(tc, test_usage_errors, 0, USAGE_CASES);
     tcase_add_loop_test(tc, test_failures, 0, FAIL_CASES);
     return s;

@@ -245,6 +245,57 @@ END_TEST
 
 /* ---- suite -------------------------------------------------------------------------------------- */
 
+/* ---- cache list and import ----------------------------------------------------------------------------- */
+
+static void put_le(unsigned char *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    for (size_t i = 0; i < n; i++) h = (h ^ ((const unsigned char *)data)[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* `cache list` escapes what a pack's key says (a device name with terminal escape
+ * sequences) before it reaches the terminal; `cache import` of a missing file
+ * says so, not "not a pack". */
+START_TEST(test_cache_list_escapes)
+{
+    char dir[512], entry[600];
+    tmp_path(dir, sizeof dir, "cache-escapes");
+    mkdir(dir, 0700);
+    setenv("CLOPS_CACHE_DIR", dir, 1);
+    static const char key[] = "clops-cache-format 1\nclops 0\ndevice: \x1b[2J\x1b]0;pwned\x07" "Evil\x7f\n"
+                              "options: -DX=1\nsource:\n";
+    const size_t klen = sizeof key - 1;
+    unsigned char file[32 + sizeof key + 4];
+    memcpy(file, "CLOPSBIN", 8);
+    put_le(file + 8, 1, 4);
+    put_le(file + 12, klen, 4);
+    put_le(file + 16, 4, 8);
+    memcpy(file + 32, key, klen);
+    memcpy(file + 32 + klen, "\x1b\x1b\x1b\x1b", 4);
+    put_le(file + 24, fnv1a(fnv1a(0xcbf29ce484222325ull, key, klen), file + 32 + klen, 4), 8);
+    snprintf(entry, sizeof entry, "%s/00000000000000aa.bin", dir);
+    write_bytes(entry, file, 32 + klen + 4);
+    run("cache", "list", NULL);
+    ck_assert_msg(res.exit_code == 0, "cache list: exit %d: %s", res.exit_code, res.err);
+    ck_assert_msg(strchr(res.out, 0x1b) == NULL && strchr(res.out, 0x07) == NULL && strchr(res.out, 0x7f) == NULL,
+                  "cache list printed a control byte: %s", res.out);
+    ck_assert_msg(strstr(res.out, "\\x1b[2J\\x1b]0;pwned\\x07Evil\\x7f") != NULL, "cache list: %s", res.out);
+
+    run("cache", "import", "%T/no-such.pack", NULL);
+    ck_assert_int_eq(res.exit_code, 1);
+    ck_assert_msg(strstr(res.err, "No such file or directory") && strstr(res.err, "CLOPS_ERROR_CACHE_IO"),
+                  "cache import of a missing file: %s", res.err);
+    unlink(entry);
+    rmdir(dir);
+    unsetenv("CLOPS_CACHE_DIR");
+}
+END_TEST
+
 static Suite *cli_commands_suite(void)
 {
     Suite *s = suite_create("cli_commands");
@@ -255,6 +306,7 @@ static Suite *cli_commands_suite(void)
     tcase_add_loop_test(tc, test_print_types, 0, PRINT_CASES);
     tcase_add_loop_test(tc, test_verbose, 0, 2);
     tcase_add_loop_test(tc, test_bfloat16_run, 0, 2);
+    tcase_add_test(tc, test_cache_list_escapes);
     return s;
 }
 

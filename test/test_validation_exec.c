@@ -82,6 +82,22 @@ START_TEST(test_host_buffer_too_small)
 }
 END_TEST
 
+/* A UINT64 index past INT64_MAX is reported as the caller wrote it, not as a negative number. */
+START_TEST(test_host_uint64_index_message)
+{
+    up_desc u;
+    make_up(&u, F32, CLOPS_DATA_TYPE_UINT64, up_in, up_out);
+    float x[12] = {0}, y[48] = {0};
+    uint64_t idx[12] = {0};
+    idx[5] = (UINT64_C(1) << 63) + 3;
+    clops_host_buffers uh = {x, sizeof x, idx, sizeof idx, y, sizeof y};
+    /* the host kernels name the index (the device path reports a count, without values) */
+    const clops_status st = clops_host_run(&u.op, &uh);
+    ASSERT_STATUS(st, CLOPS_ERROR_INDEX_OUT_OF_RANGE, "UINT64 index 2^63+3", "clops_host_run");
+    check_message("UINT64 index 2^63+3", "clops_host_run", "index 9223372036854775811 at input [0, 1, 0, 1]");
+}
+END_TEST
+
 START_TEST(test_host_missing_buffer)
 {
     ds_desc d;
@@ -214,6 +230,55 @@ START_TEST(test_cl_buffer_errors)
     clReleaseMemObject(a);
     clReleaseMemObject(b);
     clReleaseMemObject(small);
+}
+END_TEST
+
+/* Buffers, wait events and a queue of another cl_context are refused by clops,
+ * with CL_INVALID_CONTEXT and a message naming what is foreign. */
+START_TEST(test_cl_other_context)
+{
+    if (!tc_dev_ctx) {
+        fprintf(stderr, "SKIP test_cl_other_context: no OpenCL device\n");
+        return;
+    }
+    cl_device_id dev = NULL;
+    TC_CL_CHECK(clGetCommandQueueInfo(clops_context_queue(tc_dev_ctx), CL_QUEUE_DEVICE, sizeof dev, &dev, NULL),
+                "the context's device");
+    cl_int err;
+    cl_context other = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+    ck_assert_msg(other && err == CL_SUCCESS, "clCreateContext: %d", (int)err);
+    cl_mem foreign = clCreateBuffer(other, CL_MEM_READ_WRITE, 64, NULL, &err);
+    ck_assert(foreign && err == CL_SUCCESS);
+    ds_desc d;
+    small_d2s(&d);
+    clops_operator *op = tc_create(tc_dev_ctx, &d.op, "other context", "OpenCL");
+    cl_mem a = make_mem(64), b = make_mem(64);
+    expect_cl_exec(op, foreign, NULL, b, (clops_status)CL_INVALID_CONTEXT, "input cl_mem belongs to another",
+                   "input of another cl_context");
+    expect_cl_exec(op, a, NULL, foreign, (clops_status)CL_INVALID_CONTEXT, "output cl_mem belongs to another",
+                   "output of another cl_context");
+    cl_event user = clCreateUserEvent(other, &err);
+    ck_assert(user && err == CL_SUCCESS);
+    clops_buffers cb = {a, NULL, b};
+    clops_status st = clops_operator_execute(op, &cb, 1, &user, NULL);
+    ASSERT_STATUS(st, (clops_status)CL_INVALID_CONTEXT, "wait event of another cl_context", "clops_operator_execute");
+    check_message("wait event of another cl_context", "clops_operator_execute", "wait event 0 belongs to another");
+    clSetUserEventStatus(user, CL_COMPLETE);
+    clReleaseEvent(user);
+    clops_operator_free(op);
+
+    cl_command_queue q = clCreateCommandQueue(other, dev, 0, &err);
+    ck_assert(q && err == CL_SUCCESS);
+    clops_context *ctx = NULL;
+    st = clops_context_create_from_cl(clops_context_cl_context(tc_dev_ctx), dev, q, &ctx);
+    ASSERT_STATUS(st, (clops_status)CL_INVALID_CONTEXT, "queue of another cl_context", "clops_context_create_from_cl");
+    check_message("queue of another cl_context", "clops_context_create_from_cl", "queue belongs to another cl_context");
+    ck_assert_ptr_null(ctx);
+    clReleaseCommandQueue(q);
+    clReleaseMemObject(a);
+    clReleaseMemObject(b);
+    clReleaseMemObject(foreign);
+    clReleaseContext(other);
 }
 END_TEST
 
@@ -479,9 +544,11 @@ static Suite *validation_exec_suite(void)
     tc = tcase_create("buffers");
     tcase_add_test(tc, test_host_buffer_too_small);
     tcase_add_test(tc, test_host_missing_buffer);
+    tcase_add_test(tc, test_host_uint64_index_message);
     tcase_add_test(tc, test_host_aliased_buffers);
     tcase_add_test(tc, test_cl_buffer_errors);
     tcase_add_test(tc, test_cl_sub_buffer_aliasing);
+    tcase_add_test(tc, test_cl_other_context);
     tcase_add_test(tc, test_execute_wrong_backend);
     suite_add_tcase(s, tc);
 

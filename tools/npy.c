@@ -681,13 +681,10 @@ npy_status npy_write_atomic(const char *path, clops_data_type type, unsigned ndi
     const void *const parts[2] = {header, data};
     const size_t sizes[2] = {header_len, nbytes};
     clops_file_writer w;
-    if (clops_file_write_parts(path, 0666, parts, sizes, 2, &w) != 0) {
-        if (strcmp(w.step, "target") == 0)
-            st = fail(NPY_ERR_WRITE, msg, msg_size, "%s is not a regular file: it is not replaced", path);
-        else if (strcmp(w.step, "create") == 0)
-            st = fail(NPY_ERR_WRITE, msg, msg_size, "cannot create a temporary file: %s", strerror(w.error));
-        else
-            st = fail(NPY_ERR_WRITE, msg, msg_size, "%s failed: %s", w.step, strerror(w.error));
+    if (clops_file_write_parts(path, 0666, CLOPS_FILE_IN_PLACE, parts, sizes, 2, &w) != 0) {
+        char why[CLOPS_FILE_PATH_MAX + 128];
+        clops_file_describe(&w, why, sizeof why);
+        st = fail(NPY_ERR_WRITE, msg, msg_size, "%s", why);
     }
     return st;
 }

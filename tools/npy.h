@@ -103,10 +103,12 @@ npy_status npy_format_header(clops_data_type type, unsigned ndim, const uint64_t
                              size_t buf_size, size_t *len);
 
 /*! npy_write_atomic() : writes a C-order array to `path` through a temporary file in the
- *  same directory, fsync'ed and renamed over `path` (lib/store/file.c, the library's
- *  writer). On failure the temporary file is removed and `path` is left as it was; a
- *  `path` that exists and is not a regular file (a device, a FIFO) is refused, never
- *  replaced. `nbytes` must equal product(shape) * itemsize.
+ *  same directory, fsync'ed and renamed over `path` keeping its permission bits
+ *  (lib/store/file.c, the library's writer). On failure the temporary file is removed
+ *  and `path` is left as it was. A `path` that is a character device (/dev/null) or a
+ *  FIFO with a reader is written in place; a FIFO without a reader, a directory, a
+ *  block device or a socket is refused at once, never replaced.
+ *  `nbytes` must equal product(shape) * itemsize.
  *  @return NPY_OK, NPY_ERR_ARGUMENT, NPY_ERR_OVERFLOW or NPY_ERR_WRITE (message in msg). */
 npy_status npy_write_atomic(const char *path, clops_data_type type, unsigned ndim,
                             const uint64_t *shape, const void *data, size_t nbytes, char *msg,

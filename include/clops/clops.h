@@ -344,8 +344,31 @@ CLOPS_API clops_status clops_cache_clear_all(size_t *removed);
 /*! clops_cache_export_pack() : writes every valid entry to one pack file, for a
  *  device that cannot compile at run time (an FPGA whose toolchain builds offline). */
 CLOPS_API clops_status clops_cache_export_pack(const char *path, size_t *count);
-/*! clops_cache_import_pack() : checks and installs every entry of a pack file. */
+/*! clops_cache_import_pack() : checks and installs every entry of a pack file;
+ *  `*count` (may be NULL) is how many were installed. As
+ *  clops_cache_import_pack_report(). */
 CLOPS_API clops_status clops_cache_import_pack(const char *path, size_t *count);
+
+/* What an import did with each entry of a pack. */
+typedef struct clops_pack_report {
+    size_t entries;      /* in the pack */
+    size_t imported;     /* installed */
+    size_t duplicates;   /* already in the cache, or earlier in the pack */
+    size_t other_device; /* for a device (or clops version) this machine does not have */
+    size_t rejected;     /* the device refused the binary, or its driver crashed or hung loading it */
+    size_t over_limit;   /* skipped: the cache would exceed CLOPS_CACHE_MAX_SIZE */
+    char reason[256];    /* why the first rejected entry was rejected ("" if none was) */
+} clops_pack_report;
+/*! clops_cache_import_pack_report() : a transaction. The pack is read entry by
+ *  entry (never whole) and every entry's framing and checksum are checked before
+ *  anything is installed: a malformed pack installs nothing (CLOPS_ERROR_BAD_PACK);
+ *  a missing or unreadable file is CLOPS_ERROR_CACHE_IO with the system's reason.
+ *  Each remaining entry is then loaded on its device in a child process (a binary
+ *  that crashes or hangs the driver harms only the child and is rejected), and
+ *  the entries that loaded are installed atomically, within CLOPS_CACHE_MAX_SIZE.
+ *  If installing fails (a full disk), the entries this import installed are
+ *  removed again and CLOPS_ERROR_CACHE_IO says why. `report` may be NULL. */
+CLOPS_API clops_status clops_cache_import_pack_report(const char *path, clops_pack_report *report);
 
 /* ---- tuning ------------------------------------------------------------------------------
  * clops_tune() times candidate work-group sizes and per-work-item chunk lengths

@@ -34,6 +34,24 @@ clops_status clops_context_create_host(clops_context **out)
     return st;
 }
 
+/* The queue must belong to `context` and `device`: a queue of another context
+ * would fail only at the first execute, with a less clear error. */
+static clops_status check_queue(cl_context context, cl_device_id device, cl_command_queue queue)
+{
+    cl_context qctx = NULL;
+    cl_device_id qdev = NULL;
+    cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof qctx, &qctx, NULL);
+    if (err == CL_SUCCESS) err = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof qdev, &qdev, NULL);
+    if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetCommandQueueInfo");
+    if (qctx != context)
+        return clops_fail((clops_status)CL_INVALID_CONTEXT,
+                          "clops_context_create_from_cl: the queue belongs to another cl_context");
+    if (qdev != device)
+        return clops_fail((clops_status)CL_INVALID_DEVICE,
+                          "clops_context_create_from_cl: the queue is for another device than the one given");
+    return CLOPS_SUCCESS;
+}
+
 clops_status clops_context_create_from_cl(cl_context context, cl_device_id device, cl_command_queue queue,
                                           clops_context **out)
 {
@@ -41,6 +59,8 @@ clops_status clops_context_create_from_cl(cl_context context, cl_device_id devic
     *out = NULL;
     if (!context || !device || !queue)
         return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_context_create_from_cl: context, device and queue are required");
+    clops_status qst = check_queue(context, device, queue);
+    if (qst != CLOPS_SUCCESS) return qst;
     cl_platform_id platform = NULL;
     cl_int err = clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL);
     if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetDeviceInfo(CL_DEVICE_PLATFORM)");

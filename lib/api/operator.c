@@ -53,7 +53,8 @@ static clops_status execute_cl(clops_operator *op, const clops_buffers *buffers,
     if (op->ctx->backend != CLOPS_BACKEND_OPENCL)
         return clops_fail(CLOPS_ERROR_WRONG_BACKEND, "clops_operator_execute on the host context: use "
                                                      "clops_operator_execute_host");
-    const clops_status st = clops_check_cl_buffers(&op->params, buffers);
+    clops_status st = clops_check_cl_buffers(&op->params, buffers);
+    if (st == CLOPS_SUCCESS) st = clops_check_same_context(op->ctx->cl_ctx, &op->params, buffers, nwait, wait);
     return st == CLOPS_SUCCESS ? clops_op_enqueue(op, buffers, nwait, wait, event) : st;
 }
 

@@ -47,6 +47,34 @@ clops_status clops_check_cl_buffers(const clops_op_params *p, const clops_buffer
 }
 
 
+/* Buffers and wait events must belong to the operator's cl_context: OpenCL
+ * would refuse them only at an enqueue, after clops may have started work. */
+clops_status clops_check_same_context(cl_context ctx, const clops_op_params *p, const clops_buffers *b,
+                                      cl_uint nwait, const cl_event *wait)
+{
+    const clops_tensor *t[3] = {&p->input, &p->indices, &p->output};
+    const cl_mem m[3] = {b->input, b->indices, b->output};
+    static const char *names[3] = {"input", "indices", "output"};
+    for (int i = 0; i < 3; i++) {
+        cl_context c = NULL;
+        if (t[i]->span_bytes == 0) continue; /* only the buffers the operator uses */
+        const cl_int err = clGetMemObjectInfo(m[i], CL_MEM_CONTEXT, sizeof c, &c, NULL);
+        if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetMemObjectInfo(CL_MEM_CONTEXT)");
+        if (c != ctx)
+            return clops_fail((clops_status)CL_INVALID_CONTEXT, "the %s cl_mem belongs to another cl_context",
+                              names[i]);
+    }
+    for (cl_uint i = 0; i < nwait; i++) {
+        cl_context c = NULL;
+        const cl_int err = wait[i] ? clGetEventInfo(wait[i], CL_EVENT_CONTEXT, sizeof c, &c, NULL) : CL_INVALID_EVENT;
+        if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetEventInfo(CL_EVENT_CONTEXT) of a wait event");
+        if (c != ctx)
+            return clops_fail((clops_status)CL_INVALID_CONTEXT, "wait event %u belongs to another cl_context", i);
+    }
+    return CLOPS_SUCCESS;
+}
+
+
 /* A device buffer holding `bytes` of `host` (or uninitialised when host is NULL). */
 clops_status clops_device_buffer(clops_context *ctx, cl_mem_flags flags, const void *host, size_t bytes, cl_mem *out)
 {

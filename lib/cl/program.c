@@ -112,8 +112,8 @@ static char *cache_key(const clops_context *ctx, const char *options, const char
     return key;
 }
 
-static clops_status build_from_binary(clops_context *ctx, const char *options, const unsigned char *bin, size_t len,
-                                      cl_program *out)
+clops_status clops_program_from_binary(clops_context *ctx, const char *options, const unsigned char *bin, size_t len,
+                                       cl_program *out)
 {
     cl_int err, bin_status = CL_SUCCESS;
     cl_program program = clCreateProgramWithBinary(ctx->cl_ctx, 1, &ctx->device, &len, &bin, &bin_status, &err);
@@ -174,7 +174,7 @@ static clops_status build(clops_context *ctx, const char *name, const char *opti
     size_t bin_len = 0;
     st = CLOPS_ERROR_CACHE_UNAVAILABLE;
     if (key && clops_cache_load(&ctx->cache, key, key_len, &bin, &bin_len)) {
-        st = build_from_binary(ctx, options, bin, bin_len, out);
+        st = clops_program_from_binary(ctx, options, bin, bin_len, out);
         if (st == CLOPS_SUCCESS) *origin = "disk cache";
         else clops_cache_discard(&ctx->cache, key, key_len);
         free(bin);

@@ -4,6 +4,7 @@
  * single load and store), so every type is bit-exact and no alignment is
  * assumed of the caller's pointers. */
 #define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -262,11 +263,16 @@ static clops_status max_unpooling(const clops_op_params *p, const uint8_t *in, c
     /* Every index is checked before the output is touched. */
     CLOPS_FOR_EACH_ELEMENT(x->sizes, c) {
         const int64_t k = clops_read_index(&p->indices, idx, c);
-        if (k < 0 || (uint64_t)k >= y->count)
+        if (k < 0 || (uint64_t)k >= y->count) {
+            /* The index as the caller wrote it: a UINT64 past INT64_MAX is not negative. */
+            char text[24];
+            if (p->indices.type == CLOPS_DATA_TYPE_UINT64) snprintf(text, sizeof text, "%llu", (unsigned long long)k);
+            else snprintf(text, sizeof text, "%lld", (long long)k);
             return clops_fail(CLOPS_ERROR_INDEX_OUT_OF_RANGE,
-                              "index %lld at input [%llu, %llu, %llu, %llu] is outside the output's %llu elements",
-                              (long long)k, (unsigned long long)c[0], (unsigned long long)c[1],
-                              (unsigned long long)c[2], (unsigned long long)c[3], (unsigned long long)y->count);
+                              "index %s at input [%llu, %llu, %llu, %llu] is outside the output's %llu elements", text,
+                              (unsigned long long)c[0], (unsigned long long)c[1], (unsigned long long)c[2],
+                              (unsigned long long)c[3], (unsigned long long)y->count);
+        }
     }
     clops_host_unpool_scatter(p, in, idx, out);
     return CLOPS_SUCCESS;

@@ -63,31 +63,42 @@ bool clops_cache_entry_parse(const unsigned char *data, size_t size, const unsig
 
 /* ---- the directory (cache_dir.c) --------------------------------------------------------- */
 
-/* One entry file of the directory. */
+/* A temporary file older than this was left by a writer killed before its rename. */
+#define CLOPS_CACHE_TEMP_STALE_SECONDS 3600
+/* One file of the directory that clops put there. */
 typedef struct clops_cache_file {
     char name[64];
     uint64_t size;
     struct timespec used;
+    bool entry; /* "<16 hex>.bin"; else a temporary file ".tmp-XXXXXX" */
+    bool stale; /* a temporary file older than CLOPS_CACHE_TEMP_STALE_SECONDS */
 } clops_cache_file;
-/* Every entry file of the directory, least recently used first (freed by the
- * caller). 0, or -1 if the directory cannot be read. */
+/* Every entry and temporary file of the directory, least recently used first
+ * (freed by the caller). 0, or -1 if the directory cannot be read. */
 int clops_cache_scan(const clops_cache_config *cfg, clops_cache_file **out, size_t *count);
 
 typedef void (*clops_cache_visit)(void *user, const char *file, uint64_t bytes, long long mtime, const char *key,
                                   size_t key_len);
-/* Visits every entry, least recently used first (key NULL for an invalid one).
+/* Visits every entry and temporary file, least recently used first (key NULL for
+ * an invalid entry or a temporary file).
  * Returns the count, or -1 if the directory cannot be read. */
 int clops_cache_list(const clops_cache_config *cfg, clops_cache_visit visit, void *user);
 /* Evicts least recently used entries until at most max_bytes remain; returns how many. */
 int clops_cache_prune_to(const clops_cache_config *cfg, uint64_t max_bytes);
+/* Removes every entry and stale temporary file; returns how many. */
 int clops_cache_clear(const clops_cache_config *cfg);
 
 /* ---- packs (pack.c) ---------------------------------------------------------------------- */
 
-/* A pack file of every valid entry; returns the count or -1. */
-int clops_cache_export(const clops_cache_config *cfg, const char *pack_path);
-/* Validates and installs every entry of a pack; returns the count or -1. */
-int clops_cache_import(const clops_cache_config *cfg, const char *pack_path);
+/* A pack file of every valid entry; returns the count, or -1 with `why`. */
+int clops_cache_export(const clops_cache_config *cfg, const char *pack_path, char *why, size_t why_size);
+/* The import transaction of clops_cache_import_pack_report(): reads and checks
+ * the pack, has `check_loads` (store/pack.h) load each new entry on its device,
+ * installs those that loaded; the count installed, or -1 with `*st` and `why`. */
+struct pack_item;
+int clops_cache_import(const clops_cache_config *cfg, const char *pack_path,
+                       int (*check_loads)(int fd, struct pack_item *items, size_t count), clops_pack_report *report,
+                       clops_status *st, char *why, size_t why_size);
 
 /* ---- bytes and hashes shared by the store's formats ---------------------------------------- */
 

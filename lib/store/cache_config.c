@@ -43,6 +43,8 @@ static int make_dirs(const char *path)
         *p = '/';
     }
     if (clops_cl.io_mkdir(buf, 0700) != 0 && errno != EEXIST) return errno;
+    struct stat st; /* EEXIST for a file in the way means "not a directory" */
+    if (stat(buf, &st) == 0 && !S_ISDIR(st.st_mode)) return ENOTDIR;
     return 0;
 }
 
@@ -74,7 +76,11 @@ void clops_cache_config_from_env(clops_cache_config *cfg)
     if (n < 0 || n >= (int)sizeof cfg->dir) {
         cfg->mode = CLOPS_CACHE_OFF;
         cfg->dir[0] = '\0';
-        snprintf(cfg->status, sizeof cfg->status, "off (no CLOPS_CACHE_DIR, XDG_CACHE_HOME or HOME)");
+        if (n < 0)
+            snprintf(cfg->status, sizeof cfg->status, "off (no CLOPS_CACHE_DIR, XDG_CACHE_HOME or HOME)");
+        else
+            snprintf(cfg->status, sizeof cfg->status, "off (the cache directory's path has %d bytes, more than %d)", n,
+                     CLOPS_CACHE_PATH_MAX - 1);
         return;
     }
     int err = cfg->mode == CLOPS_CACHE_READ_WRITE ? make_dirs(cfg->dir) : 0;

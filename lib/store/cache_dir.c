@@ -1,11 +1,19 @@
 /* cache_dir.c - the cache directory as a whole: its entry files least recently
- * used first, listing, pruning to the size bound, clearing. */
+ * used first, listing, pruning to the size bound, clearing.
+ *
+ * The cache owns its directory: besides entries ("<16 hex>.bin", whatever their
+ * size or content) it sees the temporary files ".tmp-XXXXXX" of the atomic
+ * writer (file.h). Every one of them counts against the size bound. A temporary
+ * file older than CLOPS_CACHE_TEMP_STALE_SECONDS belongs to a writer that was
+ * killed before its rename: list shows it, prune and clear remove it (first).
+ * A younger one may be a write in progress and is left alone. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -15,6 +23,11 @@ static bool is_entry_name(const char *name)
 {
     const size_t n = strlen(name);
     return n == 20 && strcmp(name + 16, ".bin") == 0 && strspn(name, "0123456789abcdef") == 16;
+}
+
+static bool is_temp_name(const char *name)
+{
+    return strlen(name) == 11 && strncmp(name, ".tmp-", 5) == 0;
 }
 
 int clops_cache_scan(const clops_cache_config *cfg, clops_cache_file **out, size_t *count)
@@ -27,7 +40,8 @@ int clops_cache_scan(const clops_cache_config *cfg, clops_cache_file **out, size
     struct dirent *e;
     int rc = 0;
     while ((e = readdir(d)) != NULL) {
-        if (!is_entry_name(e->d_name)) continue;
+        const bool entry = is_entry_name(e->d_name);
+        if (!entry && !is_temp_name(e->d_name)) continue;
         char path[CLOPS_CACHE_PATH_MAX + 96];
         snprintf(path, sizeof path, "%s/%.20s", cfg->dir, e->d_name); /* names are 20 chars */
         struct stat st;
@@ -45,6 +59,8 @@ int clops_cache_scan(const clops_cache_config *cfg, clops_cache_file **out, size
         snprintf(f->name, sizeof f->name, "%.20s", e->d_name);
         f->size = (uint64_t)st.st_size;
         f->used = st.st_mtim;
+        f->entry = entry;
+        f->stale = !entry && time(NULL) - st.st_mtim.tv_sec > CLOPS_CACHE_TEMP_STALE_SECONDS;
     }
     closedir(d);
     for (size_t i = 1; i < *count; i++) /* insertion sort by mtime: caches hold few entries */
@@ -59,7 +75,9 @@ int clops_cache_scan(const clops_cache_config *cfg, clops_cache_file **out, size
     return rc;
 }
 
-int clops_cache_prune_to(const clops_cache_config *cfg, uint64_t max_bytes)
+/* Removes files, stale temporary files first, then entries least recently used
+ * first, until at most `max_bytes` remain (every entry and stale file for `all`). */
+static int remove_until(const clops_cache_config *cfg, uint64_t max_bytes, bool all)
 {
     if (cfg->mode != CLOPS_CACHE_READ_WRITE) return 0;
     clops_cache_file *files;
@@ -71,14 +89,21 @@ int clops_cache_prune_to(const clops_cache_config *cfg, uint64_t max_bytes)
     uint64_t total = 0;
     for (size_t i = 0; i < count; i++) total += files[i].size;
     int removed = 0;
-    for (size_t i = 0; i < count && total > max_bytes; i++) {
-        char path[CLOPS_CACHE_PATH_MAX + 96];
-        snprintf(path, sizeof path, "%s/%s", cfg->dir, files[i].name);
-        if (unlink(path) == 0) removed++;
-        total -= files[i].size;
-    }
+    for (int pass = 0; pass < 2; pass++) /* stale temporary files, then entries */
+        for (size_t i = 0; i < count && (all || total > max_bytes); i++) {
+            if (pass == 0 ? !files[i].stale : !files[i].entry) continue;
+            char path[CLOPS_CACHE_PATH_MAX + 96];
+            snprintf(path, sizeof path, "%s/%s", cfg->dir, files[i].name);
+            if (unlink(path) == 0) removed++;
+            total -= files[i].size;
+        }
     free(files);
     return removed;
+}
+
+int clops_cache_prune_to(const clops_cache_config *cfg, uint64_t max_bytes)
+{
+    return remove_until(cfg, max_bytes, false);
 }
 
 int clops_cache_list(const clops_cache_config *cfg, clops_cache_visit visit, void *user)
@@ -89,11 +114,11 @@ int clops_cache_list(const clops_cache_config *cfg, clops_cache_visit visit, voi
     for (size_t i = 0; i < count; i++) {
         char path[CLOPS_CACHE_PATH_MAX + 96];
         snprintf(path, sizeof path, "%s/%s", cfg->dir, files[i].name);
-        unsigned char *data;
+        unsigned char *data = NULL;
         size_t size;
         const unsigned char *k = NULL, *p;
         size_t klen = 0, plen = 0;
-        const bool ok = clops_file_read(path, CLOPS_CACHE_ENTRY_MAX_BYTES, &data, &size) == 0 &&
+        const bool ok = files[i].entry && clops_file_read(path, CLOPS_CACHE_ENTRY_MAX_BYTES, &data, &size) == 0 &&
                         clops_cache_entry_parse(data, size, &k, &klen, &p, &plen);
         visit(user, files[i].name, files[i].size, (long long)files[i].used.tv_sec, ok ? (const char *)k : NULL,
               ok ? klen : 0);
@@ -105,7 +130,7 @@ int clops_cache_list(const clops_cache_config *cfg, clops_cache_visit visit, voi
 
 int clops_cache_clear(const clops_cache_config *cfg)
 {
-    return clops_cache_prune_to(cfg, 0);
+    return remove_until(cfg, 0, true);
 }
 
 /* ---- public calls ------------------------------------------------------------------------- */
@@ -140,7 +165,7 @@ static clops_status prune(uint64_t bound, size_t *removed)
     clops_cache_config cfg;
     clops_status st = clops_cache_usable(&cfg, true);
     if (st != CLOPS_SUCCESS) return st;
-    const int n = clops_cache_prune_to(&cfg, bound == UINT64_MAX ? cfg.max_bytes : bound);
+    const int n = bound == 0 ? clops_cache_clear(&cfg) : clops_cache_prune_to(&cfg, bound == UINT64_MAX ? cfg.max_bytes : bound);
     if (n < 0) return clops_fail(CLOPS_ERROR_CACHE_IO, "cannot read the cache directory %s", cfg.dir);
     if (removed) *removed = (size_t)n;
     return CLOPS_SUCCESS;

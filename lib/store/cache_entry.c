@@ -21,6 +21,7 @@
  * hit refreshes the file's mtime; after each store, cache_dir.c evicts the least
  * recently used entries until the directory is under its bound. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,7 +75,11 @@ bool clops_cache_load(const clops_cache_config *cfg, const char *key, size_t key
     clops_cache_entry_path(cfg, key, key_len, path, sizeof path);
     unsigned char *data;
     size_t size;
-    if (clops_file_read(path, CLOPS_CACHE_ENTRY_MAX_BYTES, &data, &size) != 0) return false;
+    if (clops_file_read(path, CLOPS_CACHE_ENTRY_MAX_BYTES, &data, &size) != 0) {
+        /* Not a regular file (a FIFO, a device) or too big: never an entry clops wrote. */
+        if ((errno == EINVAL || errno == EFBIG) && cfg->mode == CLOPS_CACHE_READ_WRITE) unlink(path);
+        return false;
+    }
     const unsigned char *k, *p;
     size_t klen, plen;
     const bool valid = clops_cache_entry_parse(data, size, &k, &klen, &p, &plen);
@@ -126,6 +131,6 @@ void clops_cache_store(const clops_cache_config *cfg, const char *key, size_t ke
     clops_cache_entry_path(cfg, key, key_len, path, sizeof path);
     const void *const parts[3] = {header, key, payload};
     const size_t sizes[3] = {HEADER_BYTES, key_len, payload_len};
-    if (clops_file_write_parts(path, CLOPS_CACHE_FILE_MODE, parts, sizes, 3, NULL) == 0)
+    if (clops_file_write_parts(path, CLOPS_CACHE_FILE_MODE, 0, parts, sizes, 3, NULL) == 0)
         clops_cache_prune_to(cfg, cfg->max_bytes);
 }

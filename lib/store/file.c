@@ -1,9 +1,11 @@
 /* file.c - the one atomic file writer and the one file reader (file.h). */
+#define _DEFAULT_SOURCE /* realpath, PATH_MAX */
 #define _POSIX_C_SOURCE 200809L
 #include "store/file.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -57,33 +59,72 @@ static void temp_suffix(char out[7], unsigned attempt)
     out[6] = '\0';
 }
 
-int clops_file_begin(clops_file_writer *w, const char *path, mode_t mode)
+/* A target that exists and is not a regular file: opens it for writing in place
+ * (a character device or FIFO, with CLOPS_FILE_IN_PLACE) or refuses it. */
+static int begin_in_place(clops_file_writer *w, const struct stat *st, unsigned flags)
+{
+    const bool writable_kind = S_ISCHR(st->st_mode) || S_ISFIFO(st->st_mode);
+    if (!(flags & CLOPS_FILE_IN_PLACE) || !writable_kind) {
+        errno = S_ISDIR(st->st_mode) ? EISDIR : EINVAL;
+        return fail(w, "target");
+    }
+    /* O_NONBLOCK: a FIFO without a reader fails with ENXIO instead of blocking. */
+    w->fd = open(w->path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (w->fd < 0) return fail(w, "target");
+    const int fl = fcntl(w->fd, F_GETFL);
+    w->in_place = true;
+    if (fl < 0 || fcntl(w->fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+        fail(w, "target");
+        clops_file_abort(w);
+        return -1;
+    }
+    return 0;
+}
+
+int clops_file_begin(clops_file_writer *w, const char *path, mode_t mode, unsigned flags)
 {
     memset(w, 0, sizeof *w);
     w->fd = -1;
-    const char *slash = strrchr(path, '/');
-    const int dir_len = slash ? (int)(slash - path) + 1 : 0; /* with the slash */
-    if (snprintf(w->path, sizeof w->path, "%s", path) >= (int)sizeof w->path ||
-        dir_len + 12 >= (int)sizeof w->tmp) {
+    if (!path) {
+        errno = EINVAL;
+        return fail(w, "create");
+    }
+    struct stat st;
+    const bool found = stat(path, &st) == 0;
+    /* A symbolic link stays: the file it names is the target. */
+    struct stat lst;
+    char resolved[PATH_MAX];
+    if (found && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && realpath(path, resolved)) path = resolved;
+    if (snprintf(w->path, sizeof w->path, "%s", path) >= (int)sizeof w->path) {
         errno = ENAMETOOLONG;
         return fail(w, "create");
     }
-    /* A device file, FIFO or directory in place of the target is never replaced. */
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
-        return fail(w, "target");
+    if (found && !S_ISREG(st.st_mode)) return begin_in_place(w, &st, flags);
+    const char *slash = strrchr(path, '/');
+    const int dir_len = slash ? (int)(slash - path) + 1 : 0; /* with the slash */
+    if (dir_len + 12 >= (int)sizeof w->tmp) {
+        errno = ENAMETOOLONG;
+        return fail(w, "create");
     }
     for (unsigned attempt = 0; attempt < 100; attempt++) {
         char suffix[7];
         temp_suffix(suffix, attempt);
         snprintf(w->tmp, sizeof w->tmp, "%.*s.tmp-%s", dir_len, path, suffix);
         w->fd = IO_CREATE(w->tmp, mode);
-        if (w->fd >= 0) return 0;
+        if (w->fd >= 0) break;
         if (errno != EEXIST) break;
     }
-    w->tmp[0] = '\0';
-    return fail(w, "create");
+    if (w->fd < 0) {
+        w->tmp[0] = '\0';
+        return fail(w, "create");
+    }
+    /* The replacement keeps the old file's permission bits. */
+    if (found && fchmod(w->fd, st.st_mode & 07777) != 0) {
+        fail(w, "create");
+        clops_file_abort(w);
+        return -1;
+    }
+    return 0;
 }
 
 int clops_file_write(clops_file_writer *w, const void *data, size_t n)
@@ -123,16 +164,6 @@ int clops_file_printf(clops_file_writer *w, const char *fmt, ...)
     return rc;
 }
 
-int clops_file_patch(clops_file_writer *w, uint64_t offset, const void *data, size_t n)
-{
-    if (w->step) return -1;
-    const off_t end = lseek(w->fd, 0, SEEK_CUR);
-    if (end < 0 || (uint64_t)end < offset || end - (off_t)offset < (off_t)n || lseek(w->fd, (off_t)offset, SEEK_SET) < 0)
-        return fail(w, "write");
-    if (clops_file_write(w, data, n) != 0) return -1;
-    return lseek(w->fd, end, SEEK_SET) < 0 ? fail(w, "write") : 0;
-}
-
 /* Best effort: makes the rename durable by syncing the directory that holds it. */
 static void sync_dir_of(const char *path)
 {
@@ -151,6 +182,11 @@ static void sync_dir_of(const char *path)
 int clops_file_commit(clops_file_writer *w)
 {
     if (w->fd < 0) return fail(w, "create");
+    if (w->in_place) { /* a device or FIFO: nothing to sync or rename */
+        if (close(w->fd) != 0) fail(w, "close");
+        w->fd = -1;
+        return w->step ? -1 : 0;
+    }
     if (!w->step && IO_FSYNC(w->fd) != 0) fail(w, "fsync");
     if (close(w->fd) != 0) fail(w, "close");
     w->fd = -1;
@@ -168,22 +204,57 @@ void clops_file_abort(clops_file_writer *w)
     if (w->fd < 0) return;
     close(w->fd);
     w->fd = -1;
-    unlink(w->tmp);
+    if (!w->in_place) unlink(w->tmp);
 }
 
-int clops_file_write_parts(const char *path, mode_t mode, const void *const parts[], const size_t sizes[],
-                           size_t count, clops_file_writer *w)
+int clops_file_write_parts(const char *path, mode_t mode, unsigned flags, const void *const parts[],
+                           const size_t sizes[], size_t count, clops_file_writer *w)
 {
     clops_file_writer local;
     if (!w) w = &local;
-    if (clops_file_begin(w, path, mode) != 0) return -1;
+    if (clops_file_begin(w, path, mode, flags) != 0) return -1;
     for (size_t i = 0; i < count; i++) clops_file_write(w, parts[i], sizes[i]);
     return clops_file_commit(w);
 }
 
+static const char *kind_of(mode_t m)
+{
+    return S_ISDIR(m) ? "a directory" : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
+         : S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+void clops_file_describe(const clops_file_writer *w, char *out, size_t size)
+{
+    struct stat st;
+    if (strcmp(w->step, "target") == 0 && w->error == ENXIO)
+        snprintf(out, size, "it is a FIFO that no process is reading: nothing was written");
+    else if (strcmp(w->step, "target") == 0 && stat(w->path, &st) == 0 && !S_ISREG(st.st_mode))
+        snprintf(out, size, "it is %s: it is not replaced", kind_of(st.st_mode));
+    else if (strcmp(w->step, "create") == 0)
+        snprintf(out, size, "cannot create a temporary file beside %s: %s", w->path, strerror(w->error));
+    else
+        snprintf(out, size, "%s failed: %s", w->step, strerror(w->error));
+}
+
+int clops_file_read_exact(int fd, void *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        const ssize_t r = read(fd, (char *)buf + got, n - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            if (r == 0) errno = EIO; /* the file ended early */
+            return -1;
+        }
+        got += (size_t)r;
+    }
+    return 0;
+}
+
 int clops_file_open(const char *path, uint64_t limit, int *fd, uint64_t *size)
 {
-    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO never waits for a writer; it is refused below. */
+    *fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (*fd < 0) return -1;
     struct stat st;
     int err = 0;
@@ -207,18 +278,10 @@ int clops_file_read(const char *path, uint64_t limit, unsigned char **data, size
     uint64_t bytes;
     if (clops_file_open(path, limit, &fd, &bytes) != 0) return -1;
     int rc = -1;
-    if (bytes <= SIZE_MAX - 1 && (*data = malloc(bytes ? (size_t)bytes : 1)) != NULL) {
-        size_t got = 0;
-        while (got < bytes) {
-            const ssize_t r = read(fd, *data + got, (size_t)bytes - got);
-            if (r < 0 && errno == EINTR) continue;
-            if (r <= 0) break;
-            got += (size_t)r;
-        }
-        if (got == bytes) {
-            *size = (size_t)bytes;
-            rc = 0;
-        }
+    if (bytes <= SIZE_MAX - 1 && (*data = malloc(bytes ? (size_t)bytes : 1)) != NULL &&
+        clops_file_read_exact(fd, *data, (size_t)bytes) == 0) {
+        *size = (size_t)bytes;
+        rc = 0;
     }
     close(fd);
     if (rc != 0) {

@@ -3,96 +3,269 @@
  *
  * Pack file: magic "CLOPSPAK" | u64 entry count | per entry: u64 length | the
  * entry file's bytes (cache_entry.c's format, checked like any entry). Export
- * writes through the atomic writer (file.h); import checks the whole pack before
- * it installs anything, then installs each entry atomically. */
+ * writes through the atomic writer (file.h), so a failed export leaves the old
+ * pack as it was. Import is a transaction: the pack is read entry by entry,
+ * never whole (a 3 GiB file that is not a pack costs its first 16 bytes), and a
+ * malformed byte anywhere installs nothing; duplicates are skipped; the other
+ * entries are loaded on their devices by the caller's loader (api/pack_import.c) and
+ * those that load are installed, each atomically, within the size bound. A
+ * failed install removes what this import installed. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "store/file.h"
+#include "store/pack.h"
 
 #define PACK_MAGIC "CLOPSPAK"
 #define PACK_HEADER_BYTES 16
 #define PACK_MAX_BYTES (UINT64_C(1) << 40)
 #define PACK_FILE_MODE 0666
 
-int clops_cache_export(const clops_cache_config *cfg, const char *pack_path)
+/* Reads and checks the entry file `name`: true if it is a valid entry (then, with
+ * `data`, its bytes, freed by the caller). */
+static bool read_entry(const clops_cache_config *cfg, const char *name, unsigned char **data, size_t *size)
+{
+    char path[CLOPS_CACHE_PATH_MAX + 96];
+    snprintf(path, sizeof path, "%s/%s", cfg->dir, name);
+    unsigned char *bytes;
+    size_t n, klen, plen;
+    const unsigned char *k, *p;
+    if (clops_file_read(path, CLOPS_CACHE_ENTRY_MAX_BYTES, &bytes, &n) != 0) return false;
+    const bool ok = clops_cache_entry_parse(bytes, n, &k, &klen, &p, &plen);
+    if (ok && data) {
+        *data = bytes;
+        *size = n;
+    } else {
+        free(bytes);
+    }
+    return ok;
+}
+
+int clops_cache_export(const clops_cache_config *cfg, const char *pack_path, char *why, size_t why_size)
 {
     clops_cache_file *files;
     size_t count;
+    snprintf(why, why_size, "cannot read the cache directory %s", cfg->dir);
     if (cfg->mode == CLOPS_CACHE_OFF || clops_cache_scan(cfg, &files, &count) != 0) return -1;
     clops_file_writer w;
-    if (clops_file_begin(&w, pack_path, PACK_FILE_MODE) != 0) {
+    if (clops_file_begin(&w, pack_path, PACK_FILE_MODE, CLOPS_FILE_IN_PLACE) != 0) {
+        clops_file_describe(&w, why, why_size);
         free(files);
         return -1;
     }
+    /* The count comes first (the pack may be a pipe, which cannot be patched
+     * afterwards): the entries are checked, then read again and written. */
+    uint64_t valid = 0;
+    for (size_t i = 0; i < count; i++) {
+        files[i].entry = files[i].entry && read_entry(cfg, files[i].name, NULL, NULL);
+        valid += files[i].entry;
+    }
     unsigned char head[PACK_HEADER_BYTES];
     memcpy(head, PACK_MAGIC, 8);
-    clops_put_u64(head + 8, 0); /* entry count, patched below */
+    clops_put_u64(head + 8, valid);
     clops_file_write(&w, head, sizeof head);
     int written = 0;
     for (size_t i = 0; !w.step && i < count; i++) {
-        char path[CLOPS_CACHE_PATH_MAX + 96];
-        snprintf(path, sizeof path, "%s/%s", cfg->dir, files[i].name);
-        unsigned char *data;
+        unsigned char *data, len[8];
         size_t size;
-        const unsigned char *k, *p;
-        size_t klen, plen;
-        if (clops_file_read(path, CLOPS_CACHE_ENTRY_MAX_BYTES, &data, &size) != 0) continue;
-        if (clops_cache_entry_parse(data, size, &k, &klen, &p, &plen)) {
-            unsigned char len[8];
-            clops_put_u64(len, size);
-            if (clops_file_write(&w, len, 8) == 0 && clops_file_write(&w, data, size) == 0) written++;
+        if (!files[i].entry) continue;
+        if (!read_entry(cfg, files[i].name, &data, &size)) {
+            snprintf(why, why_size, "entry %s was removed or changed during the export; try again", files[i].name);
+            free(files);
+            clops_file_abort(&w);
+            return -1;
         }
+        clops_put_u64(len, size);
+        if (clops_file_write(&w, len, 8) == 0 && clops_file_write(&w, data, size) == 0) written++;
         free(data);
     }
     free(files);
-    clops_put_u64(head + 8, (uint64_t)written);
-    clops_file_patch(&w, 0, head, sizeof head);
-    return clops_file_commit(&w) == 0 ? written : -1;
+    if (clops_file_commit(&w) == 0) return written;
+    clops_file_describe(&w, why, why_size);
+    return -1;
 }
 
-/* Walks a pack's entries: with `install`, writes each; without, only checks them.
- * Returns the count, or -1 at the first malformed byte (trailing bytes too). */
-static int pack_walk(const clops_cache_config *cfg, const unsigned char *data, size_t size, bool install)
+/* Reads entry `it` of the pack into a new buffer and checks it; NULL if malformed. */
+static unsigned char *read_item(int fd, const pack_item *it, const unsigned char **key, size_t *key_len)
 {
-    if (size < PACK_HEADER_BYTES || memcmp(data, PACK_MAGIC, 8) != 0) return -1;
-    const uint64_t count = clops_get_u64(data + 8);
-    size_t pos = PACK_HEADER_BYTES;
-    int done = 0;
-    for (uint64_t i = 0; i < count; i++) {
-        if (size - pos < 8) return -1;
-        const uint64_t len = clops_get_u64(data + pos);
-        pos += 8;
-        const unsigned char *k, *p;
-        size_t klen, plen;
-        if (len > size - pos || !clops_cache_entry_parse(data + pos, (size_t)len, &k, &klen, &p, &plen)) return -1;
-        if (install) {
-            char path[CLOPS_CACHE_PATH_MAX + 32];
-            clops_cache_entry_path(cfg, (const char *)k, klen, path, sizeof path);
-            const void *const parts[1] = {data + pos};
-            const size_t sizes[1] = {(size_t)len};
-            if (clops_file_write_parts(path, CLOPS_CACHE_FILE_MODE, parts, sizes, 1, NULL) != 0) return -1;
-        }
-        done++;
-        pos += (size_t)len;
-    }
-    return pos == size ? done : -1;
-}
-
-int clops_cache_import(const clops_cache_config *cfg, const char *pack_path)
-{
-    if (cfg->mode != CLOPS_CACHE_READ_WRITE) return -1;
-    unsigned char *data;
-    size_t size;
-    if (clops_file_read(pack_path, PACK_MAX_BYTES, &data, &size) != 0) return -1;
-    /* The whole pack is checked before anything is installed: a bad pack installs nothing. */
-    int imported = pack_walk(cfg, data, size, false);
-    if (imported >= 0) imported = pack_walk(cfg, data, size, true);
+    unsigned char *data = malloc(it->len ? (size_t)it->len : 1);
+    const unsigned char *p;
+    size_t plen;
+    if (data && pread(fd, data, (size_t)it->len, (off_t)it->offset) == (ssize_t)it->len &&
+        clops_cache_entry_parse(data, (size_t)it->len, key, key_len, &p, &plen))
+        return data;
     free(data);
-    return imported;
+    return NULL;
+}
+
+int clops_pack_read_items(int fd, uint64_t size, pack_item **items, size_t *count, char *why, size_t why_size)
+{
+    *items = NULL;
+    *count = 0;
+    unsigned char head[PACK_HEADER_BYTES];
+    if (size < PACK_HEADER_BYTES || clops_file_read_exact(fd, head, sizeof head) != 0 ||
+        memcmp(head, PACK_MAGIC, 8) != 0) {
+        snprintf(why, why_size, "it is not a clops kernel pack (no CLOPSPAK header)");
+        return -1;
+    }
+    const uint64_t n = clops_get_u64(head + 8);
+    if (n > (size - PACK_HEADER_BYTES) / (8 + CLOPS_CACHE_ENTRY_HEADER_BYTES) ||
+        !(*items = calloc(n ? (size_t)n : 1, sizeof **items))) {
+        snprintf(why, why_size, "its header announces %llu entries, more than its %llu bytes hold",
+                 (unsigned long long)n, (unsigned long long)size);
+        return -1;
+    }
+    uint64_t pos = PACK_HEADER_BYTES;
+    for (uint64_t i = 0; i < n; i++) {
+        unsigned char len[8];
+        pack_item *it = &(*items)[i];
+        if (size - pos < 8 || pread(fd, len, 8, (off_t)pos) != 8) break;
+        it->len = clops_get_u64(len);
+        it->offset = pos + 8;
+        const unsigned char *k;
+        size_t klen;
+        unsigned char *data = NULL;
+        if (it->len > size - it->offset || it->len > CLOPS_CACHE_ENTRY_MAX_BYTES ||
+            !(data = read_item(fd, it, &k, &klen))) {
+            snprintf(why, why_size, "entry %llu (at byte %llu) is malformed or fails its checksum",
+                     (unsigned long long)i + 1, (unsigned long long)pos);
+            return -1;
+        }
+        snprintf(it->name, sizeof it->name, "%016llx.bin", (unsigned long long)clops_fnv1a(CLOPS_FNV_SEED, k, klen));
+        free(data);
+        pos = it->offset + it->len;
+        *count = (size_t)i + 1;
+    }
+    if (*count != n || pos != size) {
+        snprintf(why, why_size, "it ends early or has bytes after its last entry (%llu of %llu entries read)",
+                 (unsigned long long)*count, (unsigned long long)n);
+        return -1;
+    }
+    return 0;
+}
+
+/* True if the cache already has entry `it` (the same key), or the pack had it earlier. */
+static bool is_duplicate(const clops_cache_config *cfg, int fd, const pack_item *items, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (strcmp(items[j].name, items[i].name) == 0) return true;
+    char path[CLOPS_CACHE_PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/%s", cfg->dir, items[i].name);
+    unsigned char *old, *mine;
+    size_t old_size, klen, old_klen, plen;
+    const unsigned char *k, *old_k, *p;
+    if (clops_file_read(path, CLOPS_CACHE_ENTRY_MAX_BYTES, &old, &old_size) != 0) return false;
+    bool same = false;
+    if (clops_cache_entry_parse(old, old_size, &old_k, &old_klen, &p, &plen) &&
+        (mine = read_item(fd, &items[i], &k, &klen)) != NULL) {
+        same = klen == old_klen && memcmp(k, old_k, klen) == 0;
+        free(mine);
+    }
+    free(old);
+    return same;
+}
+
+/* Installs every PACK_LOADS item that fits the bound; on a failure removes what
+ * it installed and returns -1 with `why`. */
+static int install(const clops_cache_config *cfg, int fd, pack_item *items, size_t count, char *why, size_t why_size)
+{
+    clops_cache_file *files;
+    size_t nfiles;
+    if (clops_cache_scan(cfg, &files, &nfiles) != 0) {
+        snprintf(why, why_size, "cannot read the cache directory %s", cfg->dir);
+        return -1;
+    }
+    uint64_t total = 0;
+    for (size_t i = 0; i < nfiles; i++) total += files[i].size;
+    free(files);
+    size_t done = 0;
+    for (size_t i = 0; i < count; i++) {
+        pack_item *it = &items[i];
+        if (it->verdict != PACK_LOADS) continue;
+        if (it->len > cfg->max_bytes || total > cfg->max_bytes - it->len) {
+            it->verdict = PACK_OVER_LIMIT;
+            continue;
+        }
+        char path[CLOPS_CACHE_PATH_MAX + 32];
+        snprintf(path, sizeof path, "%s/%s", cfg->dir, it->name);
+        const unsigned char *k;
+        size_t klen;
+        unsigned char *data = read_item(fd, it, &k, &klen);
+        clops_file_writer w = {.step = "read"};
+        const void *const parts[1] = {data};
+        const size_t sizes[1] = {(size_t)it->len};
+        if (!data || clops_file_write_parts(path, CLOPS_CACHE_FILE_MODE, 0, parts, sizes, 1, &w) != 0) {
+            char step[CLOPS_FILE_PATH_MAX + 128] = "the pack changed while it was imported";
+            if (data) clops_file_describe(&w, step, sizeof step);
+            snprintf(why, why_size, "installing %s failed (%s); this import installed nothing", it->name, step);
+            free(data);
+            for (size_t j = 0; j < i; j++) /* the transaction's own files */
+                if (items[j].verdict == PACK_LOADS) {
+                    snprintf(path, sizeof path, "%s/%s", cfg->dir, items[j].name);
+                    unlink(path);
+                }
+            return -1;
+        }
+        free(data);
+        total += it->len;
+        done++;
+    }
+    return (int)done;
+}
+
+static const char *verdict_reason(char v)
+{
+    switch (v) {
+    case PACK_REFUSED: return "the device's driver refused its binary";
+    case PACK_CRASHED: return "loading its binary crashed the process that tried it";
+    case PACK_HUNG: return "loading its binary did not return in time (CLOPS_IMPORT_LOAD_TIMEOUT)";
+    default: return "";
+    }
+}
+
+int clops_cache_import(const clops_cache_config *cfg, const char *pack_path, clops_pack_loader check_loads,
+                       clops_pack_report *r, clops_status *st, char *why, size_t why_size)
+{
+    memset(r, 0, sizeof *r);
+    int fd;
+    uint64_t size;
+    if (clops_file_open(pack_path, PACK_MAX_BYTES, &fd, &size) != 0) {
+        *st = errno == EINVAL || errno == EFBIG ? CLOPS_ERROR_BAD_PACK : CLOPS_ERROR_CACHE_IO;
+        snprintf(why, why_size, "%s", errno == EINVAL ? "it is not a regular file" : strerror(errno));
+        return -1;
+    }
+    pack_item *items;
+    size_t count;
+    *st = CLOPS_ERROR_BAD_PACK;
+    int rc = clops_pack_read_items(fd, size, &items, &count, why, why_size);
+    if (rc == 0) {
+        r->entries = count;
+        for (size_t i = 0; i < count; i++)
+            if (is_duplicate(cfg, fd, items, i)) items[i].verdict = PACK_DUPLICATE;
+        *st = CLOPS_ERROR_CACHE_IO;
+        snprintf(why, why_size, "cannot start a process to load its binaries");
+        rc = check_loads(fd, items, count);
+    }
+    if (rc == 0) rc = install(cfg, fd, items, count, why, why_size);
+    for (size_t i = 0; rc >= 0 && i < count; i++) {
+        const char v = items[i].verdict;
+        r->imported += v == PACK_LOADS;
+        r->duplicates += v == PACK_DUPLICATE;
+        r->other_device += v == PACK_OTHER_DEVICE;
+        r->over_limit += v == PACK_OVER_LIMIT;
+        if (v == PACK_REFUSED || v == PACK_CRASHED || v == PACK_HUNG) {
+            if (r->rejected++ == 0)
+                snprintf(r->reason, sizeof r->reason, "entry %zu (%s): %s", i + 1, items[i].name, verdict_reason(v));
+        }
+    }
+    free(items);
+    close(fd);
+    return rc < 0 ? -1 : (int)r->imported;
 }
 
 /* ---- public calls ------------------------------------------------------------------------- */
@@ -103,22 +276,9 @@ clops_status clops_cache_export_pack(const char *path, size_t *count)
     if (!path) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_cache_export_pack: path is NULL");
     clops_status st = clops_cache_usable(&cfg, false);
     if (st != CLOPS_SUCCESS) return st;
-    const int n = clops_cache_export(&cfg, path);
-    if (n < 0) return clops_fail(CLOPS_ERROR_CACHE_IO, "cannot export the cache %s to %s", cfg.dir, path);
-    if (count) *count = (size_t)n;
-    return CLOPS_SUCCESS;
-}
-
-clops_status clops_cache_import_pack(const char *path, size_t *count)
-{
-    clops_cache_config cfg;
-    if (!path) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_cache_import_pack: path is NULL");
-    clops_status st = clops_cache_usable(&cfg, true);
-    if (st != CLOPS_SUCCESS) return st;
-    const int n = clops_cache_import(&cfg, path);
-    if (n < 0)
-        return clops_fail(CLOPS_ERROR_BAD_PACK, "%s is not a readable clops kernel pack (or %s is not writable)", path,
-                          cfg.dir);
+    char why[CLOPS_FILE_PATH_MAX + 256];
+    const int n = clops_cache_export(&cfg, path, why, sizeof why);
+    if (n < 0) return clops_fail(CLOPS_ERROR_CACHE_IO, "cannot export the cache %s to %s: %s", cfg.dir, path, why);
     if (count) *count = (size_t)n;
     return CLOPS_SUCCESS;
 }

@@ -147,7 +147,7 @@ clops_status clops_tuning_table_save(const clops_context *ctx, const struct clop
     char path[CLOPS_CACHE_PATH_MAX + 64];
     db_path(ctx, path, sizeof path);
     clops_file_writer w;
-    if (clops_file_begin(&w, path, CLOPS_CACHE_FILE_MODE) != 0)
+    if (clops_file_begin(&w, path, CLOPS_CACHE_FILE_MODE, 0) != 0)
         return clops_fail(CLOPS_ERROR_CACHE_IO, "cannot create a temporary file in %s", ctx->cache.dir);
     clops_file_printf(&w, "%s\ndevice %s\n", TUNE_MAGIC, ctx->info.device_name);
     for (size_t i = 0; i < t->count; i++) {

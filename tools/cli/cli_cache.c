@@ -5,6 +5,17 @@
 
 #include "cli.h"
 
+/* Prints `n` bytes of a key (which a pack may have brought from anywhere) with
+ * every byte that is not printable ASCII - escape sequences too - as \xNN. */
+static void print_escaped(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x7f && c != '\\') putchar(c);
+        else printf("\\x%02x", c);
+    }
+}
+
 static void print_entry(void *user, const char *file, uint64_t bytes, long long last_used, const char *key,
                         size_t key_len)
 {
@@ -13,6 +24,11 @@ static void print_entry(void *user, const char *file, uint64_t bytes, long long 
     const time_t t = (time_t)last_used;
     struct tm tm;
     if (gmtime_r(&t, &tm)) strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+    if (!key && strncmp(file, ".tmp-", 5) == 0) {
+        printf("%s  %10" PRIu64 "  %s  (temporary file: a write in progress, or one killed before it finished;"
+               " prune and clear remove it after an hour)\n", file, bytes, when);
+        return;
+    }
     if (!key) {
         printf("%s  %10" PRIu64 "  %s  (invalid entry: removed when next read)\n", file, bytes, when);
         return;
@@ -28,8 +44,11 @@ static void print_entry(void *user, const char *file, uint64_t bytes, long long 
         if (strncmp(p, "source:", 7) == 0) break;
         p += len + 1;
     }
-    printf("%s  %10" PRIu64 "  %s  %.*s  %.*s\n", file, bytes, when, (int)dev_len, dev ? dev : "", (int)opt_len,
-           opt ? opt : "");
+    printf("%s  %10" PRIu64 "  %s  ", file, bytes, when);
+    print_escaped(dev ? dev : "", dev_len);
+    fputs("  ", stdout);
+    print_escaped(opt ? opt : "", opt_len);
+    putchar('\n');
 }
 
 static int run_cache_path(const cli_command *cmd, const cli_args *args)
@@ -73,16 +92,29 @@ static int run_cache_prune(const cli_command *cmd, const cli_args *args)
     return report_count("cache prune", st, "evicted", n, "");
 }
 
-/* cache export FILE and cache import FILE. */
-static int run_cache_pack(const cli_command *cmd, const cli_args *args)
+static int run_cache_export(const cli_command *cmd, const cli_args *args)
 {
     const char *path = args->positional[0];
-    const int export = strcmp(cmd->name, "cache export") == 0;
     char tail[4200];
-    snprintf(tail, sizeof tail, export ? " to %s" : " from %s", path);
+    snprintf(tail, sizeof tail, " to %s", path);
     size_t n = 0;
-    const clops_status st = export ? clops_cache_export_pack(path, &n) : clops_cache_import_pack(path, &n);
-    return report_count(cmd->name, st, export ? "exported" : "imported", n, tail);
+    const clops_status st = clops_cache_export_pack(path, &n);
+    return report_count(cmd->name, st, "exported", n, tail);
+}
+
+/* "imported N of M entries from FILE", then one line per kind of skipped entry. */
+static int run_cache_import(const cli_command *cmd, const cli_args *args)
+{
+    const char *path = args->positional[0];
+    clops_pack_report r;
+    const clops_status st = clops_cache_import_pack_report(path, &r);
+    if (st != CLOPS_SUCCESS) return fail_clops(cmd->name, st);
+    printf("imported %zu of %zu entr%s from %s\n", r.imported, r.entries, r.entries == 1 ? "y" : "ies", path);
+    if (r.duplicates) printf("  skipped %zu already in the cache\n", r.duplicates);
+    if (r.other_device) printf("  skipped %zu for a device or clops version this machine does not have\n", r.other_device);
+    if (r.over_limit) printf("  skipped %zu that would exceed CLOPS_CACHE_MAX_SIZE\n", r.over_limit);
+    if (r.rejected) printf("  rejected %zu; the first: %s\n", r.rejected, r.reason);
+    return EXIT_OK;
 }
 
 static const cli_command cache_commands[] = {
@@ -97,9 +129,11 @@ static const cli_command cache_commands[] = {
     {"cache export", "FILE", 1,
      "Writes every valid cached binary to one kernel pack FILE, to give a device that\n"
      "cannot compile at run time (an FPGA built offline) its prebuilt programs.",
-     help_only_options, NULL, run_cache_pack},
-    {"cache import", "FILE", 1, "Checks and installs every entry of a kernel pack FILE into the cache.",
-     help_only_options, NULL, run_cache_pack},
+     help_only_options, NULL, run_cache_export},
+    {"cache import", "FILE", 1,
+     "Checks every entry of a kernel pack FILE, loads each on its device in a child\n"
+     "process, and installs those that load (a report says what was skipped and why).",
+     help_only_options, NULL, run_cache_import},
 };
 #define CACHE_COMMAND_COUNT (sizeof(cache_commands) / sizeof(cache_commands[0]))
 
