@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "core/checked.h"
 #include "store/cache.h"
 #include "cl_api.h"
 #include "clops/clops.h"
@@ -24,16 +25,6 @@ clops_status clops_fail(clops_status status, const char *fmt, ...)
     ;
 /* A cl_int error from `what` as a status, with the call named in the message. */
 clops_status clops_fail_cl(cl_int err, const char *what);
-
-/* ---- checked arithmetic (validate.c) ---------------------------------------------- */
-static inline bool clops_mul_u64(uint64_t a, uint64_t b, uint64_t *out)
-{
-    return !__builtin_mul_overflow(a, b, out);
-}
-static inline bool clops_add_u64(uint64_t a, uint64_t b, uint64_t *out)
-{
-    return !__builtin_add_overflow(a, b, out);
-}
 
 /* ---- tensors (validate.c) ---------------------------------------------------------- */
 

@@ -71,8 +71,9 @@ const char *variant_name(const bench_config *c)
  * specification's example is DepthToSpace (1,8,2,3) -> (1,2,4,6) at b = 2, and
  * (1,2b*b,2,3) -> (1,2,2b,3b) at other b. MaxUnpooling: 2x2 windows of stride 2,
  * input {1, 16, H, W}, output {1, 16, 2H, 2W} of about `target` bytes; the
- * example is (1,8,2,3) -> (1,8,4,6). */
-static void make_shapes(bench_config *c)
+ * example is (1,8,2,3) -> (1,8,4,6). Returns 0, or 1 after a message when
+ * the library rejects a shape. */
+static int make_shapes(bench_config *c)
 {
     const uint64_t w = c->width;
     if (c->op == BENCH_UNPOOL) {
@@ -94,9 +95,14 @@ static void make_shapes(bench_config *c)
             const double side = sqrt((double)c->target / (double)w / SPACE_CHANNELS);
             hs = ws = b * (uint32_t)fmax(1.0, floor(side / b + 0.5));
         }
-        const uint32_t deep[4] = {1, ch * b * b, hs / b, ws / b}, space[4] = {1, ch, hs, ws};
-        memcpy(c->in, c->op == BENCH_D2S ? deep : space, sizeof deep);
-        memcpy(c->out, c->op == BENCH_D2S ? space : deep, sizeof deep);
+        /* The deep tensor by the library's rule: SpaceToDepth of the spatial one. */
+        clops_tensor_desc space = {type_of_width(c->width), {1, ch, hs, ws}, NULL}, deep = space;
+        const clops_space_to_depth_desc sd = {&space, NULL, b, CLOPS_ORDER_DEPTH_COLUMN_ROW};
+        const clops_operator_desc op = {CLOPS_OPERATOR_SPACE_TO_DEPTH, &sd};
+        const clops_status st = clops_operator_output_sizes(&op, deep.sizes);
+        if (st != CLOPS_SUCCESS) return clops_fail_msg(st, "clops_operator_output_sizes");
+        memcpy(c->in, c->op == BENCH_D2S ? deep.sizes : space.sizes, sizeof c->in);
+        memcpy(c->out, c->op == BENCH_D2S ? space.sizes : deep.sizes, sizeof c->out);
     }
     c->type = type_of_width(c->width);
     c->index_type = c->variant & UNPOOL_U32 ? CLOPS_DATA_TYPE_UINT32 : CLOPS_DATA_TYPE_INT64;
@@ -105,6 +111,7 @@ static void make_shapes(bench_config *c)
     c->idx_bytes = c->op == BENCH_UNPOOL ? count4(c->in) * (c->variant & UNPOOL_U32 ? 4 : 8) : 0;
     c->moved = c->in_bytes + c->idx_bytes + c->out_bytes;
     c->copy_bytes = round_up((c->moved + 1) / 2, 16);
+    return 0;
 }
 
 /* Every configuration, sizes outermost (smallest first, as given). */
@@ -128,7 +135,10 @@ static bench_config *make_configs(const bench_args *a, size_t *count)
                         c->width = a->widths[wi];
                         c->block = o == BENCH_UNPOOL ? 0 : a->blocks[bi];
                         c->target = a->sizes[s];
-                        make_shapes(c);
+                        if (make_shapes(c)) {
+                            free(cfgs);
+                            return NULL;
+                        }
                     }
         }
     *count = k;
@@ -398,7 +408,7 @@ static int bench_latency(cl_env *e, clops_context *host_ctx, pool *p, const benc
     c.width = 4;
     c.block = which == BENCH_UNPOOL ? 0 : 2;
     c.target = 0;
-    make_shapes(&c);
+    if (make_shapes(&c)) return 1;
     desc_storage d;
     make_desc(&c, &d);
     if (pool_fit(p, e, &c)) return 1;

@@ -13,6 +13,9 @@ typedef struct clops_op_entry {
      * stays NULL for an operator without indices); NULL_ARGUMENT for a missing one. */
     clops_status (*unpack)(const void *desc, clops_op_params *p, const clops_tensor_desc **in,
                            const clops_tensor_desc **idx, const clops_tensor_desc **out);
+    /* The output sizes the operator's rule gives for a validated input and the
+     * attributes (failing on a broken rule); NULL where the caller gives them. */
+    clops_status (*output_sizes)(const clops_op_params *p, uint64_t out[4]);
     /* The operator's own rules on validated tensors, the output shape included. */
     clops_status (*check)(const clops_op_params *p);
     /* The host kernel (lib/host/) on buffers already checked. */
