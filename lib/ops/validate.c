@@ -7,6 +7,8 @@
 
 #include "ops/ops.h"
 
+typedef enum clops_tensor_role { CLOPS_ROLE_INPUT, CLOPS_ROLE_INDICES, CLOPS_ROLE_OUTPUT } clops_tensor_role;
+
 static const char *role_name(clops_tensor_role role)
 {
     switch (role) {
