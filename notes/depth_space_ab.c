@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "api/api.h"
 static double secs(cl_event e){cl_ulong a=0,b=0;clGetEventProfilingInfo(e,CL_PROFILING_COMMAND_START,8,&a,NULL);clGetEventProfilingInfo(e,CL_PROFILING_COMMAND_END,8,&b,NULL);return (b-a)*1e-9;}
 static int cmpd(const void*a,const void*b){double x=*(double*)a,y=*(double*)b;return x<y?-1:x>y;}
 static double run(clops_operator*op,clops_buffers*b){cl_event e;clops_operator_execute(op,b,0,NULL,&e);clWaitForEvents(1,&e);double s=secs(e);clReleaseEvent(e);return s;}

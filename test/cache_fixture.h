@@ -28,7 +28,7 @@
 #include "test_common.h"
 
 #define CLOPS_CL_API_NO_MACROS
-#include "internal.h"
+#include "ops/ops.h" /* the operator object: test_tuning reads its tune key */
 
 #define ENTRY_HEADER_BYTES 32 /* magic, version, key length, payload length, checksum */
 

@@ -34,7 +34,7 @@
 /* Linked with the static clops_testable: DepthToSpace and SpaceToDepth also run
  * with forced chunk lengths (as `clops tune` builds its candidates), so the
  * multi-chunk and whole-row loops run on this (GPU-type) device too. */
-#include "internal.h"
+#include "api/api.h"
 #endif
 
 static clops_context *ctx;

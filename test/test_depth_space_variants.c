@@ -17,7 +17,7 @@
  * The output starts as a sentinel and is compared whole, so a write into a gap
  * or past the span fails. The host backend runs every case too.
  */
-#include "internal.h"
+#include "api/api.h"
 #include "reference.h"
 #include "test_common.h"
 

@@ -13,7 +13,7 @@
  */
 #include "test_unpool_common.h"
 
-#include "internal.h" /* test_claims_wrap sets an operator's claim base */
+#include "ops/ops.h" /* test_claims_wrap sets an operator's claim base */
 
 /* Input {2, 3, 24, 40} (5760 elements) into windows of KH x KW = 2 x 3. */
 #define IN_N 2

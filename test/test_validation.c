@@ -534,6 +534,97 @@ START_TEST(test_batch_channel_mismatch)
 }
 END_TEST
 
+/* ---- 6. the output-size rule, public (clops_operator_output_sizes) ----------------------------------- */
+
+/* `d`'s output sizes must be `want`, written whatever the output descriptor
+ * holds (here NULL), and validation must accept them as the output. */
+static void expect_output_sizes(ds_desc *d, const uint32_t want[4], const char *what)
+{
+    uint32_t got[4] = {7, 7, 7, 7};
+    d->d.output = NULL;
+    clops_status st = clops_operator_output_sizes(&d->op, got);
+    ASSERT_STATUS(st, CLOPS_SUCCESS, what, "clops_operator_output_sizes");
+    for (int k = 0; k < 4; k++)
+        ck_assert_msg(got[k] == want[k], "%s: output size %d is %u, want %u", what, k, got[k], want[k]);
+    memcpy(d->out.sizes, got, sizeof d->out.sizes);
+    d->d.output = &d->out;
+    expect_valid(&d->op, what);
+}
+
+/* `d`'s output sizes are refused with `want` (message containing `needle`)
+ * and `sizes` is left as it was. */
+static void expect_no_output_sizes(const clops_operator_desc *desc, clops_status want, const char *needle,
+                                   const char *what)
+{
+    uint32_t got[4] = {7, 7, 7, 7};
+    clops_status st = clops_operator_output_sizes(desc, got);
+    ASSERT_STATUS(st, want, what, "clops_operator_output_sizes");
+    check_message(what, "clops_operator_output_sizes", needle);
+    for (int k = 0; k < 4; k++)
+        ck_assert_msg(got[k] == 7, "%s: a failed call wrote output size %d (%u)", what, k, got[k]);
+}
+
+START_TEST(test_output_sizes)
+{
+    const uint32_t none[4] = {0, 0, 0, 0};
+    ds_desc d;
+    make_ds(&d, D2S, F32, d2s_in, none, 2, DCR);
+    expect_output_sizes(&d, d2s_out, "DepthToSpace 1x8x2x3 block 2");
+    make_ds(&d, S2D, F32, d2s_out, none, 2, CRD);
+    expect_output_sizes(&d, d2s_in, "SpaceToDepth 1x2x4x6 block 2");
+    const uint32_t in3[4] = {2, 18, 5, 7}, out3[4] = {2, 2, 15, 21};
+    make_ds(&d, D2S, CLOPS_DATA_TYPE_UINT8, in3, none, 3, CRD);
+    expect_output_sizes(&d, out3, "DepthToSpace 2x18x5x7 block 3");
+    make_ds(&d, S2D, CLOPS_DATA_TYPE_UINT8, out3, none, 3, DCR);
+    expect_output_sizes(&d, in3, "SpaceToDepth 2x2x15x21 block 3");
+    const uint32_t empty[4] = {0, 4, 3, 5}, empty_out[4] = {0, 1, 6, 10};
+    make_ds(&d, D2S, F32, empty, none, 2, DCR);
+    expect_output_sizes(&d, empty_out, "DepthToSpace 0x4x3x5 block 2 (empty)");
+    const uint32_t one[4] = {1, 5, 3, 4};
+    make_ds(&d, D2S, F32, one, none, 1, DCR);
+    expect_output_sizes(&d, one, "DepthToSpace block 1");
+
+    /* The rules, as validation reports them. */
+    const uint32_t in7[4] = {1, 7, 2, 3}, inh[4] = {1, 2, 5, 6};
+    make_ds(&d, D2S, F32, in7, none, 2, DCR);
+    expect_no_output_sizes(&d.op, CLOPS_ERROR_CHANNELS_NOT_DIVISIBLE, "7", "DepthToSpace 7 channels, block 2");
+    make_ds(&d, S2D, F32, inh, none, 2, DCR);
+    expect_no_output_sizes(&d.op, CLOPS_ERROR_SPATIAL_NOT_DIVISIBLE, "5", "SpaceToDepth height 5, block 2");
+    make_ds(&d, D2S, F32, d2s_in, none, 0, DCR);
+    expect_no_output_sizes(&d.op, CLOPS_ERROR_INVALID_BLOCK_SIZE, "0", "DepthToSpace block 0");
+    make_ds(&d, D2S, F32, d2s_in, none, 2, (clops_depth_space_order)5);
+    expect_no_output_sizes(&d.op, CLOPS_ERROR_INVALID_ORDER, "5", "DepthToSpace order 5");
+    make_ds(&d, D2S, CLOPS_DATA_TYPE_UNKNOWN, d2s_in, none, 2, DCR);
+    expect_no_output_sizes(&d.op, CLOPS_ERROR_UNSUPPORTED_DATA_TYPE, NULL, "DepthToSpace input type UNKNOWN");
+
+    /* Sizes no uint32 holds. */
+    const uint32_t wide[4] = {1, 4, 3, 1u << 31}, deep[4] = {1, 1u << 20, 128, 128};
+    make_ds(&d, D2S, CLOPS_DATA_TYPE_UINT8, wide, none, 2, DCR);
+    expect_no_output_sizes(&d.op, CLOPS_ERROR_SIZE_OVERFLOW, "4294967296", "DepthToSpace width 2^31 block 2");
+    make_ds(&d, S2D, CLOPS_DATA_TYPE_UINT8, deep, none, 128, DCR);
+    expect_no_output_sizes(&d.op, CLOPS_ERROR_SIZE_OVERFLOW, "17179869184", "SpaceToDepth 2^20 channels block 128");
+    const uint32_t M = UINT32_MAX, inE[4] = {1, 1u << 31, 0, M};
+    make_ds(&d, S2D, F32, inE, none, M, DCR);
+    expect_no_output_sizes(&d.op, CLOPS_ERROR_OUTPUT_SIZE_MISMATCH, "overflows 64 bits",
+                           "SpaceToDepth C*b^2 past 2^64");
+
+    /* MaxUnpooling's output sizes are the caller's; NULL arguments; unknown types. */
+    up_desc u;
+    make_up(&u, F32, CLOPS_DATA_TYPE_INT64, up_in, up_out);
+    expect_no_output_sizes(&u.op, CLOPS_ERROR_OUTPUT_NOT_DERIVED, "caller", "MaxUnpooling");
+    expect_no_output_sizes(NULL, CLOPS_ERROR_NULL_ARGUMENT, NULL, "NULL descriptor");
+    make_ds(&d, D2S, F32, d2s_in, none, 2, DCR);
+    d.d.input = NULL;
+    expect_no_output_sizes(&d.op, CLOPS_ERROR_NULL_ARGUMENT, "input", "NULL input");
+    make_ds(&d, D2S, F32, d2s_in, none, 2, DCR);
+    d.op.type = (clops_operator_type)99;
+    expect_no_output_sizes(&d.op, CLOPS_ERROR_INVALID_OPERATOR_TYPE, "99", "operator type 99");
+    d.op.type = D2S;
+    clops_status st = clops_operator_output_sizes(&d.op, NULL);
+    ASSERT_STATUS(st, CLOPS_ERROR_NULL_ARGUMENT, "NULL sizes", "clops_operator_output_sizes");
+}
+END_TEST
+
 /* ---- the order of the checks: the first failing one is reported ------------------------------------------ */
 START_TEST(test_validation_order)
 {
@@ -619,6 +710,7 @@ static Suite *validation_suite(void)
     tcase_add_test(tc, test_indices_size_mismatch);
     tcase_add_test(tc, test_batch_channel_mismatch);
     tcase_add_test(tc, test_validation_order);
+    tcase_add_test(tc, test_output_sizes);
     suite_add_tcase(s, tc);
     return s;
 }

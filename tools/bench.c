@@ -1,5 +1,6 @@
 /*
- * bench.c - `clops bench` (see bench.h; the method is in notes/bench.md).
+ * bench.c - `clops bench` (see bench.h; the method is in notes/bench.md): the
+ * configurations, the timed runs and main; the other files in bench_internal.h.
  *
  * What is timed, per configuration (operator, order or index type, element
  * width, block size, size), after one untimed warm-up run of each:
@@ -20,22 +21,16 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "bench.h"
+#include "bench_internal.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <clops/clops.h>
-
-#define MIB (1024.0 * 1024.0)
-#define COPY_PER_ITEM 16
-#define COPY_LOCAL_SIZE 256
 /* Configurations whose output is at most this large are checked against the
  * host reference (clops_host_run) after the warm-up. */
 #define VERIFY_MAX_BYTES ((uint64_t)4 << 20)
@@ -44,313 +39,8 @@
 /* Channels of the spatial (shallow) tensor of DepthToSpace/SpaceToDepth, and of MaxUnpooling. */
 #define SPACE_CHANNELS 4
 #define UNPOOL_CHANNELS 16
-/* MaxUnpooling variants: UINT32 (else INT64) indices; scattered (else pooling-
- * shaped) indices, input position k of a plane going to k * SCATTER_STEP modulo
- * the output plane (4x the input plane): distinct, because the step is a prime
- * larger than any plane made here, and spread over the whole plane. */
-#define UNPOOL_U32 1
-#define UNPOOL_SCATTERED 2
-#define SCATTER_STEP UINT64_C(2654435761)
 
-/* ---- options ------------------------------------------------------------------------ */
-
-typedef enum opt_id { OPT_DEVICE, OPT_JSON, OPT_QUICK, OPT_REPS, OPT_OPS, OPT_WIDTHS, OPT_BLOCKS, OPT_SIZES,
-                      OPT_HELP } opt_id;
-
-typedef struct bench_option {
-    opt_id id;
-    const char *name;
-    const char *arg; /* NULL for a flag */
-    const char *help;
-} bench_option;
-
-/* One table drives both parsing and --help. */
-static const bench_option bench_options[] = {
-    {OPT_DEVICE, "--device", "N|host",
-     "device index from `clops devices`, or host (default: CLOPS_DEVICE, else the first GPU, else the first "
-     "device, else host)"},
-    {OPT_JSON, "--json", NULL, "print one JSON document to stdout instead of the table"},
-    {OPT_QUICK, "--quick", NULL, "few sizes, widths and blocks (a smoke test); explicit lists still win"},
-    {OPT_REPS, "--reps", "N", "timed repetitions of each measurement, medians reported (default 7; 3x that "
-                              "below 1 MiB moved)"},
-    {OPT_OPS, "--ops", "LIST", "operators among d2s,s2d,unpool (default: all)"},
-    {OPT_WIDTHS, "--widths", "LIST", "element widths in bytes among 1,2,4,8,16 (default: all; types UINT8, "
-                                     "FLOAT16, FLOAT32, FLOAT64, COMPLEX128)"},
-    {OPT_BLOCKS, "--blocks", "LIST", "block sizes of d2s and s2d (default 2,3,4,8)"},
-    {OPT_SIZES, "--sizes", "LIST", "sizes of the largest tensor, in bytes with optional K, M or G (binary), or "
-                                   "`spec` for the specification's 1x8x2x3 example (default spec,64K,1M,4M,16M,64M)"},
-    {OPT_HELP, "--help", NULL, "show this help"},
-};
-#define NUM_OPTIONS (sizeof bench_options / sizeof bench_options[0])
-
-#define MAX_LIST 32
-
-typedef enum bench_op { BENCH_D2S, BENCH_S2D, BENCH_UNPOOL, BENCH_NUM_OPS } bench_op;
-
-static const char *const op_names[BENCH_NUM_OPS] = {"DepthToSpace", "SpaceToDepth", "MaxUnpooling"};
-static const char *const op_short[BENCH_NUM_OPS] = {"d2s", "s2d", "unpool"};
-
-typedef struct bench_args {
-    bool json, quick, help;
-    const char *device; /* NULL: default */
-    unsigned reps;
-    bool ops[BENCH_NUM_OPS];
-    bool ops_given;
-    unsigned widths[MAX_LIST], num_widths;
-    unsigned blocks[MAX_LIST], num_blocks;
-    uint64_t sizes[MAX_LIST]; /* 0 = the specification's example */
-    unsigned num_sizes;
-} bench_args;
-
-static void print_help(FILE *f)
-{
-    fprintf(f, "usage: clops bench [options]\n\n"
-               "Throughput of DepthToSpace, SpaceToDepth (DCR and CRD) and MaxUnpooling (pooling-shaped\n"
-               "and scattered distinct indices, INT64 and UINT32) in GB/s (bytes read + bytes written), against a copy of the same bytes on the same\n"
-               "device in the same run, medians of interleaved repetitions; then small-tensor latency\n"
-               "against an empty kernel launch. Method: notes/bench.md.\n\noptions:\n");
-    for (size_t i = 0; i < NUM_OPTIONS; i++) {
-        char left[64];
-        snprintf(left, sizeof left, "%s%s%s", bench_options[i].name, bench_options[i].arg ? " " : "",
-                 bench_options[i].arg ? bench_options[i].arg : "");
-        fprintf(f, "  %-18s %s\n", left, bench_options[i].help);
-    }
-}
-
-static int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("clops bench: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs("\n(try: clops bench --help)\n", stderr);
-    return 2;
-}
-
-static bool ascii_iequal(const char *a, const char *b)
-{
-    for (; *a && *b; a++, b++) {
-        char x = *a, y = *b;
-        if (x >= 'A' && x <= 'Z') x = (char)(x - 'A' + 'a');
-        if (y >= 'A' && y <= 'Z') y = (char)(y - 'A' + 'a');
-        if (x != y) return false;
-    }
-    return *a == *b;
-}
-
-/* Splits a comma-separated list into `out` (tokens of at most 31 characters). */
-static int split_list(const char *opt, const char *list, char out[MAX_LIST][32], unsigned *count)
-{
-    *count = 0;
-    const char *p = list;
-    for (;;) {
-        const char *end = strchr(p, ',');
-        const size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len == 0 || len >= 32) return usage_error("%s: bad list element in '%s'", opt, list);
-        if (*count == MAX_LIST) return usage_error("%s: more than %d elements", opt, MAX_LIST);
-        memcpy(out[*count], p, len);
-        out[*count][len] = '\0';
-        (*count)++;
-        if (!end) return 0;
-        p = end + 1;
-    }
-}
-
-static int parse_uint(const char *opt, const char *s, unsigned long long max, unsigned long long *out)
-{
-    char *end;
-    if (*s < '0' || *s > '9') return usage_error("%s: '%s' is not a number", opt, s);
-    const unsigned long long v = strtoull(s, &end, 10);
-    if (*end != '\0' || v > max) return usage_error("%s: '%s' is not a number up to %llu", opt, s, max);
-    *out = v;
-    return 0;
-}
-
-/* "4096", "64K", "1M", "2G" (binary multiples, optional "iB"/"B"), or "spec" (0). */
-static int parse_size(const char *s, uint64_t *out)
-{
-    if (ascii_iequal(s, "spec")) {
-        *out = 0;
-        return 0;
-    }
-    char *end;
-    if (*s < '0' || *s > '9') return usage_error("--sizes: '%s' is not a size", s);
-    unsigned long long v = strtoull(s, &end, 10);
-    unsigned shift = 0;
-    if (*end == 'k' || *end == 'K') shift = 10;
-    else if (*end == 'm' || *end == 'M') shift = 20;
-    else if (*end == 'g' || *end == 'G') shift = 30;
-    if (shift) end++;
-    if (ascii_iequal(end, "ib") && shift) end += 2;
-    else if (ascii_iequal(end, "b")) end++;
-    if (*end != '\0' || v == 0 || v > (1ull << 40) >> shift)
-        return usage_error("--sizes: '%s' is not a size between 1 byte and 1 TiB", s);
-    *out = (uint64_t)v << shift;
-    return 0;
-}
-
-static int apply_option(bench_args *a, opt_id id, const char *name, const char *val)
-{
-    char items[MAX_LIST][32];
-    unsigned n = 0;
-    unsigned long long v = 0;
-    int rc = 0;
-    switch (id) {
-    case OPT_DEVICE: a->device = val; break;
-    case OPT_JSON: a->json = true; break;
-    case OPT_QUICK: a->quick = true; break;
-    case OPT_HELP: a->help = true; break;
-    case OPT_REPS:
-        if ((rc = parse_uint(name, val, 1000, &v)) != 0) return rc;
-        if (v == 0) return usage_error("--reps: at least 1");
-        a->reps = (unsigned)v;
-        break;
-    case OPT_OPS:
-        if ((rc = split_list(name, val, items, &n)) != 0) return rc;
-        memset(a->ops, 0, sizeof a->ops);
-        for (unsigned i = 0; i < n; i++) {
-            int k = -1;
-            for (int o = 0; o < BENCH_NUM_OPS; o++)
-                if (ascii_iequal(items[i], op_short[o]) || ascii_iequal(items[i], op_names[o])) k = o;
-            if (ascii_iequal(items[i], "depth_to_space")) k = BENCH_D2S;
-            if (ascii_iequal(items[i], "space_to_depth")) k = BENCH_S2D;
-            if (ascii_iequal(items[i], "max_unpooling") || ascii_iequal(items[i], "max_unpool")) k = BENCH_UNPOOL;
-            if (k < 0) return usage_error("--ops: unknown operator '%s' (d2s, s2d, unpool)", items[i]);
-            a->ops[k] = true;
-        }
-        a->ops_given = true;
-        break;
-    case OPT_WIDTHS:
-        if ((rc = split_list(name, val, items, &n)) != 0) return rc;
-        for (unsigned i = 0; i < n; i++) {
-            if ((rc = parse_uint(name, items[i], 16, &v)) != 0) return rc;
-            if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16)
-                return usage_error("--widths: %llu is not one of 1, 2, 4, 8, 16", v);
-            a->widths[i] = (unsigned)v;
-        }
-        a->num_widths = n;
-        break;
-    case OPT_BLOCKS:
-        if ((rc = split_list(name, val, items, &n)) != 0) return rc;
-        for (unsigned i = 0; i < n; i++) {
-            if ((rc = parse_uint(name, items[i], 64, &v)) != 0) return rc;
-            if (v == 0) return usage_error("--blocks: block sizes start at 1");
-            a->blocks[i] = (unsigned)v;
-        }
-        a->num_blocks = n;
-        break;
-    case OPT_SIZES:
-        if ((rc = split_list(name, val, items, &n)) != 0) return rc;
-        for (unsigned i = 0; i < n; i++)
-            if ((rc = parse_size(items[i], &a->sizes[i])) != 0) return rc;
-        a->num_sizes = n;
-        break;
-    }
-    return 0;
-}
-
-static int parse_args(int argc, char **argv, bench_args *a)
-{
-    memset(a, 0, sizeof *a);
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        const char *eq = strchr(arg, '=');
-        const size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
-        const bench_option *o = NULL;
-        for (size_t k = 0; k < NUM_OPTIONS; k++)
-            if (strlen(bench_options[k].name) == len && strncmp(bench_options[k].name, arg, len) == 0)
-                o = &bench_options[k];
-        if (!o) return usage_error("unknown option '%s'", arg);
-        const char *val = NULL;
-        if (o->arg) {
-            if (eq) val = eq + 1;
-            else if (i + 1 < argc) val = argv[++i];
-            else return usage_error("%s needs a value (%s)", o->name, o->arg);
-        } else if (eq) {
-            return usage_error("%s takes no value", o->name);
-        }
-        const int rc = apply_option(a, o->id, o->name, val);
-        if (rc) return rc;
-    }
-    if (!a->ops_given)
-        for (int o = 0; o < BENCH_NUM_OPS; o++) a->ops[o] = true;
-    if (!a->reps) a->reps = 7;
-    if (!a->num_widths) {
-        static const unsigned all[] = {1, 2, 4, 8, 16}, quick[] = {1, 4, 16};
-        const unsigned *w = a->quick ? quick : all;
-        a->num_widths = a->quick ? 3 : 5;
-        memcpy(a->widths, w, a->num_widths * sizeof *w);
-    }
-    if (!a->num_blocks) {
-        static const unsigned all[] = {2, 3, 4, 8}, quick[] = {2, 3};
-        const unsigned *b = a->quick ? quick : all;
-        a->num_blocks = a->quick ? 2 : 4;
-        memcpy(a->blocks, b, a->num_blocks * sizeof *b);
-    }
-    if (!a->num_sizes) {
-        static const uint64_t all[] = {0, 64u << 10, 1u << 20, 4u << 20, 16u << 20, 64u << 20},
-                              quick[] = {0, 1u << 20};
-        const uint64_t *s = a->quick ? quick : all;
-        a->num_sizes = a->quick ? 2 : 6;
-        memcpy(a->sizes, s, a->num_sizes * sizeof *s);
-    }
-    return 0;
-}
-
-/* ---- small helpers ------------------------------------------------------------------- */
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median of v[0..n) (sorts v). */
-static double median(double *v, unsigned n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static uint64_t round_up(uint64_t x, uint64_t m)
-{
-    return (x + m - 1) / m * m;
-}
-
-/* splitmix64: deterministic pseudo-random data and index positions. */
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
-static void fill_random(void *p, size_t bytes, uint64_t seed)
-{
-    unsigned char *b = p;
-    size_t i = 0;
-    for (; i + 8 <= bytes; i += 8) {
-        const uint64_t v = mix64(seed + i);
-        memcpy(b + i, &v, 8);
-    }
-    for (; i < bytes; i++) b[i] = (unsigned char)mix64(seed + i);
-}
-
-static void *xmalloc(size_t bytes)
-{
-    void *p = malloc(bytes ? bytes : 1);
-    if (!p) fprintf(stderr, "clops bench: out of host memory (%zu bytes)\n", bytes);
-    return p;
-}
+/* ---- configurations ---------------------------------------------------------------- */
 
 static clops_data_type type_of_width(unsigned width)
 {
@@ -368,32 +58,7 @@ static uint64_t count4(const uint32_t s[4])
     return (uint64_t)s[0] * s[1] * s[2] * s[3];
 }
 
-/* ---- configurations ---------------------------------------------------------------- */
-
-typedef struct bench_config {
-    bench_op op;
-    int variant; /* d2s/s2d: clops_depth_space_order; unpool: UNPOOL_U32 | UNPOOL_SCATTERED bits */
-    unsigned width;
-    unsigned block; /* 0 for unpool */
-    uint64_t target; /* requested size of the largest tensor; 0 = the specification's example */
-    clops_data_type type, index_type;
-    uint32_t in[4], out[4];
-    uint64_t in_bytes, idx_bytes, out_bytes;
-    uint64_t moved;      /* bytes read + bytes written by the operator */
-    uint64_t copy_bytes; /* size of each baseline copy: moved / 2, rounded up to 16 */
-} bench_config;
-
-typedef struct bench_result {
-    bench_config cfg;
-    unsigned reps;
-    double op_s, op_min_s, op_max_s; /* seconds per run (median, min, max) */
-    double op_wall_s;                /* median wall clock of the same runs: execute + clFinish */
-    double ck_s, cb_s;               /* copy kernel and clEnqueueCopyBuffer; memcpy in ck_s on the host */
-    bool op_wall;                    /* op and baselines timed by the wall clock (not by profiling) */
-    int verified;                    /* 1 matched the host reference, 0 not checked, -1 mismatch */
-} bench_result;
-
-static const char *variant_name(const bench_config *c)
+const char *variant_name(const bench_config *c)
 {
     static const char *const unpool[4] = {"pool/i64", "pool/u32", "scat/i64", "scat/u32"};
     if (c->op == BENCH_UNPOOL) return unpool[c->variant & 3];
@@ -406,8 +71,9 @@ static const char *variant_name(const bench_config *c)
  * specification's example is DepthToSpace (1,8,2,3) -> (1,2,4,6) at b = 2, and
  * (1,2b*b,2,3) -> (1,2,2b,3b) at other b. MaxUnpooling: 2x2 windows of stride 2,
  * input {1, 16, H, W}, output {1, 16, 2H, 2W} of about `target` bytes; the
- * example is (1,8,2,3) -> (1,8,4,6). */
-static void make_shapes(bench_config *c)
+ * example is (1,8,2,3) -> (1,8,4,6). Returns 0, or 1 after a message when
+ * the library rejects a shape. */
+static int make_shapes(bench_config *c)
 {
     const uint64_t w = c->width;
     if (c->op == BENCH_UNPOOL) {
@@ -429,9 +95,14 @@ static void make_shapes(bench_config *c)
             const double side = sqrt((double)c->target / (double)w / SPACE_CHANNELS);
             hs = ws = b * (uint32_t)fmax(1.0, floor(side / b + 0.5));
         }
-        const uint32_t deep[4] = {1, ch * b * b, hs / b, ws / b}, space[4] = {1, ch, hs, ws};
-        memcpy(c->in, c->op == BENCH_D2S ? deep : space, sizeof deep);
-        memcpy(c->out, c->op == BENCH_D2S ? space : deep, sizeof deep);
+        /* The deep tensor by the library's rule: SpaceToDepth of the spatial one. */
+        clops_tensor_desc space = {type_of_width(c->width), {1, ch, hs, ws}, NULL}, deep = space;
+        const clops_space_to_depth_desc sd = {&space, NULL, b, CLOPS_ORDER_DEPTH_COLUMN_ROW};
+        const clops_operator_desc op = {CLOPS_OPERATOR_SPACE_TO_DEPTH, &sd};
+        const clops_status st = clops_operator_output_sizes(&op, deep.sizes);
+        if (st != CLOPS_SUCCESS) return clops_fail_msg(st, "clops_operator_output_sizes");
+        memcpy(c->in, c->op == BENCH_D2S ? deep.sizes : space.sizes, sizeof c->in);
+        memcpy(c->out, c->op == BENCH_D2S ? space.sizes : deep.sizes, sizeof c->out);
     }
     c->type = type_of_width(c->width);
     c->index_type = c->variant & UNPOOL_U32 ? CLOPS_DATA_TYPE_UINT32 : CLOPS_DATA_TYPE_INT64;
@@ -440,6 +111,7 @@ static void make_shapes(bench_config *c)
     c->idx_bytes = c->op == BENCH_UNPOOL ? count4(c->in) * (c->variant & UNPOOL_U32 ? 4 : 8) : 0;
     c->moved = c->in_bytes + c->idx_bytes + c->out_bytes;
     c->copy_bytes = round_up((c->moved + 1) / 2, 16);
+    return 0;
 }
 
 /* Every configuration, sizes outermost (smallest first, as given). */
@@ -463,7 +135,10 @@ static bench_config *make_configs(const bench_args *a, size_t *count)
                         c->width = a->widths[wi];
                         c->block = o == BENCH_UNPOOL ? 0 : a->blocks[bi];
                         c->target = a->sizes[s];
-                        make_shapes(c);
+                        if (make_shapes(c)) {
+                            free(cfgs);
+                            return NULL;
+                        }
                     }
         }
     *count = k;
@@ -528,216 +203,9 @@ static void make_indices(const bench_config *c, void *dst)
             }
 }
 
-/* ---- the progress line --------------------------------------------------------------- */
 
-typedef struct progress {
-    bool on;
-    bool shown;
-    double start;
-} progress;
+/* ---- runs ---------------------------------------------------------------------------- */
 
-static void progress_clear(progress *p)
-{
-    if (p->on && p->shown) {
-        fputs("\r\033[K", stderr);
-        fflush(stderr);
-        p->shown = false;
-    }
-}
-
-static void progress_show(progress *p, size_t done, size_t total, const bench_config *c)
-{
-    if (!p->on) return;
-    const double t = now_seconds() - p->start;
-    char what[96];
-    if (c)
-        snprintf(what, sizeof what, "%s %s w%u%s%.0u %.2f MiB", op_names[c->op], variant_name(c), c->width,
-                 c->block ? " b" : "", c->block, (double)(c->in_bytes > c->out_bytes ? c->in_bytes : c->out_bytes) / MIB);
-    else
-        snprintf(what, sizeof what, "latency");
-    fprintf(stderr, "\r\033[K[%zu/%zu] %s  (%d:%02d elapsed)", done + 1, total, what, (int)t / 60, (int)t % 60);
-    fflush(stderr);
-    p->shown = true;
-}
-
-/* ---- OpenCL setup ------------------------------------------------------------------- */
-
-/* The copy baseline: each work-item copies COPY_PER_ITEM consecutive uint4s (a
- * contiguous run per work-item measured fastest on PoCL's CPU device, ahead of
- * work-items interleaved within a group or across the range), and an empty kernel. */
-#define STR_(x) #x
-#define STR(x) STR_(x)
-static const char copy_source[] =
-    "#define PER " STR(COPY_PER_ITEM) "\n"
-    "__kernel void bench_copy(__global const uint4 *restrict src, __global uint4 *restrict dst, ulong n)\n"
-    "{\n"
-    "    ulong i = (ulong)get_global_id(0) * PER;\n"
-    "    for (int k = 0; k < PER; k++, i++)\n"
-    "        if (i < n) dst[i] = src[i];\n"
-    "}\n"
-    "__kernel void bench_empty(void)\n"
-    "{\n"
-    "}\n";
-
-typedef struct cl_env {
-    clops_device_info info;
-    cl_context context;
-    cl_command_queue queue;
-    cl_program program;
-    cl_kernel copy, empty;
-    size_t copy_local;
-    clops_context *ctx;
-} cl_env;
-
-/* Buffers reused across configurations, grown as needed. Host mirrors hold the
- * input data, the indices and space for the reference output. */
-typedef struct pool {
-    cl_mem in, idx, out, csrc, cdst;
-    size_t in_cap, idx_cap, out_cap, copy_cap;
-    unsigned char *h_in, *h_idx, *h_out, *h_ref, *h_csrc, *h_cdst;
-} pool;
-
-static int cl_fail(cl_int err, const char *what)
-{
-    fprintf(stderr, "clops bench: %s failed (%d)\n", what, (int)err);
-    return 1;
-}
-
-static int clops_fail_msg(clops_status st, const char *what)
-{
-    fprintf(stderr, "clops bench: %s: %s: %s\n", what, clops_status_name(st), clops_last_error_message());
-    return 1;
-}
-
-/* The device to use: "host", an index below `n`, or the library's default rule
- * (clops_default_device). Sets *host or *index. */
-static int choose_device(const char *spec, size_t n, bool *host, size_t *index)
-{
-    if (spec && *spec) {
-        if (ascii_iequal(spec, "host")) {
-            *host = true;
-            return 0;
-        }
-        char *end;
-        const unsigned long long v = strtoull(spec, &end, 10);
-        if (*spec < '0' || *spec > '9' || *end != '\0' || v >= n)
-            return usage_error("--device: '%s' is not host nor a device index below %zu", spec, n);
-        *index = (size_t)v;
-        *host = false;
-        return 0;
-    }
-    int is_host = 0;
-    unsigned i = 0;
-    const clops_status st = clops_default_device(&is_host, &i);
-    if (st != CLOPS_SUCCESS) return clops_fail_msg(st, "clops_default_device");
-    *host = is_host;
-    *index = i;
-    return 0;
-}
-
-static int cl_setup(cl_env *e, const clops_device_info *info)
-{
-    cl_int err;
-    e->info = *info;
-    const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)info->platform, 0};
-    e->context = clCreateContext(props, 1, &info->device, NULL, NULL, &err);
-    if (!e->context) return cl_fail(err, "clCreateContext");
-    e->queue = clCreateCommandQueue(e->context, info->device, CL_QUEUE_PROFILING_ENABLE, &err);
-    if (!e->queue) return cl_fail(err, "clCreateCommandQueue(CL_QUEUE_PROFILING_ENABLE)");
-    const char *src = copy_source;
-    e->program = clCreateProgramWithSource(e->context, 1, &src, NULL, &err);
-    if (!e->program) return cl_fail(err, "clCreateProgramWithSource");
-    err = clBuildProgram(e->program, 1, &info->device, "", NULL, NULL);
-    if (err != CL_SUCCESS) return cl_fail(err, "clBuildProgram(copy kernel)");
-    e->copy = clCreateKernel(e->program, "bench_copy", &err);
-    if (!e->copy) return cl_fail(err, "clCreateKernel(bench_copy)");
-    e->empty = clCreateKernel(e->program, "bench_empty", &err);
-    if (!e->empty) return cl_fail(err, "clCreateKernel(bench_empty)");
-    size_t kmax = 1;
-    err = clGetKernelWorkGroupInfo(e->copy, info->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax, &kmax, NULL);
-    if (err != CL_SUCCESS) return cl_fail(err, "clGetKernelWorkGroupInfo");
-    e->copy_local = kmax < COPY_LOCAL_SIZE ? kmax : COPY_LOCAL_SIZE;
-    const clops_status st = clops_context_create_from_cl(e->context, info->device, e->queue, &e->ctx);
-    if (st != CLOPS_SUCCESS) return clops_fail_msg(st, "clops_context_create_from_cl");
-    return 0;
-}
-
-static void cl_teardown(cl_env *e)
-{
-    clops_context_free(e->ctx);
-    if (e->copy) clReleaseKernel(e->copy);
-    if (e->empty) clReleaseKernel(e->empty);
-    if (e->program) clReleaseProgram(e->program);
-    if (e->queue) clReleaseCommandQueue(e->queue);
-    if (e->context) clReleaseContext(e->context);
-}
-
-/* Grows a device buffer (e != NULL) and/or its host mirror (mirror != NULL) to
- * `need` bytes. Every page is written: the mirror with pseudo-random bytes,
- * copied to the device buffer; a device buffer without mirror with a pattern. */
-static int grow(cl_env *e, cl_mem *m, size_t *cap, unsigned char **mirror, size_t need, uint64_t seed)
-{
-    if (need <= *cap) return 0;
-    need = (size_t)round_up(need, 1u << 16);
-    if (e && *m) clReleaseMemObject(*m);
-    *m = NULL;
-    *cap = 0;
-    if (mirror) {
-        free(*mirror);
-        *mirror = xmalloc(need);
-        if (!*mirror) return 1;
-        fill_random(*mirror, need, seed);
-    }
-    if (e) {
-        cl_int err;
-        *m = clCreateBuffer(e->context, CL_MEM_READ_WRITE, need, NULL, &err);
-        if (!*m) return cl_fail(err, "clCreateBuffer");
-        const cl_uint pattern = 0xA5C3E10Fu;
-        err = mirror ? clEnqueueWriteBuffer(e->queue, *m, CL_TRUE, 0, need, *mirror, 0, NULL, NULL)
-                     : clEnqueueFillBuffer(e->queue, *m, &pattern, sizeof pattern, 0, need, 0, NULL, NULL);
-        if (err == CL_SUCCESS) err = clFinish(e->queue);
-        if (err != CL_SUCCESS) return cl_fail(err, "initialising a buffer");
-    }
-    *cap = need;
-    return 0;
-}
-
-static void pool_free(pool *p)
-{
-    cl_mem *m[] = {&p->in, &p->idx, &p->out, &p->csrc, &p->cdst};
-    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
-        if (*m[i]) clReleaseMemObject(*m[i]);
-    free(p->h_in);
-    free(p->h_idx);
-    free(p->h_out);
-    free(p->h_ref);
-    free(p->h_csrc);
-    free(p->h_cdst);
-    memset(p, 0, sizeof *p);
-}
-
-/* Sizes every buffer of the pool for configuration c. */
-static int pool_fit(pool *p, cl_env *e, const bench_config *c)
-{
-    size_t ref_cap = p->out_cap, cdst_cap = p->copy_cap;
-    cl_mem none = NULL;
-    if (grow(e, &p->in, &p->in_cap, &p->h_in, (size_t)c->in_bytes, 1)) return 1;
-    if (grow(e, &p->idx, &p->idx_cap, &p->h_idx, (size_t)c->idx_bytes, 2)) return 1;
-    if (grow(e, &p->out, &p->out_cap, &p->h_out, (size_t)c->out_bytes, 3)) return 1;
-    if (grow(NULL, &none, &ref_cap, &p->h_ref, (size_t)c->out_bytes, 4)) return 1;
-    /* The copies' buffers: device buffers on OpenCL, host memory on the host. */
-    if (grow(e, &p->csrc, &p->copy_cap, e ? NULL : &p->h_csrc, (size_t)c->copy_bytes, 5)) return 1;
-    if (grow(e, &p->cdst, &cdst_cap, e ? NULL : &p->h_cdst, (size_t)c->copy_bytes, 6)) return 1;
-    return 0;
-}
-
-static double event_seconds(cl_event ev)
-{
-    cl_ulong t0 = 0, t1 = 0;
-    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
-    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
-    return t1 > t0 ? 1e-9 * (double)(t1 - t0) : 0.0;
-}
 
 /* One run of the operator, finished; *seconds by profiling or (unpool) wall clock,
  * and *wall_s (when not NULL) the wall clock of execute + clFinish. */
@@ -914,14 +382,6 @@ static int host_bench_config(clops_context *ctx, pool *p, const bench_args *a, c
 
 /* ---- latency -------------------------------------------------------------------------- */
 
-typedef struct latency_result {
-    bench_op op;
-    const char *what;       /* e.g. "DCR b2 FLOAT32 1x8x2x3" */
-    double op_profiled_s;   /* 0 when not profiled (MaxUnpooling, host) */
-    double op_wall_s;       /* execute + clFinish */
-    double empty_profiled_s, empty_wall_s; /* empty kernel (OpenCL); host: memcpy of the same bytes */
-    unsigned reps;
-} latency_result;
 
 static int cl_run_empty(cl_env *e, double *profiled, double *wall)
 {
@@ -948,7 +408,7 @@ static int bench_latency(cl_env *e, clops_context *host_ctx, pool *p, const benc
     c.width = 4;
     c.block = which == BENCH_UNPOOL ? 0 : 2;
     c.target = 0;
-    make_shapes(&c);
+    if (make_shapes(&c)) return 1;
     desc_storage d;
     make_desc(&c, &d);
     if (pool_fit(p, e, &c)) return 1;
@@ -1002,194 +462,6 @@ static int bench_latency(cl_env *e, clops_context *host_ctx, pool *p, const benc
     return rc;
 }
 
-/* ---- output ----------------------------------------------------------------------------- */
-
-static double gbps(uint64_t bytes, double seconds)
-{
-    return seconds > 0 ? (double)bytes / seconds / 1e9 : 0.0;
-}
-
-static double best_copy_gbps(const bench_result *r)
-{
-    const double k = gbps(2 * r->cfg.copy_bytes, r->ck_s), b = gbps(2 * r->cfg.copy_bytes, r->cb_s);
-    return k > b ? k : b;
-}
-
-static void shape_str(char *buf, size_t n, const uint32_t s[4])
-{
-    snprintf(buf, n, "%ux%ux%ux%u", s[0], s[1], s[2], s[3]);
-}
-
-/* "96 B", "64.0 KiB", "16.0 MiB". */
-static void human_bytes(char *buf, size_t n, uint64_t bytes)
-{
-    if (bytes < 1024) snprintf(buf, n, "%llu B", (unsigned long long)bytes);
-    else if (bytes < (1u << 20)) snprintf(buf, n, "%.1f KiB", (double)bytes / 1024.0);
-    else snprintf(buf, n, "%.1f MiB", (double)bytes / MIB);
-}
-
-static void print_table_header(bool host)
-{
-    printf("%-12s %-8s %5s %5s %-16s %10s %10s %9s %9s %9s %6s\n", "op", "order", "width", "block", "input shape",
-           "size", "moved", "op GB/s", host ? "memcpy" : "copy-kern", host ? "-" : "copyBuf", "ratio");
-}
-
-static void print_row(const bench_result *r, bool host)
-{
-    const bench_config *c = &r->cfg;
-    char shape[48], block[8], ck[16], cb[16];
-    shape_str(shape, sizeof shape, c->in);
-    snprintf(block, sizeof block, c->block ? "%u" : "-", c->block);
-    const uint64_t copy_moved = 2 * c->copy_bytes;
-    snprintf(ck, sizeof ck, "%.3f", gbps(copy_moved, r->ck_s));
-    snprintf(cb, sizeof cb, host ? "-" : "%.3f", gbps(copy_moved, r->cb_s));
-    char size[24], moved[24];
-    human_bytes(size, sizeof size, c->in_bytes > c->out_bytes ? c->in_bytes : c->out_bytes);
-    human_bytes(moved, sizeof moved, c->moved);
-    const double best = best_copy_gbps(r), opg = gbps(c->moved, r->op_s);
-    printf("%-12s %-8s %5u %5s %-16s %10s %10s %9.3f %9s %9s %6.2f%s\n", op_names[c->op], variant_name(c),
-           c->width, block, shape, size, moved, opg, ck, cb,
-           best > 0 ? opg / best : 0.0, r->verified < 0 ? "  WRONG RESULT" : r->op_wall && !host ? " *" : "");
-    fflush(stdout);
-}
-
-static void print_latency_table(const latency_result *l, size_t n, bool host)
-{
-    printf("\n# latency, specification-sized tensors (FLOAT32, b=2; MaxUnpooling INT64 indices), medians of %u\n",
-           n ? l[0].reps : 0);
-    if (host) {
-        printf("%-12s %-18s %12s %14s\n", "op", "what", "op wall us", "memcpy wall us");
-        for (size_t i = 0; i < n; i++)
-            printf("%-12s %-18s %12.2f %14.2f\n", op_names[l[i].op], l[i].what, 1e6 * l[i].op_wall_s,
-                   1e6 * l[i].empty_wall_s);
-        return;
-    }
-    printf("%-12s %-18s %14s %14s %12s %14s %10s\n", "op", "what", "op profiled us", "empty prof. us", "op wall us",
-           "empty wall us", "wall ratio");
-    for (size_t i = 0; i < n; i++) {
-        char prof[32];
-        snprintf(prof, sizeof prof, l[i].op_profiled_s > 0 ? "%.2f" : "-", 1e6 * l[i].op_profiled_s);
-        printf("%-12s %-18s %14s %14.2f %12.2f %14.2f %10.2f\n", op_names[l[i].op], l[i].what, prof,
-               1e6 * l[i].empty_profiled_s, 1e6 * l[i].op_wall_s, 1e6 * l[i].empty_wall_s,
-               l[i].empty_wall_s > 0 ? l[i].op_wall_s / l[i].empty_wall_s : 0.0);
-    }
-}
-
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        const unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') printf("\\%c", ch);
-        else if (ch < 0x20) printf("\\u%04x", ch);
-        else putchar(ch);
-    }
-    putchar('"');
-}
-
-static void json_shape(const char *key, const uint32_t s[4])
-{
-    printf("\"%s\": [%u, %u, %u, %u]", key, s[0], s[1], s[2], s[3]);
-}
-
-/* A number, or null for "not measured". */
-static void json_num(const char *key, double v, bool present)
-{
-    if (present) printf("\"%s\": %.9g", key, v);
-    else printf("\"%s\": null", key);
-}
-
-static void print_json(const bench_args *a, bool host, const cl_env *e, const bench_result *res, size_t nres,
-                       const latency_result *lat, size_t nlat, double elapsed)
-{
-    printf("{\n  \"tool\": \"clops bench\",\n  \"clops_version\": ");
-    json_string(clops_version_string());
-    printf(",\n  \"device\": {\"backend\": \"%s\", \"name\": ", host ? "host" : "opencl");
-    json_string(host ? "host" : e->info.device_name);
-    printf(", \"platform\": ");
-    json_string(host ? "" : e->info.platform_name);
-    printf(", \"version\": ");
-    json_string(host ? "" : e->info.device_version);
-    printf(", \"index\": ");
-    if (host) printf("null");
-    else printf("%u", e->info.index);
-    printf("},\n  \"reps\": %u,\n  \"reps_below_1MiB_moved\": %u,\n  \"elapsed_seconds\": %.3f,\n", a->reps,
-           3 * a->reps, elapsed);
-    printf("  \"method\": {\"bytes\": \"read + written: input + output; MaxUnpooling input + indices + output; "
-           "copies 2 x copy_bytes\", \"timing\": \"%s\", \"baselines\": \"%s\", \"statistic\": \"median of "
-           "interleaved repetitions after one warm-up of each\", \"ratio\": \"op GB/s / best baseline GB/s\", "
-           "\"op_wall_seconds\": \"wall clock of execute + clFinish in the same runs\"},\n",
-           host ? "wall clock around clops_operator_execute_host and memcpy"
-                : "profiled: OpenCL profiling (START..END) of the event from clops_operator_execute and of each "
-                  "baseline's command; wall (MaxUnpooling: several commands): wall clock of "
-                  "execute + clFinish, and of each baseline's enqueue + clFinish",
-           host ? "memcpy"
-                : "bench_copy kernel (uint4, " STR(COPY_PER_ITEM) " consecutive per work-item) and clEnqueueCopyBuffer");
-    printf("  \"results\": [");
-    for (size_t i = 0; i < nres; i++) {
-        const bench_result *r = &res[i];
-        const bench_config *c = &r->cfg;
-        const double opg = gbps(c->moved, r->op_s), best = best_copy_gbps(r);
-        printf("%s\n    {\"op\": \"%s\", \"op_short\": \"%s\", ", i ? "," : "", op_names[c->op], op_short[c->op]);
-        if (c->op == BENCH_UNPOOL)
-            printf("\"order\": null, \"index_type\": \"%s\", \"indices\": \"%s\", \"block\": null, ",
-                   clops_data_type_name(c->index_type), c->variant & UNPOOL_SCATTERED ? "scattered" : "pooling");
-        else
-            printf("\"order\": \"%s\", \"index_type\": null, \"block\": %u, ", variant_name(c), c->block);
-        printf("\"width\": %u, \"data_type\": \"%s\", \"size_requested\": ", c->width, clops_data_type_name(c->type));
-        if (c->target) printf("%llu, ", (unsigned long long)c->target);
-        else printf("\"spec\", ");
-        json_shape("input_shape", c->in);
-        printf(", ");
-        if (c->op == BENCH_UNPOOL) json_shape("indices_shape", c->in);
-        else printf("\"indices_shape\": null");
-        printf(", ");
-        json_shape("output_shape", c->out);
-        printf(",\n     \"input_bytes\": %llu, \"indices_bytes\": %llu, \"output_bytes\": %llu, \"bytes_moved\": %llu, "
-               "\"copy_bytes\": %llu, \"reps\": %u, \"timing\": \"%s\",\n     ",
-               (unsigned long long)c->in_bytes, (unsigned long long)c->idx_bytes, (unsigned long long)c->out_bytes,
-               (unsigned long long)c->moved, (unsigned long long)c->copy_bytes, r->reps,
-               r->op_wall ? "wall" : "profiled");
-        json_num("op_seconds", r->op_s, true);
-        printf(", ");
-        json_num("op_seconds_min", r->op_min_s, true);
-        printf(", ");
-        json_num("op_seconds_max", r->op_max_s, true);
-        printf(", ");
-        json_num("op_gbps", opg, true);
-        printf(", ");
-        json_num("op_wall_seconds", r->op_wall_s, true);
-        printf(", ");
-        json_num("op_wall_gbps", gbps(c->moved, r->op_wall_s), true);
-        printf(",\n     ");
-        json_num("copy_kernel_gbps", gbps(2 * c->copy_bytes, r->ck_s), !host);
-        printf(", ");
-        json_num("copy_buffer_gbps", gbps(2 * c->copy_bytes, r->cb_s), !host);
-        printf(", ");
-        json_num("memcpy_gbps", gbps(2 * c->copy_bytes, r->ck_s), host);
-        printf(", ");
-        json_num("best_copy_gbps", best, true);
-        printf(", ");
-        json_num("ratio", best > 0 ? opg / best : 0, best > 0);
-        printf(", \"verified\": %s}", r->verified > 0 ? "true" : r->verified < 0 ? "false" : "null");
-    }
-    printf("\n  ],\n  \"latency\": [");
-    for (size_t i = 0; i < nlat; i++) {
-        const latency_result *l = &lat[i];
-        printf("%s\n    {\"op\": \"%s\", \"what\": ", i ? "," : "", op_names[l->op]);
-        json_string(l->what);
-        printf(", \"reps\": %u, ", l->reps);
-        json_num("op_profiled_seconds", l->op_profiled_s, l->op_profiled_s > 0);
-        printf(", ");
-        json_num("op_wall_seconds", l->op_wall_s, true);
-        printf(", ");
-        json_num("empty_kernel_profiled_seconds", l->empty_profiled_s, !host);
-        printf(", ");
-        json_num(host ? "memcpy_wall_seconds" : "empty_kernel_wall_seconds", l->empty_wall_s, true);
-        printf("}");
-    }
-    printf("\n  ]\n}\n");
-}
 
 /* ---- main --------------------------------------------------------------------------------- */
 
@@ -1304,3 +576,4 @@ int clops_bench_main(int argc, char **argv)
     }
     return rc;
 }
+

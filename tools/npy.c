@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "npy.h"
+#include "core/checked.h"
 #include "store/file.h"
 
 #include <errno.h>
@@ -90,12 +91,10 @@ static void sanitize(const char *s, size_t len, char *out, size_t out_size)
 
 /* ---- checked arithmetic ---------------------------------------------------------------- */
 
+/* 0, or -1 when the product overflows (the rule is lib/core/checked.h's). */
 static int mul_u64(uint64_t a, uint64_t b, uint64_t *out)
 {
-    if (a != 0 && b > UINT64_MAX / a)
-        return -1;
-    *out = a * b;
-    return 0;
+    return clops_mul_u64(a, b, out) ? 0 : -1;
 }
 
 /* ---- dtypes ---------------------------------------------------------------------------- */

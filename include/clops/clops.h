@@ -141,6 +141,16 @@ typedef struct clops_operator_desc {
  *  offending value in clops_last_error_message(). */
 CLOPS_API clops_status clops_operator_validate(const clops_operator_desc *desc);
 
+/*! clops_operator_output_sizes() : the output sizes the operator's rule gives
+ *  for `desc`'s input and attributes (DepthToSpace: {N, C/b^2, H*b, W*b};
+ *  SpaceToDepth: {N, C*b^2, H/b, W/b}), checked as clops_operator_validate
+ *  checks them; the output tensor descriptor is not read and may be NULL.
+ *  @return CLOPS_SUCCESS with `sizes` filled; the validation's CLOPS_ERROR_*
+ *  code; CLOPS_ERROR_SIZE_OVERFLOW when an output size would pass 2^32-1;
+ *  CLOPS_ERROR_OUTPUT_NOT_DERIVED for MaxUnpooling, whose output height and
+ *  width are the caller's. `sizes` is written only on success. */
+CLOPS_API clops_status clops_operator_output_sizes(const clops_operator_desc *desc, uint32_t sizes[4]);
+
 /* ---- devices ------------------------------------------------------------------ */
 typedef struct clops_device_info {
     unsigned index;               /* as used by CLOPS_DEVICE and the CLI's --device */

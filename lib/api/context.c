@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "cl/cl.h"
 
 static clops_status context_alloc(clops_backend backend, clops_context **out)
 {
@@ -68,24 +68,26 @@ clops_status clops_context_create_from_cl(cl_context context, cl_device_id devic
     clops_status st = context_alloc(CLOPS_BACKEND_OPENCL, &ctx);
     if (st != CLOPS_SUCCESS) return st;
     st = clops_query_device(platform, device, 0, &ctx->info);
-    if (st == CLOPS_SUCCESS) st = clops_device_identity(&ctx->info, &ctx->identity);
-    if (st != CLOPS_SUCCESS) {
-        clops_context_free(ctx);
-        return st;
-    }
+    if (st != CLOPS_SUCCESS) goto fail;
+    st = clops_device_identity(&ctx->info, &ctx->identity);
+    if (st != CLOPS_SUCCESS) goto fail;
     if ((err = clRetainContext(context)) != CL_SUCCESS) {
-        clops_context_free(ctx);
-        return clops_fail_cl(err, "clRetainContext");
+        st = clops_fail_cl(err, "clRetainContext");
+        goto fail;
     }
     ctx->cl_ctx = context;
     if ((err = clRetainCommandQueue(queue)) != CL_SUCCESS) {
-        clops_context_free(ctx);
-        return clops_fail_cl(err, "clRetainCommandQueue");
+        st = clops_fail_cl(err, "clRetainCommandQueue");
+        goto fail;
     }
     ctx->queue = queue;
     ctx->device = device;
     *out = ctx;
     return CLOPS_SUCCESS;
+
+fail: /* releases what was retained so far */
+    clops_context_free(ctx);
+    return st;
 }
 
 static clops_status context_on_device(const clops_device_info *info, clops_context **out)

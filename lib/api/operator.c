@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "api/api.h"
 
 clops_status clops_operator_create(clops_context *ctx, const clops_operator_desc *desc, clops_operator **out)
 {
@@ -80,20 +80,25 @@ static clops_status execute_via_device(clops_operator *op, const clops_host_buff
     const clops_op_params *p = &op->params;
     const size_t out_bytes = (size_t)p->output.span_bytes;
     clops_buffers d = {NULL, NULL, NULL};
-    clops_status st = clops_device_buffer(op->ctx, CL_MEM_READ_ONLY, b->input, (size_t)p->input.span_bytes, &d.input);
-    if (st == CLOPS_SUCCESS) /* no buffer for an operator without indices (0 bytes) */
-        st = clops_device_buffer(op->ctx, CL_MEM_READ_ONLY, b->indices, (size_t)p->indices.span_bytes, &d.indices);
-    if (st == CLOPS_SUCCESS)
-        st = clops_device_buffer(op->ctx, CL_MEM_READ_WRITE, p->output.packed ? NULL : b->output, out_bytes, &d.output);
-    /* The read waits on the operator's event: the caller's queue may be out of order. */
     cl_event done = NULL;
-    if (st == CLOPS_SUCCESS) st = clops_operator_execute(op, &d, 0, NULL, &done);
-    if (st == CLOPS_SUCCESS) st = clops_operator_last_status(op); /* bad indices: nothing copied back */
-    if (st == CLOPS_SUCCESS && out_bytes) {
-        const cl_int err = clEnqueueReadBuffer(op->ctx->queue, d.output, CL_TRUE, 0, out_bytes, b->output,
-                                               done ? 1 : 0, done ? &done : NULL, NULL);
-        if (err != CL_SUCCESS) st = clops_fail_cl(err, "clEnqueueReadBuffer");
-    }
+    cl_int err;
+    clops_status st = clops_device_buffer(op->ctx, CL_MEM_READ_ONLY, b->input, (size_t)p->input.span_bytes, &d.input);
+    if (st != CLOPS_SUCCESS) goto cleanup;
+    /* no buffer for an operator without indices (0 bytes) */
+    st = clops_device_buffer(op->ctx, CL_MEM_READ_ONLY, b->indices, (size_t)p->indices.span_bytes, &d.indices);
+    if (st != CLOPS_SUCCESS) goto cleanup;
+    st = clops_device_buffer(op->ctx, CL_MEM_READ_WRITE, p->output.packed ? NULL : b->output, out_bytes, &d.output);
+    if (st != CLOPS_SUCCESS) goto cleanup;
+    /* The read waits on the operator's event: the caller's queue may be out of order. */
+    st = clops_operator_execute(op, &d, 0, NULL, &done);
+    if (st != CLOPS_SUCCESS) goto cleanup;
+    st = clops_operator_last_status(op); /* bad indices: nothing copied back */
+    if (st != CLOPS_SUCCESS || out_bytes == 0) goto cleanup;
+    err = clEnqueueReadBuffer(op->ctx->queue, d.output, CL_TRUE, 0, out_bytes, b->output, done ? 1 : 0,
+                              done ? &done : NULL, NULL);
+    if (err != CL_SUCCESS) st = clops_fail_cl(err, "clEnqueueReadBuffer");
+
+cleanup:
     if (done) clReleaseEvent(done);
     if (d.input) clReleaseMemObject(d.input);
     if (d.indices) clReleaseMemObject(d.indices);

@@ -30,7 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "api/api.h"
+#include "cl/cl.h"
 #include "store/file.h"
 #include "store/pack.h"
 

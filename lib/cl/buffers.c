@@ -3,7 +3,7 @@
  * kernels and unmapped again. */
 #include <string.h>
 
-#include "internal.h"
+#include "cl/cl.h"
 
 /* CL_MEM_SIZE of a buffer and the buffer it is carved from (itself if none). */
 static clops_status mem_extent(cl_mem m, size_t *size, cl_mem *parent, size_t *offset)

@@ -1,11 +1,13 @@
-/* device.c - enumerating devices and reading the capabilities that matter here. */
+/* device.c - the devices: enumeration (clops_device_list), the capabilities
+ * clops uses (after CLOPS_DISABLE), string properties, the identity that keys
+ * the caches, and the plan `clops devices` prints. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <CL/cl_ext.h>
 
-#include "internal.h"
+#include "cl/cl.h"
 
 /* A string property of the device (dev_param != 0) or of its platform, read at
  * its real length (size query first): *out is a new NUL-terminated string. */
@@ -151,7 +153,8 @@ clops_status clops_device_list(clops_device_info *infos, size_t capacity, size_t
     return st;
 }
 
-/* Appends "label: value\n" for a string query of the device or platform. */
+/* Appends "label: value\n" to the growing string *buf; when it cannot grow,
+ * frees it and leaves *buf NULL (the caller reports the lack of memory). */
 static void append_info(char **buf, size_t *len, size_t *cap, const char *label, const char *value)
 {
     const size_t need = strlen(label) + strlen(value) + 3;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "cl/cl.h"
 #include "kernel_sources.h"
 
 struct clops_program_entry {

@@ -4,7 +4,7 @@
  * per-dimension maxima and the kernel's preferred multiple; it targets a total
  * that suits the device type; and the global size is rounded up to a multiple of
  * it (kernels guard their range), so non-uniform work-groups are never needed. */
-#include "internal.h"
+#include "cl/cl.h"
 
 static size_t pow2_at_least(uint64_t n)
 {
@@ -18,14 +18,12 @@ static size_t min_size(size_t a, size_t b)
     return a < b ? a : b;
 }
 
-/* Work-items per group to aim for: GPUs want several wavefronts; PoCL's CPU
- * devices run a group as a vectorised loop, where a few hundred items amortise
- * the per-group overhead; accelerators get a modest default. */
+/* Work-items per group to aim for: 256 on GPUs (several wavefronts) and on CPUs
+ * (PoCL runs a group as a vectorised loop, where a few hundred items amortise
+ * the per-group overhead); 64 on accelerators and other devices. */
 static size_t target_group_size(cl_device_type type)
 {
-    if (type & CL_DEVICE_TYPE_GPU) return 256;
-    if (type & CL_DEVICE_TYPE_CPU) return 256;
-    return 64;
+    return type & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_CPU) ? 256 : 64;
 }
 
 /* A tuned local size the device and kernel accept, or false. */

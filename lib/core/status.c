@@ -2,7 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "core/core.h"
 
 /* OpenCL's own codes, which clops passes through unchanged. */
 #define CLOPS_CL_STATUS_TABLE(X)                                                                   \

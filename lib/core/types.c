@@ -1,5 +1,5 @@
 /* types.c - the data types clops moves: one table of names and widths. */
-#include "internal.h"
+#include "core/core.h"
 
 #define CLOPS_TYPE_TABLE(X)  \
     X(FLOAT32, 4)            \

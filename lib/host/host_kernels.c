@@ -4,11 +4,12 @@
  * single load and store), so every type is bit-exact and no alignment is
  * assumed of the caller's pointers. */
 #define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "host/host.h"
 
 
 /* ---- row kernels -------------------------------------------------------------------------

@@ -202,14 +202,16 @@ static clops_status check_output_sizes(const clops_op_params *p, const uint64_t 
     return CLOPS_SUCCESS;
 }
 
-static clops_status check(const clops_op_params *p)
+/* DepthToSpace {N, C/b^2, H*b, W*b}, SpaceToDepth {N, C*b^2, H/b, W/b}, after
+ * the block size, the order and the divisibility rule. */
+static clops_status output_sizes(const clops_op_params *p, uint64_t want[4])
 {
     const uint64_t b = p->block_size, bb = b * b; /* b < 2^32, so b*b fits */
     const uint64_t *in = p->input.sizes;
     if (b == 0) return clops_fail(CLOPS_ERROR_INVALID_BLOCK_SIZE, "block size 0 is invalid (must be >= 1)");
     if (p->order != CLOPS_ORDER_DEPTH_COLUMN_ROW && p->order != CLOPS_ORDER_COLUMN_ROW_DEPTH)
         return clops_fail(CLOPS_ERROR_INVALID_ORDER, "order %d is neither DCR (0) nor CRD (1)", (int)p->order);
-    uint64_t want[4] = {in[0], 0, 0, 0};
+    want[0] = in[0];
     if (p->type == CLOPS_OPERATOR_DEPTH_TO_SPACE) {
         if (in[1] % bb != 0)
             return clops_fail(CLOPS_ERROR_CHANNELS_NOT_DIVISIBLE,
@@ -231,14 +233,21 @@ static clops_status check(const clops_op_params *p)
         want[2] = in[2] / b;
         want[3] = in[3] / b;
     }
-    return check_output_sizes(p, want);
+    return CLOPS_SUCCESS;
+}
+
+static clops_status check(const clops_op_params *p)
+{
+    uint64_t want[4];
+    const clops_status st = output_sizes(p, want);
+    return st == CLOPS_SUCCESS ? check_output_sizes(p, want) : st;
 }
 
 const clops_op_entry clops_depth_to_space_op = {
-    .type = CLOPS_OPERATOR_DEPTH_TO_SPACE, .unpack = unpack, .check = check,
+    .type = CLOPS_OPERATOR_DEPTH_TO_SPACE, .unpack = unpack, .output_sizes = output_sizes, .check = check,
     .host_run = clops_host_depth_to_space, .prepare = prepare, .enqueue = enqueue,
 };
 const clops_op_entry clops_space_to_depth_op = {
-    .type = CLOPS_OPERATOR_SPACE_TO_DEPTH, .unpack = unpack, .check = check,
+    .type = CLOPS_OPERATOR_SPACE_TO_DEPTH, .unpack = unpack, .output_sizes = output_sizes, .check = check,
     .host_run = clops_host_space_to_depth, .prepare = prepare, .enqueue = enqueue,
 };

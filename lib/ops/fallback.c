@@ -1,7 +1,6 @@
 /* fallback.c - an operator the device cannot run, on the caller's cl_mem
  * buffers: map them (after the wait list), run the operator's host kernel on
  * the mapped memory, unmap, and complete the caller's event. */
-#include "internal.h"
 #include "ops/ops.h"
 
 clops_status clops_host_execute_cl(clops_operator *op, const clops_buffers *b, cl_uint nwait, const cl_event *wait,

@@ -1,11 +1,125 @@
-/* ops.h - the operator table: one entry per operator type, each filled in by the
- * operator's own file (depth_space.c, max_unpooling.c). Everything that differs
- * between operators is reached through this table, like ggml's backend table;
- * adding an operator adds its file, its kernel and one line in ops.c. Internal. */
+/* ops.h - the operators layer (lib/ops/): the operator object, validation, the
+ * launch helpers (plan.c), the fallback on mapped buffers (fallback.c), and the
+ * operator table: one entry per operator type, each filled in by the operator's
+ * own file (depth_space.c, max_unpooling.c). Everything that differs between
+ * operators is reached through this table, like ggml's backend table; adding an
+ * operator adds its file, its kernel and one line in ops.c. Not installed. */
 #ifndef CLOPS_OPS_H
 #define CLOPS_OPS_H
 
-#include "internal.h"
+#include "cl/cl.h"
+#include "host/host.h"
+
+/* ---- operator objects (created by api/operator.c) ------------------------------------------ */
+#define CLOPS_MAX_LAUNCHES 4
+
+/* One kernel launch: kernel, work sizes; arguments are set at execute time. */
+typedef struct clops_launch {
+    cl_kernel kernel;
+    unsigned work_dim;
+    size_t global[3];
+    size_t local[3];
+} clops_launch;
+
+struct clops_operator {
+    clops_context *ctx;
+    clops_op_params params;
+    char options[CLOPS_OPTIONS_MAX];
+    char tune_key[CLOPS_OPTIONS_MAX]; /* kernel and variant options (all but CHUNK) */
+    const char *kernel_name;
+    clops_launch launches[CLOPS_MAX_LAUNCHES];
+    unsigned num_launches;
+    const char *program_origin;  /* "compiled", "disk cache", "in-process" */
+    const char *local_size_origin; /* "tuned" or "heuristic" */
+    bool fallback;               /* runs on the host although the context is OpenCL */
+    char fallback_reason[512];
+    bool offset_64;              /* kernels use ulong offsets */
+    bool forced;                 /* the tuner's candidate parameters below apply */
+    clops_tuning force;
+    unsigned chunk;              /* inner-axis positions per work-item (CHUNK) */
+    clops_loop loop;             /* DepthToSpace/SpaceToDepth: the loop that runs (never DEFAULT) */
+    struct {                     /* MaxUnpooling's device state (max_unpooling.c) */
+        cl_mem status;           /* status words the kernels raise */
+        cl_mem scratch;          /* one uint per output element: the general path's claims */
+        cl_uint gen;             /* generation number of the last execution */
+        cl_uint claims;          /* every claim in scratch is at most this (max_unpooling.cl) */
+        cl_event last;           /* the last execution's final event (retained), or NULL */
+        uint64_t bad;            /* without `last`: bad indices the host counted */
+    } unpool;
+};
+
+/* ---- validation (validate.c) ---------------------------------------------------------------- */
+
+/* Validates `desc` into `out` (README, "Error model": the order of the checks). */
+clops_status clops_validate_operator(const clops_operator_desc *desc, clops_op_params *out);
+
+/* Checks host buffers against the spans (missing, too small, aliased). */
+clops_status clops_check_host_buffers(const clops_op_params *p, const clops_host_buffers *b);
+
+/* ---- the operators through their table (ops.c) ----------------------------------------------- */
+
+/* The device plan of a validated operator (device limits first), or the host
+ * path where the device cannot run it. */
+clops_status clops_op_prepare(clops_operator *op);
+/* Enqueues one execution on cl_mem buffers already checked. */
+clops_status clops_op_enqueue(clops_operator *op, const clops_buffers *b, cl_uint nwait, const cl_event *wait,
+                              cl_event *event);
+/* The host kernel of a validated operator on host buffers already checked. */
+clops_status clops_op_host_run(const clops_op_params *p, const clops_host_buffers *b);
+clops_status clops_op_last_status(clops_operator *op);
+/* Releases the kernels and the plan's own state. */
+void clops_op_release(clops_operator *op);
+
+/* MaxUnpooling's plan (ops/max_unpooling.c), in its table entry. */
+clops_status clops_max_unpooling_prepare(clops_operator *op);
+clops_status clops_max_unpooling_enqueue(clops_operator *op, const clops_buffers *b, cl_uint nwait,
+                                         const cl_event *wait, cl_event *event);
+/* Whether MaxUnpooling must run on the host here (a reason in `why`): inputs of
+ * 2^32-1 elements or more, or scratch past the device's maximum allocation. */
+bool clops_max_unpooling_needs_host(const clops_operator *op, char *why, size_t size);
+/* Records the last execution: its final event (owned from now on), or NULL and
+ * the number of bad indices the host counted. */
+void clops_max_unpooling_record(clops_operator *op, cl_event last, uint64_t bad);
+/* The status of the last execution (waits for its event). */
+clops_status clops_max_unpooling_status(clops_operator *op);
+/* Releases the device state (status words, scratch, last event). */
+void clops_max_unpooling_release(clops_operator *op);
+/* The fallback on mapped buffers: skips bad indices as the device does, counting them. */
+clops_status clops_max_unpooling_run_mapped(const clops_op_params *p, const clops_host_buffers *m, uint64_t *bad);
+
+/* ---- the fallback (fallback.c) and the launch helpers (plan.c) ------------------------------ */
+
+/* Runs a fallback operator on cl_mem buffers: maps them (after
+ * the wait list), runs the host kernel, unmaps, and returns an event for the unmaps. */
+clops_status clops_host_execute_cl(clops_operator *op, const clops_buffers *b, cl_uint nwait, const cl_event *wait,
+                                   cl_event *event);
+
+/* Creates kernel `name` of `program` into the next launch slot of `op`, with
+ * `want` (may be NULL) as the tuned local size. */
+clops_status clops_operator_add_launch(clops_operator *op, cl_program program, const char *name,
+                                       unsigned work_dim, const uint64_t items[3], const size_t *want);
+
+/* Sets kernel argument `index`, turning a failure into a status. */
+clops_status clops_set_arg(cl_kernel kernel, cl_uint index, size_t size, const void *value);
+
+/* Enqueues launch `l`; `nwait`/`wait` and `event` as clEnqueueNDRangeKernel. */
+clops_status clops_enqueue_launch(const clops_operator *op, const clops_launch *l, cl_uint nwait,
+                                  const cl_event *wait, cl_event *event);
+
+/* Completes `*event` (if wanted) after the wait list, with nothing to compute. */
+clops_status clops_enqueue_nothing(clops_context *ctx, cl_uint nwait, const cl_event *wait, cl_event *event);
+
+/* Sets kernel arguments `first`, `first+1`, ...: four-element size or stride
+ * vectors as the kernel's dims4 (uint or ulong per OFFSET_64). */
+clops_status clops_set_dims_args(const clops_operator *op, cl_kernel kernel, cl_uint first, unsigned count,
+                                 const uint64_t *const dims[]);
+/* Sets one offs_t scalar argument. */
+clops_status clops_set_offset_arg(const clops_operator *op, cl_kernel kernel, cl_uint index, uint64_t value);
+
+/* Whether offsets into this operator's buffers fit 32-bit unsigned arithmetic. */
+bool clops_fits_u32(const clops_op_params *p);
+
+/* ---- the table ------------------------------------------------------------------------------- */
 
 typedef struct clops_op_entry {
     clops_operator_type type;
@@ -13,6 +127,9 @@ typedef struct clops_op_entry {
      * stays NULL for an operator without indices); NULL_ARGUMENT for a missing one. */
     clops_status (*unpack)(const void *desc, clops_op_params *p, const clops_tensor_desc **in,
                            const clops_tensor_desc **idx, const clops_tensor_desc **out);
+    /* The output sizes the operator's rule gives for a validated input and the
+     * attributes (failing on a broken rule); NULL where the caller gives them. */
+    clops_status (*output_sizes)(const clops_op_params *p, uint64_t out[4]);
     /* The operator's own rules on validated tensors, the output shape included. */
     clops_status (*check)(const clops_op_params *p);
     /* The host kernel (lib/host/) on buffers already checked. */

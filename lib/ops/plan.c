@@ -1,7 +1,7 @@
 /* plan.c - what every operator's OpenCL plan shares: kernel launches into the
  * operator's slots (work sizes from cl/scheduler.c), kernel arguments in the
  * offset width the plan was built with, and an enqueue with nothing to compute. */
-#include "internal.h"
+#include "ops/ops.h"
 
 bool clops_fits_u32(const clops_op_params *p)
 {

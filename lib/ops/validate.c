@@ -7,6 +7,8 @@
 
 #include "ops/ops.h"
 
+typedef enum clops_tensor_role { CLOPS_ROLE_INPUT, CLOPS_ROLE_INDICES, CLOPS_ROLE_OUTPUT } clops_tensor_role;
+
 static const char *role_name(clops_tensor_role role)
 {
     switch (role) {
@@ -105,17 +107,30 @@ static clops_status make_tensor(const clops_tensor_desc *desc, clops_tensor_role
     return CLOPS_SUCCESS;
 }
 
-clops_status clops_validate_operator(const clops_operator_desc *desc, clops_op_params *p)
+/* The operator's entry and its tensor descriptors, `p` holding its attributes;
+ * fails on a NULL descriptor, an unknown type or a missing input. */
+static clops_status unpack_operator(const clops_operator_desc *desc, clops_op_params *p, const clops_op_entry **e,
+                                    const clops_tensor_desc **in, const clops_tensor_desc **idx,
+                                    const clops_tensor_desc **out)
 {
     memset(p, 0, sizeof *p);
+    *in = *idx = *out = NULL;
     if (!desc || !desc->desc) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "operator descriptor is NULL");
-    const clops_op_entry *e = clops_op_lookup(desc->type);
-    if (!e) return clops_fail(CLOPS_ERROR_INVALID_OPERATOR_TYPE, "operator type %d is unknown", (int)desc->type);
-    const clops_tensor_desc *in = NULL, *idx = NULL, *out = NULL;
-    clops_status st = e->unpack(desc->desc, p, &in, &idx, &out);
+    *e = clops_op_lookup(desc->type);
+    if (!*e) return clops_fail(CLOPS_ERROR_INVALID_OPERATOR_TYPE, "operator type %d is unknown", (int)desc->type);
+    const clops_status st = (*e)->unpack(desc->desc, p, in, idx, out);
     if (st != CLOPS_SUCCESS) return st;
     p->type = desc->type;
-    if (!in) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "input tensor descriptor is NULL");
+    if (!*in) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "input tensor descriptor is NULL");
+    return CLOPS_SUCCESS;
+}
+
+clops_status clops_validate_operator(const clops_operator_desc *desc, clops_op_params *p)
+{
+    const clops_op_entry *e = NULL;
+    const clops_tensor_desc *in, *idx, *out;
+    clops_status st = unpack_operator(desc, p, &e, &in, &idx, &out);
+    if (st != CLOPS_SUCCESS) return st;
     if (!out) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "output tensor descriptor is NULL");
 
     st = make_tensor(in, CLOPS_ROLE_INPUT, &p->input);
@@ -132,6 +147,31 @@ clops_status clops_operator_validate(const clops_operator_desc *desc)
 {
     clops_op_params p;
     return clops_validate_operator(desc, &p);
+}
+
+clops_status clops_operator_output_sizes(const clops_operator_desc *desc, uint32_t sizes[4])
+{
+    clops_op_params p;
+    const clops_op_entry *e = NULL;
+    const clops_tensor_desc *in, *idx, *out;
+    clops_status st = unpack_operator(desc, &p, &e, &in, &idx, &out);
+    if (st != CLOPS_SUCCESS) return st;
+    if (!sizes) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "sizes is NULL");
+    if (!e->output_sizes)
+        return clops_fail(CLOPS_ERROR_OUTPUT_NOT_DERIVED,
+                          "operator type %d takes its output sizes from the caller (MaxUnpooling's output_shape)",
+                          (int)desc->type);
+    st = make_tensor(in, CLOPS_ROLE_INPUT, &p.input);
+    if (st == CLOPS_SUCCESS && idx) st = make_tensor(idx, CLOPS_ROLE_INDICES, &p.indices);
+    uint64_t want[4];
+    if (st == CLOPS_SUCCESS) st = e->output_sizes(&p, want);
+    if (st != CLOPS_SUCCESS) return st;
+    for (int d = 0; d < 4; d++)
+        if (want[d] > UINT32_MAX)
+            return clops_fail(CLOPS_ERROR_SIZE_OVERFLOW, "output size %llu on dimension %d passes 2^32-1",
+                              (unsigned long long)want[d], d);
+    for (int d = 0; d < 4; d++) sizes[d] = (uint32_t)want[d];
+    return CLOPS_SUCCESS;
 }
 
 /* Half-open byte ranges [a, a+na) and [b, b+nb) intersect. */

@@ -1,5 +1,9 @@
-/* tune.c - the tuner: times candidate chunk lengths and local sizes of each
- * kernel variant and keeps the winners in the tuning database (store/tune_db.c). */
+/* tune.c - the tuner, on top of the operators: for each DepthToSpace/SpaceToDepth
+ * kernel variant (operator, order, element width, block size) it times candidate
+ * parameters (chunk length x local size x loop: elements, explicit vectors, the
+ * local-memory tile), checks every output against the host kernels, measures
+ * the default and the winner again alternately, and keeps a winner that beats
+ * the default in the tuning database (store/tune_db.c). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "api/api.h"
 #include "store/tune_db.h"
 
 /* ---- the tuner ----------------------------------------------------------------------------------- */
@@ -55,8 +59,10 @@ typedef struct tune_case {
     uint32_t block;
 } tune_case;
 
-/* A packed NCHW tensor of about `bytes` for the case (output sizes for D2S input). */
-static void case_shapes(const tune_case *c, size_t bytes, clops_tensor_desc *in, clops_tensor_desc *out)
+/* The case's packed input and output: a spatial tensor {1, 4, side, side} of
+ * about `bytes` and the deep tensor SpaceToDepth's rule makes of it, the deep
+ * one as DepthToSpace's input, the spatial one as SpaceToDepth's. */
+static clops_status case_shapes(const tune_case *c, size_t bytes, clops_tensor_desc *in, clops_tensor_desc *out)
 {
     const uint32_t b = c->block, es = (uint32_t)clops_data_type_size(c->dtype);
     uint64_t hw = bytes / es / (4ull * b * b); /* elements per plane of the b*b*4-channel side */
@@ -64,14 +70,20 @@ static void case_shapes(const tune_case *c, size_t bytes, clops_tensor_desc *in,
     while ((uint64_t)(side + 1) * (side + 1) <= hw) side++;
     side = side / b * b;
     if (side < b) side = b;
-    const uint32_t deep[4] = {1, 4 * b * b, side / b, side / b}, wide[4] = {1, 4, side, side};
-    in->data_type = out->data_type = c->dtype;
-    in->strides = out->strides = NULL;
-    memcpy(in->sizes, c->type == CLOPS_OPERATOR_DEPTH_TO_SPACE ? deep : wide, sizeof deep);
-    memcpy(out->sizes, c->type == CLOPS_OPERATOR_DEPTH_TO_SPACE ? wide : deep, sizeof deep);
+    clops_tensor_desc wide = {c->dtype, {1, 4, side, side}, NULL}, deep = wide;
+    const clops_space_to_depth_desc sd = {&wide, NULL, b, c->order};
+    const clops_operator_desc s2d = {CLOPS_OPERATOR_SPACE_TO_DEPTH, &sd};
+    const clops_status st = clops_operator_output_sizes(&s2d, deep.sizes);
+    if (st != CLOPS_SUCCESS) return st;
+    *in = c->type == CLOPS_OPERATOR_DEPTH_TO_SPACE ? deep : wide;
+    *out = c->type == CLOPS_OPERATOR_DEPTH_TO_SPACE ? wide : deep;
+    return CLOPS_SUCCESS;
 }
 
-/* Builds and times one candidate, checking its output against `want`. */
+/* Builds and times one candidate (`*seconds`), checking its output against
+ * `want`, and gives the parameters it ran with (`used`) and its tuning key.
+ * A variant that cannot take the forced loop is no candidate: success with 0
+ * seconds. A fallback to the host or a wrong output is an error. */
 static clops_status try_candidate(clops_context *ctx, const clops_operator_desc *desc, const clops_tuning *force,
                                   const clops_buffers *b, size_t out_bytes, const unsigned char *want,
                                   unsigned char *got, double *seconds, char *key, size_t key_size,
@@ -108,11 +120,12 @@ static clops_status tune_case_run(clops_context *ctx, const tune_case *c, size_t
                                   clops_tune_result *report, bool *keep)
 {
     clops_tensor_desc in, out;
-    case_shapes(c, bytes, &in, &out);
+    clops_status st = case_shapes(c, bytes, &in, &out);
+    if (st != CLOPS_SUCCESS) return st;
     const clops_depth_to_space_desc d = {&in, &out, c->block, c->order}; /* same layout as space_to_depth's */
     const clops_operator_desc desc = {c->type, &d};
     clops_op_params p;
-    clops_status st = clops_validate_operator(&desc, &p);
+    st = clops_validate_operator(&desc, &p);
     if (st != CLOPS_SUCCESS) return st;
     const size_t in_bytes = (size_t)p.input.span_bytes, out_bytes = (size_t)p.output.span_bytes;
     unsigned char *x = malloc(in_bytes), *want = malloc(out_bytes), *got = malloc(out_bytes);

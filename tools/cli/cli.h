@@ -85,8 +85,6 @@ int fail_clops(const char *what, clops_status st);
 int fail_npy(const char *path, npy_status st, const char *msg);
 /* A strict unsigned decimal: digits only, fully consumed, at most max. */
 int parse_uint(const char *s, uint64_t max, uint64_t *out);
-/* a * b, or -1 if it overflows 64 bits. */
-int checked_mul(uint64_t a, uint64_t b, uint64_t *out);
 
 /* ---- options, help and parsing (cli_parse.c) ---- */
 

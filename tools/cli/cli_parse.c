@@ -67,14 +67,6 @@ int parse_uint(const char *s, uint64_t max, uint64_t *out)
     return 0;
 }
 
-int checked_mul(uint64_t a, uint64_t b, uint64_t *out)
-{
-    if (a != 0 && b > UINT64_MAX / a)
-        return -1;
-    *out = a * b;
-    return 0;
-}
-
 /* ---- option parsers ------------------------------------------------------------------------ */
 
 int opt_block_size(cli_args *args, const char *value, char *err, size_t err_size)

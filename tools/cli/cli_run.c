@@ -4,6 +4,7 @@
 #include <errno.h>
 
 #include "cli.h"
+#include "core/checked.h"
 
 /* ---- option tables ---- */
 
@@ -136,10 +137,10 @@ static int execute_and_write(const char *what, const cli_args *args, const clops
         print_verbose(ctx, op);
     for (unsigned d = 0; d < 4; d++) {
         shape[d] = out_desc->sizes[d];
-        if (checked_mul(count, shape[d], &count) != 0)
+        if (!clops_mul_u64(count, shape[d], &count))
             count = UINT64_MAX;
     }
-    if (checked_mul(count, clops_data_type_size(out_desc->data_type), &bytes) != 0 ||
+    if (!clops_mul_u64(count, clops_data_type_size(out_desc->data_type), &bytes) ||
         bytes > SIZE_MAX) {
         rc = fail_line(what, "the output's byte count overflows");
         goto cleanup;
@@ -168,29 +169,6 @@ cleanup:
     return rc;
 }
 
-/* Output sizes of DepthToSpace / SpaceToDepth. When the divisibility rule fails the input
- * sizes stand in, so that validation reports that rule rather than some size. */
-static int depth_space_output(int to_space, const uint32_t *in, uint32_t b, uint32_t *out)
-{
-    uint64_t bb = (uint64_t)b * b;
-    uint64_t s[4];
-    int divisible = to_space ? in[1] % bb == 0 : (in[2] % b == 0 && in[3] % b == 0);
-    if (!divisible) {
-        memcpy(out, in, 4 * sizeof *out);
-        return 0;
-    }
-    s[0] = in[0];
-    s[1] = to_space ? in[1] / bb : in[1] * bb;
-    s[2] = to_space ? (uint64_t)in[2] * b : in[2] / b;
-    s[3] = to_space ? (uint64_t)in[3] * b : in[3] / b;
-    for (unsigned d = 0; d < 4; d++) {
-        if (s[d] > UINT32_MAX)
-            return -1;
-        out[d] = (uint32_t)s[d];
-    }
-    return 0;
-}
-
 static int run_depth_space(const cli_command *cmd, const cli_args *args, int to_space)
 {
     const char *what = to_space ? "depth-to-space" : "space-to-depth";
@@ -199,11 +177,17 @@ static int run_depth_space(const cli_command *cmd, const cli_args *args, int to_
     clops_tensor_desc in_desc, out_desc;
     (void)cmd;
     int rc = load_tensor(args->positional[0], args->type_override, &input, &in_desc);
+    /* both descriptors have the same layout; one of them is used */
+    clops_depth_to_space_desc d2s = {&in_desc, &out_desc, args->block_size, args->order};
+    clops_space_to_depth_desc s2d = {&in_desc, &out_desc, args->block_size, args->order};
+    clops_operator_desc desc = {to_space ? CLOPS_OPERATOR_DEPTH_TO_SPACE : CLOPS_OPERATOR_SPACE_TO_DEPTH,
+                                to_space ? (const void *)&d2s : (const void *)&s2d};
     if (rc == EXIT_OK) {
         out_desc.data_type = in_desc.data_type;
         out_desc.strides = NULL;
-        if (depth_space_output(to_space, in_desc.sizes, args->block_size, out_desc.sizes) != 0)
-            rc = fail_line(what, "an output dimension exceeds 4294967295");
+        const clops_status st = clops_operator_output_sizes(&desc, out_desc.sizes);
+        if (st != CLOPS_SUCCESS)
+            rc = fail_clops(what, st);
     }
     if (rc == EXIT_OK) {
         if (args->verbose) {
@@ -214,12 +198,6 @@ static int run_depth_space(const cli_command *cmd, const cli_args *args, int to_
             fprintf(stderr, ", block size %" PRIu32 ", order %s%s\n", args->block_size,
                     order_name(args->order), input.fortran_order ? ", input in Fortran order" : "");
         }
-        /* both descriptors have the same layout; one of them is used */
-        clops_depth_to_space_desc d2s = {&in_desc, &out_desc, args->block_size, args->order};
-        clops_space_to_depth_desc s2d = {&in_desc, &out_desc, args->block_size, args->order};
-        clops_operator_desc desc = {to_space ? CLOPS_OPERATOR_DEPTH_TO_SPACE
-                                             : CLOPS_OPERATOR_SPACE_TO_DEPTH,
-                                    to_space ? (const void *)&d2s : (const void *)&s2d};
         clops_host_buffers buffers = {input.data, input.nbytes, NULL, 0, NULL, 0};
         rc = execute_and_write(what, args, &desc, &buffers, &out_desc, args->positional[1]);
     }

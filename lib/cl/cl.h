@@ -1,0 +1,62 @@
+/* cl.h - the OpenCL runtime layer (lib/cl/): devices (device.c), programs
+ * (program.c), work sizes (scheduler.c) and cl_mem buffers (buffers.c), on the
+ * context record (internal.h). Not installed. */
+#ifndef CLOPS_CL_H
+#define CLOPS_CL_H
+
+#include "internal.h"
+
+/* ---- devices (device.c) ------------------------------------------------------------- */
+
+/* Fills `info`; capabilities named in CLOPS_DISABLE (fp64, int64, fp16, compiler,
+ * comma-separated) are reported absent, so every path can be tested anywhere. */
+clops_status clops_query_device(cl_platform_id platform, cl_device_id device, unsigned index,
+                                clops_device_info *info);
+
+/* The device's identity for cache keys: platform name and version, device name,
+ * vendor, version, driver version, address bits, extensions, and the disabled
+ * capabilities. Freed by the caller. */
+clops_status clops_device_identity(const clops_device_info *info, char **out);
+
+/* ---- programs (program.c) -------------------------------------------------------------- */
+
+/* Creates and builds a program from a device binary (a cache entry's payload). */
+clops_status clops_program_from_binary(clops_context *ctx, const char *options, const unsigned char *bin, size_t len,
+                                       cl_program *out);
+
+/* The program built from `source_name` (one of kernels/ .cl files, after clops_common.cl)
+ * with `options`: from the context's table, else from the on-disk cache, else
+ * compiled (and stored on disk); kept for the life of the context and owned by it.
+ * `*origin` says which ("in-process", "disk cache", "compiled"). */
+clops_status clops_program_get(clops_context *ctx, const char *source_name, const char *options,
+                               cl_program *out, const char **origin);
+void clops_programs_release(clops_context *ctx);
+
+/* ---- work sizes (scheduler.c) ------------------------------------------------------------------ */
+
+/* Chooses a local size for `kernel` over a `work_dim`-dimensional range of
+ * `items` work-items, and the global size rounded up to it. `want` (may be NULL)
+ * is a tuned local size, used when the device and kernel accept it. Never relies
+ * on non-uniform work-groups. `*origin` is "tuned" or "heuristic". */
+clops_status clops_schedule(const clops_context *ctx, cl_kernel kernel, unsigned work_dim,
+                            const uint64_t items[3], const size_t *want, size_t global[3], size_t local[3],
+                            const char **origin);
+
+/* ---- buffers (cl/buffers.c) ------------------------------------------------------------------ */
+
+/* Checks cl_mem buffers against the spans (missing, too small, aliased through sub-buffers). */
+clops_status clops_check_cl_buffers(const clops_op_params *p, const clops_buffers *b);
+/* Refuses buffers (those the operator uses) and wait events of another cl_context. */
+clops_status clops_check_same_context(cl_context ctx, const clops_op_params *p, const clops_buffers *b,
+                                      cl_uint nwait, const cl_event *wait);
+/* A device buffer holding `bytes` of `host` (or uninitialised when host is NULL); NULL for 0 bytes. */
+clops_status clops_device_buffer(clops_context *ctx, cl_mem_flags flags, const void *host, size_t bytes,
+                                 cl_mem *out);
+/* Maps the operator's buffers for the host after the wait list (blocking): inputs
+ * for reading, the output for reading and writing; unmapped by clops_unmap_buffers
+ * (which takes what a failed map left too). */
+clops_status clops_map_buffers(cl_command_queue q, const clops_op_params *p, const clops_buffers *b, cl_uint nwait,
+                               const cl_event *wait, clops_host_buffers *out);
+void clops_unmap_buffers(cl_command_queue q, const clops_buffers *b, const clops_host_buffers *mapped);
+
+#endif /* CLOPS_CL_H */

@@ -1,0 +1,56 @@
+/* core.h - the bottom layer of lib/ (README, "Architecture"), which every other
+ * layer may include: status reporting (status.c), data types (types.c), checked
+ * arithmetic (checked.h) and the validated tensor and operator records the host
+ * kernels and the operators share. Not installed. */
+#ifndef CLOPS_CORE_H
+#define CLOPS_CORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cl_api.h"
+#include "clops/clops.h"
+#include "core/checked.h"
+
+/* ---- status reporting (status.c) ------------------------------------------------ */
+
+/* Records a formatted detail message for this thread and returns `status`. */
+clops_status clops_fail(clops_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* A cl_int error from `what` as a status, with the call named in the message. */
+clops_status clops_fail_cl(cl_int err, const char *what);
+
+/* ---- data types (types.c) ------------------------------------------------------------ */
+
+/* Whether `type` is one of the element types, or one of the index types. */
+bool clops_data_type_valid(clops_data_type type);
+bool clops_index_type_valid(clops_data_type type);
+
+/* ---- validated tensors (made by ops/validate.c) ----------------------------------- */
+
+/* A validated tensor: sizes, strides made explicit, and the derived counts. */
+typedef struct clops_tensor {
+    clops_data_type type;
+    size_t elem_size;
+    uint64_t sizes[4];
+    uint64_t strides[4];   /* in elements; packed strides filled in when absent */
+    bool packed;           /* strides equal the packed NCHW strides */
+    uint64_t count;        /* product of sizes */
+    uint64_t span;         /* elements from the first to one past the last addressed */
+    uint64_t span_bytes;
+} clops_tensor;
+
+/* A validated operator: the descriptor copied into plain values. */
+typedef struct clops_op_params {
+    clops_operator_type type;
+    clops_tensor input;
+    clops_tensor indices; /* MaxUnpooling only */
+    clops_tensor output;
+    uint32_t block_size;  /* DepthToSpace / SpaceToDepth */
+    clops_depth_space_order order;
+} clops_op_params;
+
+#endif /* CLOPS_CORE_H */
