@@ -25,6 +25,19 @@ clops_status clops_fail(clops_status status, const char *fmt, ...)
 /* A cl_int error from `what` as a status, with the call named in the message. */
 clops_status clops_fail_cl(cl_int err, const char *what);
 
+/* ---- context options (core/options.c) ---------------------------------------------- */
+
+#define CLOPS_HOST_MAX_THREADS 16u
+
+/* The built-in defaults (clops.h, clops_context_options_init). */
+void clops_options_defaults(clops_context_options *o);
+/* The environment over `o` (the one place CLOPS_* variables are read); `o` is
+ * unchanged on a bad value. */
+clops_status clops_options_env(clops_context_options *o);
+/* A caller's options (NULL: the defaults and the environment) as a whole current
+ * struct, checked: fields past in->size keep their defaults. */
+clops_status clops_options_resolve(const clops_context_options *in, clops_context_options *out);
+
 /* ---- checked arithmetic (validate.c) ---------------------------------------------- */
 static inline bool clops_mul_u64(uint64_t a, uint64_t b, uint64_t *out)
 {
@@ -59,6 +72,7 @@ typedef struct clops_op_params {
     clops_tensor output;
     uint32_t block_size;  /* DepthToSpace / SpaceToDepth */
     clops_depth_space_order order;
+    unsigned host_threads; /* the host kernels' threads (0: one per processor); from the context */
 } clops_op_params;
 
 clops_status clops_validate_operator(const clops_operator_desc *desc, clops_op_params *out);
@@ -90,21 +104,32 @@ int64_t clops_read_index(const clops_tensor *t, const void *base, const uint64_t
 
 /* ---- devices (device.c) ------------------------------------------------------------- */
 
-/* Fills `info`; capabilities named in CLOPS_DISABLE (fp64, int64, fp16, compiler,
- * comma-separated) are reported absent, so every path can be tested anywhere. */
-clops_status clops_query_device(cl_platform_id platform, cl_device_id device, unsigned index,
+/* Fills `info`; the capabilities in `disable` (CLOPS_CAPABILITY_*, from the
+ * options or CLOPS_DISABLE) are reported absent, so every path can be tested anywhere. */
+clops_status clops_query_device(cl_platform_id platform, cl_device_id device, unsigned index, unsigned disable,
                                 clops_device_info *info);
+
+/* clops_device_list with the capabilities of `disable` reported absent. */
+clops_status clops_device_list_masked(clops_device_info *infos, size_t capacity, size_t *count, unsigned disable);
 
 /* The device's identity for cache keys: platform name and version, device name,
  * vendor, version, driver version, address bits, extensions, and the disabled
- * capabilities. Freed by the caller. */
-clops_status clops_device_identity(const clops_device_info *info, char **out);
+ * capabilities of `disable` but the compiler. Freed by the caller. */
+clops_status clops_device_identity(const clops_device_info *info, unsigned disable, char **out);
+
+/* Waits for `events` with the context's deadline (clops.h, "Deadline"): flushes
+ * the queue, then CLOPS_SUCCESS when all completed, CLOPS_ERROR_DEVICE_LOST when
+ * one failed, CLOPS_ERROR_DEVICE_TIMEOUT past the deadline; `what` names the
+ * work in the message. */
+clops_status clops_wait_events(const clops_context *ctx, cl_uint n, const cl_event *events, const char *what);
 
 /* ---- contexts (context.c) ------------------------------------------------------------ */
 typedef struct clops_program_entry clops_program_entry;
 
 struct clops_context {
     clops_backend backend;
+    clops_context_options options; /* as given, checked (strings below are the context's copies) */
+    char *tuning_db;             /* options.tuning_db copied, or NULL */
     char *identity;              /* device identity for cache keys (OpenCL only) */
     clops_cache_config cache;
     cl_context cl_ctx;
