@@ -373,6 +373,30 @@ START_TEST(cli_prune_bad_size)
 }
 END_TEST
 
+/* `clops run --fallback never` on a device without a compiler: exit 1, the
+ * status on stderr, no output file; --fallback allow overrides CLOPS_FALLBACK. */
+START_TEST(cli_fallback_never)
+{
+    const char *cli = getenv("CLOPS_CLI"), *data = getenv("CLOPS_TEST_DATA");
+    ck_assert(cli && data);
+    char cmd[1024], out[96], errfile[96];
+    snprintf(out, sizeof out, "%s/out.npy", g_dir);
+    snprintf(errfile, sizeof errfile, "%s/stderr.txt", g_dir);
+    const char *flags[2] = {"--fallback never", "--fallback allow"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd, "CLOPS_CACHE=off CLOPS_DISABLE=compiler CLOPS_FALLBACK=%s '%s' run depth-to-space "
+                 "'%s/dml_input_u32.npy' '%s' --block-size 2 %s 2>'%s'", i ? "never" : "allow", cli, data, out,
+                 flags[i], errfile);
+        const int rc = system(cmd);
+        ck_assert_msg(WIFEXITED(rc) && WEXITSTATUS(rc) == (i ? 0 : 1), "%s: exit status %d", flags[i],
+                      WEXITSTATUS(rc));
+        ck_assert_msg((access(out, F_OK) == 0) == (i == 1), "%s: output file %s", flags[i],
+                      i ? "missing" : "left behind");
+    }
+    remove(out);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("options");
@@ -390,6 +414,7 @@ int main(void)
         tcase_add_test(dev, fallback_policy);
         tcase_add_test(dev, tuning_database_option);
         tcase_add_test(dev, device_option);
+        tcase_add_test(dev, cli_fallback_never);
     }
     return tc_run_nofork(s);
 }
