@@ -26,7 +26,8 @@
     X(clCreateKernel) X(clReleaseKernel) X(clSetKernelArg) X(clGetKernelWorkGroupInfo)              \
     X(clEnqueueNDRangeKernel) X(clEnqueueReadBuffer) X(clEnqueueFillBuffer)                         \
     X(clEnqueueMapBuffer) X(clEnqueueUnmapMemObject) X(clEnqueueMarkerWithWaitList)                 \
-    X(clWaitForEvents) X(clRetainEvent) X(clReleaseEvent) X(clGetEventProfilingInfo)
+    X(clWaitForEvents) X(clRetainEvent) X(clReleaseEvent) X(clGetEventProfilingInfo)                \
+    X(clFlush)
 
 typedef struct clops_cl_api {
 #define CLOPS_X_MEMBER(f) __typeof__(f) *f;
@@ -97,6 +98,7 @@ extern const clops_cl_api clops_cl;
 #define clRetainEvent clops_cl.clRetainEvent
 #define clReleaseEvent clops_cl.clReleaseEvent
 #define clGetEventProfilingInfo clops_cl.clGetEventProfilingInfo
+#define clFlush clops_cl.clFlush
 #endif
 
 #endif /* CLOPS_CL_API_H */

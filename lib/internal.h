@@ -38,6 +38,8 @@ typedef struct clops_program_entry clops_program_entry;
 
 struct clops_context {
     clops_backend backend;
+    clops_context_options options; /* as given, checked (strings below are the context's copies) */
+    char *tuning_db;             /* options.tuning_db copied, or NULL */
     char *identity;              /* device identity for cache keys (OpenCL only) */
     clops_cache_config cache;
     cl_context cl_ctx;

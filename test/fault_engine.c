@@ -85,6 +85,7 @@ W_INT(clGetKernelWorkGroupInfo,
       (cl_kernel k, cl_device_id d, cl_kernel_work_group_info i, size_t s, void *v, size_t *r), (k, d, i, s, v, r))
 W_INT(clWaitForEvents, (cl_uint n, const cl_event *e), (n, e))
 W_INT(clGetEventProfilingInfo, (cl_event e, cl_profiling_info i, size_t s, void *v, size_t *r), (e, i, s, v, r))
+W_INT(clFlush, (cl_command_queue q), (q))
 
 /* Retains and releases: counted; retains may fail, releases never do. */
 #define W_RETAIN(name, type, kind)                                                                 \

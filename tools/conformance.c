@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "conformance.h"
+#include "run_settings.h"
 
 /* One case: an operator on one layout of one shape. */
 typedef struct conf_case {
@@ -589,16 +590,16 @@ static bool find_info(clops_context *ctx, clops_device_info *out)
 
 /* Opens a context on `device` ("host", an index, or NULL for the default) and
  * runs everything on it; false when the context cannot be made. */
-static bool run_on(conf_report *report, const char *device, bool quick)
+static bool run_on(conf_report *report, const char *device, bool quick, const run_settings *settings)
 {
     clops_context *ctx = NULL;
-    clops_status st;
-    if (!device)
-        st = clops_context_create(&ctx);
-    else if (strcmp(device, "host") == 0)
-        st = clops_context_create_host(&ctx);
-    else
-        st = clops_context_create_device((unsigned)strtoul(device, NULL, 10), &ctx);
+    clops_context_options o;
+    const int index = !device ? CLOPS_DEVICE_DEFAULT
+                      : strcmp(device, "host") == 0 ? CLOPS_DEVICE_HOST
+                                                    : (int)strtoul(device, NULL, 10);
+    clops_status st = run_settings_options(settings, index, &o);
+    if (st == CLOPS_SUCCESS) st = clops_context_create_with_options(&o, &ctx);
+    if (st == CLOPS_SUCCESS) run_watchdog_device(clops_context_device_name(ctx));
     if (st != CLOPS_SUCCESS) {
         fprintf(stderr, "clops: conformance: device %s: %s: %s\n", device ? device : "(default)",
                 clops_status_name(st), clops_last_error_message());
@@ -618,7 +619,8 @@ static bool run_on(conf_report *report, const char *device, bool quick)
 
 static void usage(FILE *out)
 {
-    fputs("usage: clops conformance [--device N|host|all] [--quick] [--json FILE]\n"
+    fputs("usage: clops conformance [--device N|host|all] [--quick] [--json FILE] [--fallback allow|never]\n"
+          "                         [--timeout SECONDS]\n"
           "\n"
           "Runs every operator, order, data type, block size 1-8 and index type, in packed, NHWC,\n"
           "padded and broadcast layouts, with pooling-shaped, scattered, repeated and out-of-range\n"
@@ -632,6 +634,10 @@ static void usage(FILE *out)
           "                       else any device, else the host)\n"
           "  --quick              leave out the big tensors\n"
           "  --json FILE          write a report: device identity, plan, table, failures\n"
+          "  --fallback allow|never  whether an operator the device cannot run may run on the host\n"
+          "                       (default: CLOPS_FALLBACK, else allow); under never those checks fail\n"
+          "  --timeout SECONDS    end the whole run (exit 1, naming the device, no report written) if\n"
+          "                       it has not finished within SECONDS (default: CLOPS_TIMEOUT, else none)\n"
           "\n"
           "Progress on stderr; a table per device on stdout, then \"N passed, M failed\".\n"
           "Exit status: 0 when nothing failed, 1 when a check failed, 2 on a usage error.\n",
@@ -642,6 +648,8 @@ int clops_conformance_main(int argc, char **argv)
 {
     const char *device = NULL, *json = NULL;
     bool quick = false;
+    run_settings settings = {0, CLOPS_FALLBACK_ALLOW, 0};
+    char err[256];
     char command[1024] = "clops conformance";
     for (int i = 1; i < argc; i++) {
         const bool has_value = i + 1 < argc;
@@ -660,6 +668,14 @@ int clops_conformance_main(int argc, char **argv)
             }
         } else if (strcmp(argv[i], "--json") == 0 && has_value) {
             json = argv[++i];
+        } else if ((strcmp(argv[i], "--fallback") == 0 || strcmp(argv[i], "--timeout") == 0) && has_value) {
+            const bool fallback = argv[i][2] == 'f';
+            const char *value = argv[++i];
+            if ((fallback ? run_settings_fallback : run_settings_timeout)(&settings, value, err, sizeof err) != 0) {
+                fprintf(stderr, "clops: conformance: %s\n", err);
+                return 2;
+            }
+            snprintf(command + strlen(command), sizeof command - strlen(command), " %s", argv[i - 1]);
         } else {
             fprintf(stderr, "clops: conformance: unknown or incomplete option '%s'\n", argv[i]);
             usage(stderr);
@@ -674,18 +690,20 @@ int clops_conformance_main(int argc, char **argv)
         return 1;
     }
     bool ok = true;
+    run_watchdog_start(&settings);
     if (device && strcmp(device, "all") == 0) {
         size_t count = 0;
         ok = clops_device_list(NULL, 0, &count) == CLOPS_SUCCESS;
         for (size_t i = 0; ok && i < count; i++) {
             char index[24];
             snprintf(index, sizeof index, "%zu", i);
-            ok = run_on(report, index, quick);
+            ok = run_on(report, index, quick, &settings);
         }
-        if (ok) ok = run_on(report, "host", quick);
+        if (ok) ok = run_on(report, "host", quick, &settings);
     } else {
-        ok = run_on(report, device, quick);
+        ok = run_on(report, device, quick, &settings);
     }
+    run_watchdog_stop(); /* the device work is done: what follows writes the report */
     if (ok && json) ok = conf_report_write_json(report, json);
     const unsigned long long passed = conf_report_passed(report), failed = conf_report_failed(report);
     printf("\n%llu passed, %llu failed\n", passed, failed);

@@ -204,13 +204,110 @@ CLOPS_API size_t clops_device_plan(const clops_device_info *info, char *buf, siz
 /* ---- contexts ----------------------------------------------------------------- */
 typedef struct clops_context clops_context;
 
+/* ---- context options --------------------------------------------------------------
+ * Every setting of a context, through the API. The environment variables named
+ * beside each field are defaults only: clops_context_options_from_env() reads
+ * them (all of them, in one place, strictly), and a context made without options
+ * uses them. Fields set after that call win.
+ *
+ *   clops_context_options o;
+ *   clops_context_options_init(&o, sizeof o);      // built-in defaults
+ *   st = clops_context_options_from_env(&o);        // optional: honour CLOPS_*
+ *   o.fallback = CLOPS_FALLBACK_NEVER;
+ *   o.timeout_seconds = 5;
+ *   st = clops_context_create_with_options(&o, &ctx);
+ *
+ * The struct grows at its end only: `size` (set by clops_context_options_init
+ * to the caller's sizeof) tells the library which fields the caller knows, and
+ * fields past it keep their built-in defaults. Strings are copied when the
+ * context is made. Environment values: keywords are case-insensitive ("off",
+ * "OFF"); anything else (spaces, unknown words, numbers with junk) is an error
+ * naming the variable and why, never ignored. An empty variable counts as unset. */
+typedef enum clops_cache_policy {
+    CLOPS_CACHE_POLICY_READ_WRITE = 0, /* CLOPS_CACHE=rw (the default) */
+    CLOPS_CACHE_POLICY_READ_ONLY = 1,  /* CLOPS_CACHE=ro: load, never store */
+    CLOPS_CACHE_POLICY_OFF = 2         /* CLOPS_CACHE=off */
+} clops_cache_policy;
+
+typedef enum clops_fallback_policy {
+    CLOPS_FALLBACK_ALLOW = 0, /* CLOPS_FALLBACK=allow (default): an operator the OpenCL device
+                                 cannot run (no compiler and no binary, failed build, tensors
+                                 past 2^32 elements without 64-bit integers) runs on the host */
+    CLOPS_FALLBACK_NEVER = 1  /* CLOPS_FALLBACK=never: clops_operator_create fails with
+                                 CLOPS_ERROR_FALLBACK_REFUSED instead */
+} clops_fallback_policy;
+
+/* Capabilities a context treats as absent (CLOPS_DISABLE=fp64,int64,fp16,compiler). */
+#define CLOPS_CAPABILITY_FP64 1u
+#define CLOPS_CAPABILITY_INT64 2u
+#define CLOPS_CAPABILITY_FP16 4u
+#define CLOPS_CAPABILITY_COMPILER 8u
+
+/* clops_context_options.device: the default rule (clops_context_create), the host
+ * backend, or an index of clops_device_list(). */
+#define CLOPS_DEVICE_DEFAULT (-1)
+#define CLOPS_DEVICE_HOST (-2)
+
+typedef struct clops_context_options {
+    size_t size;                     /* sizeof(clops_context_options) as the caller compiled it */
+    int device;                      /* CLOPS_DEVICE: "host" or an index; default CLOPS_DEVICE_DEFAULT */
+    clops_cache_policy cache;        /* CLOPS_CACHE: rw, ro or off */
+    const char *cache_dir;           /* CLOPS_CACHE_DIR; NULL: $XDG_CACHE_HOME/clops, else ~/.cache/clops */
+    uint64_t cache_max_bytes;        /* CLOPS_CACHE_MAX_SIZE: bytes, or digits with K, M or G
+                                        (powers of 1024); default 256 MiB; 0 keeps nothing */
+    int tuning;                      /* CLOPS_TUNE: on (1, default) or off (0): use the tuning database */
+    const char *tuning_db;           /* the tuning database file; NULL: per device beside the cache */
+    unsigned disable;                /* CLOPS_DISABLE: CLOPS_CAPABILITY_* reported absent */
+    clops_fallback_policy fallback;  /* CLOPS_FALLBACK: allow or never */
+    unsigned host_threads;           /* threads of the host kernels for tensors of 4 MiB and
+                                        more (at most 16); 0 (default): one per processor */
+    double timeout_seconds;          /* CLOPS_TIMEOUT: seconds, or 0 / "none" (default): no deadline.
+                                        See "Deadline" below. */
+} clops_context_options;
+
+/*! clops_context_options_init() : the built-in defaults (no environment) into the
+ *  first `size` bytes of `opts`, and opts->size = size. Pass sizeof *opts. */
+CLOPS_API clops_status clops_context_options_init(clops_context_options *opts, size_t size);
+
+/*! clops_context_options_from_env() : overwrites the fields whose environment
+ *  variable is set (CLOPS_DEVICE, CLOPS_CACHE, CLOPS_CACHE_DIR,
+ *  CLOPS_CACHE_MAX_SIZE, CLOPS_TUNE, CLOPS_DISABLE, CLOPS_FALLBACK, CLOPS_TIMEOUT).
+ *  A bad value is CLOPS_ERROR_INVALID_SETTING with a message naming the variable
+ *  and why; `opts` is then unchanged. cache_dir points into the environment. */
+CLOPS_API clops_status clops_context_options_from_env(clops_context_options *opts);
+
+/* Deadline. With timeout_seconds > 0, every wait clops itself does for the
+ * device ends by then: clops_operator_execute_host() waiting for its kernels,
+ * clops_operator_last_status(), and the maps of an operator running on the host
+ * over cl_mem buffers. A wait that ends there returns CLOPS_ERROR_DEVICE_TIMEOUT
+ * (the message names the device); the commands stay queued, and the caller's
+ * host memory is never written after that return. A command the device reports
+ * failed (a negative execution status, as a lost remote device gives) is
+ * CLOPS_ERROR_DEVICE_LOST, with or without a deadline. What a library cannot
+ * bound: a call blocked inside the driver (a blocking read of a finished
+ * kernel's output, clFinish, releasing objects) - a process that must end on
+ * time enforces the deadline whole, as the CLI's --timeout does. */
+
+/*! clops_context_create_with_options() : a context as `opts` says (NULL: the
+ *  built-in defaults and the environment, as clops_context_create). Values out of
+ *  range are CLOPS_ERROR_INVALID_SETTING. */
+CLOPS_API clops_status clops_context_create_with_options(const clops_context_options *opts, clops_context **out);
+
+/*! clops_context_create_from_cl_with_options() : clops_context_create_from_cl with
+ *  options (opts->device is ignored: the device is the caller's). */
+CLOPS_API clops_status clops_context_create_from_cl_with_options(cl_context context, cl_device_id device,
+                                                                 cl_command_queue queue,
+                                                                 const clops_context_options *opts,
+                                                                 clops_context **out);
+
 typedef enum clops_backend {
     CLOPS_BACKEND_OPENCL = 1,
     CLOPS_BACKEND_HOST = 2
 } clops_backend;
 
-/*! clops_context_create() : a context on the default device: the environment
- *  variable CLOPS_DEVICE if set ("host", or an index from clops_device_list()),
+/*! clops_context_create() : a context on the default device, with the settings
+ *  of the environment (clops_context_options_from_env; a bad value is an error):
+ *  the variable CLOPS_DEVICE if set ("host", or an index from clops_device_list()),
  *  else the first GPU, else the first device of any type, else the host.
  *  A CLOPS_DEVICE naming a device that does not exist is an error
  *  (CLOPS_ERROR_INVALID_DEVICE_SELECTION), never a silent substitute. */

@@ -49,6 +49,9 @@ extern "C" {
     X(CLOPS_ERROR_INDEX_OUT_OF_RANGE, -15100, "an unpooling index is negative or past the output") \
     X(CLOPS_ERROR_WRONG_BACKEND, -15101, "this call needs an OpenCL context, not the host backend") \
     X(CLOPS_ERROR_TOO_LARGE_FOR_DEVICE, -15102, "a buffer exceeds the device's maximum allocation") \
+    X(CLOPS_ERROR_FALLBACK_REFUSED, -15103, "the device cannot run the operator and the fallback policy is never") \
+    X(CLOPS_ERROR_DEVICE_TIMEOUT, -15104, "the device did not finish within the deadline")           \
+    X(CLOPS_ERROR_DEVICE_LOST, -15105, "the device reported a failed command (it may have been lost)") \
     /* devices, programs and resources */                                                          \
     X(CLOPS_ERROR_NO_DEVICE, -15200, "no OpenCL device is available")                              \
     X(CLOPS_ERROR_INVALID_DEVICE_SELECTION, -15201, "the requested device does not exist")         \
@@ -59,6 +62,7 @@ extern "C" {
     X(CLOPS_ERROR_CACHE_UNAVAILABLE, -15206, "the program cache is off or its directory is unusable") \
     X(CLOPS_ERROR_CACHE_IO, -15207, "reading or writing a cache file failed")                      \
     X(CLOPS_ERROR_BAD_PACK, -15208, "a kernel pack file is malformed")                             \
+    X(CLOPS_ERROR_INVALID_SETTING, -15209, "a setting (option or environment variable) has a bad value") \
     X(CLOPS_ERROR_INTERNAL, -15299, "internal error")
 
 typedef enum clops_status {

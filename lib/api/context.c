@@ -1,12 +1,13 @@
-/* context.c - contexts: on a chosen device, around the caller's OpenCL objects, or the host. */
-#include <errno.h>
+/* context.c - contexts: on a chosen device, around the caller's OpenCL objects, or the host,
+ * with options (core/options.c resolves them and the environment). */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cl/cl.h"
 
-static clops_status context_alloc(clops_backend backend, clops_context **out)
+static clops_status context_alloc(clops_backend backend, const clops_context_options *o, clops_context **out)
 {
     clops_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "context of %zu bytes", sizeof *ctx);
@@ -15,8 +16,15 @@ static clops_status context_alloc(clops_backend backend, clops_context **out)
         return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "context mutex");
     }
     ctx->backend = backend;
+    ctx->options = *o;
+    ctx->options.cache_dir = NULL; /* copied into ctx->cache.dir below */
+    ctx->options.tuning_db = NULL;
+    if (o->tuning_db && !(ctx->tuning_db = strdup(o->tuning_db))) {
+        clops_context_free(ctx);
+        return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "tuning database path");
+    }
     if (backend == CLOPS_BACKEND_OPENCL) {
-        clops_cache_config_from_env(&ctx->cache);
+        clops_cache_config_init(&ctx->cache, o);
     } else {
         ctx->cache.mode = CLOPS_CACHE_OFF;
         snprintf(ctx->cache.status, sizeof ctx->cache.status, "not used by the host backend");
@@ -25,13 +33,51 @@ static clops_status context_alloc(clops_backend backend, clops_context **out)
     return CLOPS_SUCCESS;
 }
 
+static clops_status create_host(const clops_context_options *o, clops_context **out)
+{
+    clops_status st = context_alloc(CLOPS_BACKEND_HOST, o, out);
+    if (st == CLOPS_SUCCESS) strcpy((*out)->info.device_name, "host");
+    return st;
+}
+
 clops_status clops_context_create_host(clops_context **out)
 {
     if (!out) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_context_create_host: out is NULL");
     *out = NULL;
-    clops_status st = context_alloc(CLOPS_BACKEND_HOST, out);
-    if (st == CLOPS_SUCCESS) strcpy((*out)->info.device_name, "host");
-    return st;
+    clops_context_options o;
+    const clops_status st = clops_options_resolve(NULL, &o);
+    return st == CLOPS_SUCCESS ? create_host(&o, out) : st;
+}
+
+/* A context around the caller's objects, with options already resolved. */
+static clops_status create_from_cl(cl_context context, cl_device_id device, cl_command_queue queue,
+                                   const clops_context_options *o, clops_context **out)
+{
+    cl_platform_id platform = NULL;
+    cl_int err = clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL);
+    if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetDeviceInfo(CL_DEVICE_PLATFORM)");
+    clops_context *ctx = NULL;
+    clops_status st = context_alloc(CLOPS_BACKEND_OPENCL, o, &ctx);
+    if (st != CLOPS_SUCCESS) return st;
+    st = clops_query_device(platform, device, 0, o->disable, &ctx->info);
+    if (st == CLOPS_SUCCESS) st = clops_device_identity(&ctx->info, o->disable, &ctx->identity);
+    if (st != CLOPS_SUCCESS) {
+        clops_context_free(ctx);
+        return st;
+    }
+    if ((err = clRetainContext(context)) != CL_SUCCESS) {
+        clops_context_free(ctx);
+        return clops_fail_cl(err, "clRetainContext");
+    }
+    ctx->cl_ctx = context;
+    if ((err = clRetainCommandQueue(queue)) != CL_SUCCESS) {
+        clops_context_free(ctx);
+        return clops_fail_cl(err, "clRetainCommandQueue");
+    }
+    ctx->queue = queue;
+    ctx->device = device;
+    *out = ctx;
+    return CLOPS_SUCCESS;
 }
 
 /* The queue must belong to `context` and `device`: a queue of another context
@@ -52,45 +98,29 @@ static clops_status check_queue(cl_context context, cl_device_id device, cl_comm
     return CLOPS_SUCCESS;
 }
 
-clops_status clops_context_create_from_cl(cl_context context, cl_device_id device, cl_command_queue queue,
-                                          clops_context **out)
+clops_status clops_context_create_from_cl_with_options(cl_context context, cl_device_id device,
+                                                       cl_command_queue queue, const clops_context_options *opts,
+                                                       clops_context **out)
 {
     if (!out) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_context_create_from_cl: out is NULL");
     *out = NULL;
     if (!context || !device || !queue)
         return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_context_create_from_cl: context, device and queue are required");
-    clops_status qst = check_queue(context, device, queue);
-    if (qst != CLOPS_SUCCESS) return qst;
-    cl_platform_id platform = NULL;
-    cl_int err = clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL);
-    if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetDeviceInfo(CL_DEVICE_PLATFORM)");
-    clops_context *ctx = NULL;
-    clops_status st = context_alloc(CLOPS_BACKEND_OPENCL, &ctx);
+    clops_status st = check_queue(context, device, queue);
     if (st != CLOPS_SUCCESS) return st;
-    st = clops_query_device(platform, device, 0, &ctx->info);
-    if (st != CLOPS_SUCCESS) goto fail;
-    st = clops_device_identity(&ctx->info, &ctx->identity);
-    if (st != CLOPS_SUCCESS) goto fail;
-    if ((err = clRetainContext(context)) != CL_SUCCESS) {
-        st = clops_fail_cl(err, "clRetainContext");
-        goto fail;
-    }
-    ctx->cl_ctx = context;
-    if ((err = clRetainCommandQueue(queue)) != CL_SUCCESS) {
-        st = clops_fail_cl(err, "clRetainCommandQueue");
-        goto fail;
-    }
-    ctx->queue = queue;
-    ctx->device = device;
-    *out = ctx;
-    return CLOPS_SUCCESS;
-
-fail: /* releases what was retained so far */
-    clops_context_free(ctx);
-    return st;
+    clops_context_options o;
+    st = clops_options_resolve(opts, &o);
+    return st == CLOPS_SUCCESS ? create_from_cl(context, device, queue, &o, out) : st;
 }
 
-static clops_status context_on_device(const clops_device_info *info, clops_context **out)
+clops_status clops_context_create_from_cl(cl_context context, cl_device_id device, cl_command_queue queue,
+                                          clops_context **out)
+{
+    return clops_context_create_from_cl_with_options(context, device, queue, NULL, out);
+}
+
+static clops_status context_on_device(const clops_device_info *info, const clops_context_options *o,
+                                      clops_context **out)
 {
     cl_int err;
     const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)info->platform, 0};
@@ -101,7 +131,7 @@ static clops_status context_on_device(const clops_device_info *info, clops_conte
         clReleaseContext(cl_ctx);
         return clops_fail_cl(err, "clCreateCommandQueue");
     }
-    clops_status st = clops_context_create_from_cl(cl_ctx, info->device, queue, out);
+    clops_status st = create_from_cl(cl_ctx, info->device, queue, o, out);
     /* The clops context holds its own references now. */
     clReleaseCommandQueue(queue);
     clReleaseContext(cl_ctx);
@@ -110,14 +140,14 @@ static clops_status context_on_device(const clops_device_info *info, clops_conte
 }
 
 /* All devices, in a freshly allocated array. */
-static clops_status list_devices(clops_device_info **infos, size_t *count)
+static clops_status list_devices(unsigned disable, clops_device_info **infos, size_t *count)
 {
     *infos = NULL;
-    clops_status st = clops_device_list(NULL, 0, count);
+    clops_status st = clops_device_list_masked(NULL, 0, count, disable);
     if (st != CLOPS_SUCCESS || *count == 0) return st;
     *infos = calloc(*count, sizeof **infos);
     if (!*infos) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "device list of %zu entries", *count);
-    st = clops_device_list(*infos, *count, count);
+    st = clops_device_list_masked(*infos, *count, count, disable);
     if (st != CLOPS_SUCCESS) {
         free(*infos);
         *infos = NULL;
@@ -136,33 +166,23 @@ static clops_status check_index(unsigned index, size_t count)
     return CLOPS_SUCCESS;
 }
 
-/* The default rule (clops.h, clops_context_create): CLOPS_DEVICE if set, else the
+/* The device of `o` (clops.h, clops_context_create): the one it names, else the
  * first GPU, else device 0, else the host. Fills `*infos` (freed by the caller)
  * with every device unless the host was named. */
-static clops_status pick_default(int *is_host, unsigned *index, clops_device_info **infos, size_t *count)
+static clops_status pick_device(const clops_context_options *o, int *is_host, unsigned *index,
+                                clops_device_info **infos, size_t *count)
 {
     *infos = NULL;
     *count = 0;
-    *is_host = 0;
+    *is_host = o->device == CLOPS_DEVICE_HOST;
     *index = 0;
-    const char *env = getenv("CLOPS_DEVICE");
-    if (env && *env) {
-        if (strcmp(env, "host") == 0) {
-            *is_host = 1;
-            return CLOPS_SUCCESS;
-        }
-        char *end;
-        errno = 0;
-        const unsigned long v = strtoul(env, &end, 10);
-        if (errno || *end || end == env || env[0] == '-' || v > UINT32_MAX)
-            return clops_fail(CLOPS_ERROR_INVALID_DEVICE_SELECTION,
-                              "CLOPS_DEVICE=\"%s\" is neither \"host\" nor a device index", env);
-        *index = (unsigned)v;
-        clops_status st = list_devices(infos, count);
-        return st != CLOPS_SUCCESS ? st : check_index(*index, *count);
-    }
-    clops_status st = list_devices(infos, count);
+    if (*is_host) return CLOPS_SUCCESS;
+    clops_status st = list_devices(o->disable, infos, count);
     if (st != CLOPS_SUCCESS) return st; /* a failing OpenCL stack is an error, not "no device" */
+    if (o->device >= 0) {
+        *index = (unsigned)o->device;
+        return check_index(*index, *count);
+    }
     *is_host = *count == 0;
     for (size_t i = 0; i < *count; i++)
         if ((*infos)[i].type & CL_DEVICE_TYPE_GPU) {
@@ -175,9 +195,27 @@ static clops_status pick_default(int *is_host, unsigned *index, clops_device_inf
 clops_status clops_default_device(int *is_host, unsigned *index)
 {
     if (!is_host || !index) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_default_device: is_host and index are required");
-    clops_device_info *infos;
+    clops_device_info *infos = NULL;
     size_t count;
-    const clops_status st = pick_default(is_host, index, &infos, &count);
+    clops_context_options o;
+    clops_status st = clops_options_resolve(NULL, &o);
+    if (st == CLOPS_SUCCESS) st = pick_device(&o, is_host, index, &infos, &count);
+    free(infos);
+    return st;
+}
+
+clops_status clops_context_create_with_options(const clops_context_options *opts, clops_context **out)
+{
+    if (!out) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_context_create: out is NULL");
+    *out = NULL;
+    int host;
+    unsigned index;
+    clops_device_info *infos = NULL;
+    size_t count;
+    clops_context_options o;
+    clops_status st = clops_options_resolve(opts, &o);
+    if (st == CLOPS_SUCCESS) st = pick_device(&o, &host, &index, &infos, &count);
+    if (st == CLOPS_SUCCESS) st = host ? create_host(&o, out) : context_on_device(&infos[index], &o, out);
     free(infos);
     return st;
 }
@@ -186,27 +224,17 @@ clops_status clops_context_create_device(unsigned index, clops_context **out)
 {
     if (!out) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_context_create_device: out is NULL");
     *out = NULL;
-    clops_device_info *infos;
-    size_t count;
-    clops_status st = list_devices(&infos, &count);
-    if (st == CLOPS_SUCCESS) st = check_index(index, count);
-    if (st == CLOPS_SUCCESS) st = context_on_device(&infos[index], out);
-    free(infos);
-    return st;
+    clops_context_options o;
+    clops_status st = clops_options_resolve(NULL, &o);
+    if (st != CLOPS_SUCCESS) return st;
+    if (index > INT32_MAX) return check_index(index, index); /* as any index past the list */
+    o.device = (int)index;
+    return clops_context_create_with_options(&o, out);
 }
 
 clops_status clops_context_create(clops_context **out)
 {
-    if (!out) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_context_create: out is NULL");
-    *out = NULL;
-    int host;
-    unsigned index;
-    clops_device_info *infos;
-    size_t count;
-    clops_status st = pick_default(&host, &index, &infos, &count);
-    if (st == CLOPS_SUCCESS) st = host ? clops_context_create_host(out) : context_on_device(&infos[index], out);
-    free(infos);
-    return st;
+    return clops_context_create_with_options(NULL, out);
 }
 
 void clops_context_free(clops_context *ctx)
@@ -217,6 +245,7 @@ void clops_context_free(clops_context *ctx)
     if (ctx->queue) clReleaseCommandQueue(ctx->queue);
     if (ctx->cl_ctx) clReleaseContext(ctx->cl_ctx);
     pthread_mutex_destroy(&ctx->lock);
+    free(ctx->tuning_db);
     free(ctx->identity);
     free(ctx);
 }

@@ -27,6 +27,7 @@ clops_status clops_operator_create_forced(clops_context *ctx, const clops_operat
         op->force = *force;
     }
     clops_status st = clops_validate_operator(desc, &op->params);
+    op->params.host_threads = ctx->options.host_threads;
     if (st == CLOPS_SUCCESS && ctx->backend == CLOPS_BACKEND_OPENCL) st = clops_op_prepare(op);
     if (st != CLOPS_SUCCESS) {
         clops_operator_free(op);
@@ -73,7 +74,7 @@ clops_status clops_operator_last_status(clops_operator *op)
 }
 
 /* Host memory through device buffers: the output is copied back only on success,
- * so a failed run leaves the caller's memory as it was. An output with gaps
+ * so a failed run (a timed-out one included) leaves the caller's memory as it was. An output with gaps
  * (strided) is first copied in, so the gaps come back unchanged. */
 static clops_status execute_via_device(clops_operator *op, const clops_host_buffers *b)
 {
@@ -91,6 +92,9 @@ static clops_status execute_via_device(clops_operator *op, const clops_host_buff
     if (st != CLOPS_SUCCESS) goto cleanup;
     /* The read waits on the operator's event: the caller's queue may be out of order. */
     st = clops_operator_execute(op, &d, 0, NULL, &done);
+    if (st != CLOPS_SUCCESS) goto cleanup;
+    /* The deadline ends this wait; the read below starts only after the kernels finished. */
+    if (done) st = clops_wait_events(op->ctx, 1, &done, "the operator's kernels");
     if (st != CLOPS_SUCCESS) goto cleanup;
     st = clops_operator_last_status(op); /* bad indices: nothing copied back */
     if (st != CLOPS_SUCCESS || out_bytes == 0) goto cleanup;

@@ -8,15 +8,24 @@
 
 /* ---- devices (device.c) ------------------------------------------------------------- */
 
-/* Fills `info`; capabilities named in CLOPS_DISABLE (fp64, int64, fp16, compiler,
- * comma-separated) are reported absent, so every path can be tested anywhere. */
-clops_status clops_query_device(cl_platform_id platform, cl_device_id device, unsigned index,
+/* Fills `info`; the capabilities in `disable` (CLOPS_CAPABILITY_*, from the
+ * options or CLOPS_DISABLE) are reported absent, so every path can be tested anywhere. */
+clops_status clops_query_device(cl_platform_id platform, cl_device_id device, unsigned index, unsigned disable,
                                 clops_device_info *info);
+
+/* clops_device_list with the capabilities of `disable` reported absent. */
+clops_status clops_device_list_masked(clops_device_info *infos, size_t capacity, size_t *count, unsigned disable);
 
 /* The device's identity for cache keys: platform name and version, device name,
  * vendor, version, driver version, address bits, extensions, and the disabled
- * capabilities. Freed by the caller. */
-clops_status clops_device_identity(const clops_device_info *info, char **out);
+ * capabilities of `disable` but the compiler. Freed by the caller. */
+clops_status clops_device_identity(const clops_device_info *info, unsigned disable, char **out);
+
+/* Waits for `events` with the context's deadline (clops.h, "Deadline"): flushes
+ * the queue, then CLOPS_SUCCESS when all completed, CLOPS_ERROR_DEVICE_LOST when
+ * one failed, CLOPS_ERROR_DEVICE_TIMEOUT past the deadline; `what` names the
+ * work in the message. */
+clops_status clops_wait_events(const clops_context *ctx, cl_uint n, const cl_event *events, const char *what);
 
 /* ---- programs (program.c) -------------------------------------------------------------- */
 

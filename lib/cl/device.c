@@ -53,22 +53,7 @@ static bool has_extension(const char *list, const char *ext)
     return false;
 }
 
-/* Whether CLOPS_DISABLE (comma-separated: fp64, int64, fp16, compiler) names `cap`. */
-static bool disabled(const char *cap)
-{
-    const char *env = getenv("CLOPS_DISABLE");
-    if (!env) return false;
-    const size_t n = strlen(cap);
-    for (const char *p = env; *p;) {
-        const size_t len = strcspn(p, ",");
-        if (len == n && strncmp(p, cap, n) == 0) return true;
-        p += len;
-        if (*p == ',') p++;
-    }
-    return false;
-}
-
-clops_status clops_query_device(cl_platform_id platform, cl_device_id device, unsigned index,
+clops_status clops_query_device(cl_platform_id platform, cl_device_id device, unsigned index, unsigned disable,
                                 clops_device_info *info)
 {
     memset(info, 0, sizeof *info);
@@ -96,17 +81,17 @@ clops_status clops_query_device(cl_platform_id platform, cl_device_id device, un
         free(profile);
         return st;
     }
-    info->has_fp16 = has_extension(ext, "cl_khr_fp16") && !disabled("fp16");
-    info->has_fp64 = has_extension(ext, "cl_khr_fp64") && !disabled("fp64");
+    info->has_fp16 = has_extension(ext, "cl_khr_fp16") && !(disable & CLOPS_CAPABILITY_FP16);
+    info->has_fp64 = has_extension(ext, "cl_khr_fp64") && !(disable & CLOPS_CAPABILITY_FP64);
     /* FULL_PROFILE guarantees 64-bit integers; EMBEDDED_PROFILE only with cl_khr_int64. */
-    info->has_int64 = (strcmp(profile, "FULL_PROFILE") == 0 || has_extension(ext, "cl_khr_int64")) && !disabled("int64");
+    info->has_int64 = (strcmp(profile, "FULL_PROFILE") == 0 || has_extension(ext, "cl_khr_int64")) && !(disable & CLOPS_CAPABILITY_INT64);
     free(ext);
     free(profile);
 
     cl_bool compiler = CL_FALSE;
     if (clGetDeviceInfo(device, CL_DEVICE_COMPILER_AVAILABLE, sizeof compiler, &compiler, NULL) != CL_SUCCESS)
         compiler = CL_FALSE;
-    info->compiler_available = compiler == CL_TRUE && !disabled("compiler");
+    info->compiler_available = compiler == CL_TRUE && !(disable & CLOPS_CAPABILITY_COMPILER);
     cl_ulong max_alloc = 0;
     if (clGetDeviceInfo(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL) != CL_SUCCESS)
         max_alloc = 0;
@@ -115,6 +100,13 @@ clops_status clops_query_device(cl_platform_id platform, cl_device_id device, un
 }
 
 clops_status clops_device_list(clops_device_info *infos, size_t capacity, size_t *count)
+{
+    clops_context_options o;
+    const clops_status st = clops_options_resolve(NULL, &o); /* CLOPS_DISABLE */
+    return st == CLOPS_SUCCESS ? clops_device_list_masked(infos, capacity, count, o.disable) : st;
+}
+
+clops_status clops_device_list_masked(clops_device_info *infos, size_t capacity, size_t *count, unsigned disable)
 {
     if (!count || (capacity && !infos)) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_device_list: NULL argument");
     *count = 0;
@@ -145,7 +137,7 @@ clops_status clops_device_list(clops_device_info *infos, size_t capacity, size_t
         err = clGetDeviceIDs(plats[pi], CL_DEVICE_TYPE_ALL, ndev, devs, NULL);
         if (err != CL_SUCCESS) st = clops_fail_cl(err, "clGetDeviceIDs");
         for (cl_uint di = 0; st == CLOPS_SUCCESS && di < ndev; di++, total++)
-            if (total < capacity) st = clops_query_device(plats[pi], devs[di], (unsigned)total, &infos[total]);
+            if (total < capacity) st = clops_query_device(plats[pi], devs[di], (unsigned)total, disable, &infos[total]);
         free(devs);
     }
     free(plats);
@@ -202,7 +194,7 @@ clops_status clops_device_string(const clops_device_info *info, clops_device_str
     return CLOPS_SUCCESS;
 }
 
-clops_status clops_device_identity(const clops_device_info *info, char **out)
+clops_status clops_device_identity(const clops_device_info *info, unsigned disable, char **out)
 {
     size_t len = 0, cap = 1024;
     char *buf = calloc(cap, 1);
@@ -240,9 +232,9 @@ clops_status clops_device_identity(const clops_device_info *info, char **out)
      * it decides whether clops may compile, not what a binary is, so a device
      * without a compiler can load binaries built where one was available. */
     char dis[32] = "";
-    static const char *const caps[] = {"fp64", "int64", "fp16"};
+    static const char *const caps[] = {"fp64", "int64", "fp16"}; /* CLOPS_CAPABILITY_* bits 0-2 */
     for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
-        if (disabled(caps[i])) {
+        if (disable & (1u << i)) {
             if (dis[0]) strcat(dis, ",");
             strcat(dis, caps[i]);
         }

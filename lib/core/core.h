@@ -23,6 +23,19 @@ clops_status clops_fail(clops_status status, const char *fmt, ...)
 /* A cl_int error from `what` as a status, with the call named in the message. */
 clops_status clops_fail_cl(cl_int err, const char *what);
 
+/* ---- context options (core/options.c) ---------------------------------------------- */
+
+#define CLOPS_HOST_MAX_THREADS 16u
+
+/* The built-in defaults (clops.h, clops_context_options_init). */
+void clops_options_defaults(clops_context_options *o);
+/* The environment over `o` (the one place CLOPS_* variables are read); `o` is
+ * unchanged on a bad value. */
+clops_status clops_options_env(clops_context_options *o);
+/* A caller's options (NULL: the defaults and the environment) as a whole current
+ * struct, checked: fields past in->size keep their defaults. */
+clops_status clops_options_resolve(const clops_context_options *in, clops_context_options *out);
+
 /* ---- data types (types.c) ------------------------------------------------------------ */
 
 /* Whether `type` is one of the element types, or one of the index types. */
@@ -51,6 +64,7 @@ typedef struct clops_op_params {
     clops_tensor output;
     uint32_t block_size;  /* DepthToSpace / SpaceToDepth */
     clops_depth_space_order order;
+    unsigned host_threads; /* the host kernels' threads (0: one per processor); from the context */
 } clops_op_params;
 
 #endif /* CLOPS_CORE_H */

@@ -139,15 +139,18 @@ static void *rows_thread(void *arg)
     return NULL;
 }
 
-#define MAX_THREADS 16
+#define MAX_THREADS CLOPS_HOST_MAX_THREADS
 #define PARALLEL_MIN_BYTES (4u << 20)
 
 /* Runs fn over [0, units) split across threads when the tensor is large enough
- * to pay for them (one memory stream per core is what reaches copy speed). A
+ * to pay for them (one memory stream per core is what reaches copy speed): the
+ * context's host_threads, else one per processor, at most MAX_THREADS. A
  * thread that cannot be started leaves its range to the calling thread. */
 static void parallel_rows(rows_fn fn, const clops_op_params *p, const uint8_t *in, uint8_t *out, uint64_t units)
 {
-    const long cpus = p->output.span_bytes >= PARALLEL_MIN_BYTES ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+    const long cpus = p->output.span_bytes < PARALLEL_MIN_BYTES ? 1
+                      : p->host_threads            ? (long)p->host_threads
+                                                   : sysconf(_SC_NPROCESSORS_ONLN);
     uint64_t threads = cpus > 1 ? (uint64_t)cpus : 1;
     if (threads > MAX_THREADS) threads = MAX_THREADS;
     if (threads > units) threads = units ? units : 1;

@@ -296,6 +296,8 @@ clops_status clops_max_unpooling_status(clops_operator *op)
         return CLOPS_SUCCESS;
     }
     cl_uint words[ST_WORDS];
+    const clops_status st = clops_wait_events(op->ctx, 1, &op->unpool.last, "MaxUnpooling");
+    if (st != CLOPS_SUCCESS) return st;
     const cl_int err = clEnqueueReadBuffer(op->ctx->queue, op->unpool.status, CL_TRUE, 0, sizeof words, words, 1,
                                            &op->unpool.last, NULL);
     if (err != CL_SUCCESS) return clops_fail_cl(err, "clEnqueueReadBuffer(status words)");

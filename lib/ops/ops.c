@@ -32,40 +32,51 @@ static clops_status check_device_limits(const clops_operator *op)
 }
 
 
-/* Releases what a failed prepare left and marks the operator for the host path. */
-static void fall_back(clops_operator *op, const char *why)
+static const char *op_name(clops_operator_type type)
+{
+    return type == CLOPS_OPERATOR_DEPTH_TO_SPACE   ? "DepthToSpace"
+           : type == CLOPS_OPERATOR_SPACE_TO_DEPTH ? "SpaceToDepth"
+                                                   : "MaxUnpooling";
+}
+
+/* Releases what a failed prepare left and marks the operator for the host path,
+ * or, under the fallback policy never, fails with the reason. */
+static clops_status fall_back(clops_operator *op, const char *why)
 {
     clops_op_release(op);
+    if (op->ctx->options.fallback == CLOPS_FALLBACK_NEVER)
+        return clops_fail(CLOPS_ERROR_FALLBACK_REFUSED, "%s cannot run on device \"%s\" (%s) and the fallback "
+                          "policy is never", op_name(op->params.type), op->ctx->info.device_name, why);
     op->fallback = true;
     op->kernel_name = "";
     op->program_origin = "";
     op->local_size_origin = "";
     snprintf(op->fallback_reason, sizeof op->fallback_reason, "%s", why);
+    return CLOPS_SUCCESS;
 }
 
 
 /* The OpenCL plan, or the host path where the device cannot run it: tensors
  * past 2^32 elements without 64-bit integers, no compiler and no cached binary,
- * or a failed build. Other failures are errors. */
+ * or a failed build (errors under the fallback policy never). Other failures are errors. */
 static clops_status prepare_on_device(clops_operator *op)
 {
     if (!clops_fits_u32(&op->params) && !op->ctx->info.has_int64) {
         char why[256];
         snprintf(why, sizeof why, "tensors past 2^32 elements need 64-bit integers, which %s lacks",
                  op->ctx->info.device_name);
-        fall_back(op, why);
-        return CLOPS_SUCCESS;
+        return fall_back(op, why);
     }
     const clops_op_entry *e = clops_op_lookup(op->params.type);
     char why[256];
     if (e->needs_host && e->needs_host(op, why, sizeof why)) {
-        fall_back(op, why);
-        return CLOPS_SUCCESS;
+        return fall_back(op, why);
     }
     const clops_status st = e->prepare(op);
     if (st == CLOPS_ERROR_COMPILER_UNAVAILABLE || st == CLOPS_ERROR_BUILD_FAILED) {
-        fall_back(op, clops_last_error_message());
-        return CLOPS_SUCCESS;
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", clops_last_error_message());
+        return fall_back(op, msg);
     }
     return st;
 }

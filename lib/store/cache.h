@@ -28,10 +28,13 @@ typedef struct clops_cache_config {
 
 /* ---- configuration (cache_config.c) ------------------------------------------------------ */
 
-/* CLOPS_CACHE (off|ro), CLOPS_CACHE_DIR, XDG_CACHE_HOME, HOME and
- * CLOPS_CACHE_MAX_SIZE; creates the directory when writable. A directory that
- * cannot be used turns the cache off, with the reason in `status`. */
-void clops_cache_config_from_env(clops_cache_config *cfg);
+/* The cache policy, directory (else XDG_CACHE_HOME or HOME) and size bound of
+ * `o`; creates the directory when writable. A directory that cannot be used
+ * turns the cache off, with the reason in `status`. */
+void clops_cache_config_init(clops_cache_config *cfg, const clops_context_options *o);
+/* The same from the environment's settings (core/options.c); a bad value turns
+ * the cache off, with its message in `status`, and is returned. */
+clops_status clops_cache_config_from_env(clops_cache_config *cfg);
 /* The configuration for a public cache call, or CLOPS_ERROR_CACHE_UNAVAILABLE if
  * the cache is off (or, with `writable`, read-only). */
 clops_status clops_cache_usable(clops_cache_config *cfg, bool writable);

@@ -1,6 +1,7 @@
-/* cache_config.c - where the program cache lives and how it may be used, from
- * the environment: CLOPS_CACHE (off|ro), CLOPS_CACHE_DIR, XDG_CACHE_HOME, HOME,
- * CLOPS_CACHE_MAX_SIZE. */
+/* cache_config.c - where the program cache lives and how it may be used, from a
+ * context's options (core/options.c: CLOPS_CACHE, CLOPS_CACHE_DIR and
+ * CLOPS_CACHE_MAX_SIZE are read there); the default directory from
+ * XDG_CACHE_HOME or HOME. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
@@ -10,26 +11,6 @@
 #include <unistd.h>
 
 #include "internal.h"
-
-static int parse_bytes(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    if (!s || *s < '0' || *s > '9') return -1;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno) return -1;
-    uint64_t mul = 1;
-    switch (*end) {
-    case '\0': break;
-    case 'k': case 'K': mul = 1ull << 10, end++; break;
-    case 'm': case 'M': mul = 1ull << 20, end++; break;
-    case 'g': case 'G': mul = 1ull << 30, end++; break;
-    default: return -1;
-    }
-    if (*end || (v && mul > UINT64_MAX / v)) return -1;
-    *out = v * mul;
-    return 0;
-}
 
 /* mkdir -p for the cache directory (mode 0700 for what it creates). */
 static int make_dirs(const char *path)
@@ -48,22 +29,17 @@ static int make_dirs(const char *path)
     return 0;
 }
 
-void clops_cache_config_from_env(clops_cache_config *cfg)
+void clops_cache_config_init(clops_cache_config *cfg, const clops_context_options *o)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->max_bytes = CLOPS_CACHE_DEFAULT_MAX_BYTES;
-    const char *mode = getenv("CLOPS_CACHE");
-    if (mode && strcmp(mode, "off") == 0) {
+    cfg->max_bytes = o->cache_max_bytes;
+    if (o->cache == CLOPS_CACHE_POLICY_OFF) {
         cfg->mode = CLOPS_CACHE_OFF;
         snprintf(cfg->status, sizeof cfg->status, "off (CLOPS_CACHE=off)");
         return;
     }
-    cfg->mode = mode && strcmp(mode, "ro") == 0 ? CLOPS_CACHE_READ_ONLY : CLOPS_CACHE_READ_WRITE;
-    const char *size = getenv("CLOPS_CACHE_MAX_SIZE");
-    uint64_t max;
-    if (size && *size && parse_bytes(size, &max) == 0) cfg->max_bytes = max;
-
-    const char *dir = getenv("CLOPS_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    cfg->mode = o->cache == CLOPS_CACHE_POLICY_READ_ONLY ? CLOPS_CACHE_READ_ONLY : CLOPS_CACHE_READ_WRITE;
+    const char *dir = o->cache_dir, *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     int n;
     if (dir && *dir)
         n = snprintf(cfg->dir, sizeof cfg->dir, "%s", dir);
@@ -97,6 +73,20 @@ void clops_cache_config_from_env(clops_cache_config *cfg)
              cfg->mode == CLOPS_CACHE_READ_ONLY ? "read-only" : "read-write");
 }
 
+clops_status clops_cache_config_from_env(clops_cache_config *cfg)
+{
+    clops_context_options o;
+    const clops_status st = clops_options_resolve(NULL, &o);
+    if (st == CLOPS_SUCCESS) {
+        clops_cache_config_init(cfg, &o);
+        return st;
+    }
+    memset(cfg, 0, sizeof *cfg);
+    cfg->mode = CLOPS_CACHE_OFF;
+    snprintf(cfg->status, sizeof cfg->status, "off (%s)", clops_last_error_message());
+    return st;
+}
+
 /* ---- public calls ------------------------------------------------------------------------- */
 
 const char *clops_cache_status(char *buf, size_t size)
@@ -109,7 +99,8 @@ const char *clops_cache_status(char *buf, size_t size)
 
 clops_status clops_cache_usable(clops_cache_config *cfg, bool writable)
 {
-    clops_cache_config_from_env(cfg);
+    const clops_status st = clops_cache_config_from_env(cfg);
+    if (st != CLOPS_SUCCESS) return st;
     if (cfg->mode == CLOPS_CACHE_OFF || (writable && cfg->mode != CLOPS_CACHE_READ_WRITE))
         return clops_fail(CLOPS_ERROR_CACHE_UNAVAILABLE, "program cache %s", cfg->status);
     return CLOPS_SUCCESS;

@@ -9,8 +9,9 @@
  * <loop> is 0 (the default), 1 (element loop), 2 (explicit vectors) or 3
  * (local-memory tile), and a line without it (written before it existed) means 0. It is
  * written with the store's atomic writer (file.h), like cache entries. Lookup order:
- * this device's entry, else the heuristic (scheduler.c). CLOPS_TUNE=off ignores
- * the file. A file with another version, device or malformed lines is ignored
+ * this device's entry, else the heuristic (scheduler.c). A context whose tuning
+ * is off (CLOPS_TUNE=off) ignores the file; one with a tuning_db option uses that
+ * file instead. Lines may end in "\r\n". A file with another version, device or malformed lines is ignored
  * line by line, never trusted. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -25,8 +26,13 @@
 #define TUNE_MAGIC "clops-tune 1"
 #define TUNE_MAX_BYTES (16u << 20) /* a few hundred lines are expected */
 
+/* The context's tuning database: the file its options name, else the device's beside the cache. */
 static void db_path(const clops_context *ctx, char *out, size_t size)
 {
+    if (ctx->tuning_db) {
+        snprintf(out, size, "%s", ctx->tuning_db);
+        return;
+    }
     snprintf(out, size, "%s/tune-%016llx.txt", ctx->cache.dir,
              (unsigned long long)clops_fnv1a(CLOPS_FNV_SEED, ctx->identity, strlen(ctx->identity)));
 }
@@ -84,10 +90,18 @@ static bool parse_line(char *line, clops_tuning_entry *e)
     return true;
 }
 
+/* The next line without its end ("\n" or "\r\n": a file edited on Windows reads the same). */
+static bool read_line(char *line, size_t size, FILE *f)
+{
+    if (!fgets(line, (int)size, f)) return false;
+    line[strcspn(line, "\r\n")] = '\0';
+    return true;
+}
+
 struct clops_tuning_table *clops_tuning_table_load(const clops_context *ctx)
 {
     struct clops_tuning_table *t = calloc(1, sizeof *t);
-    if (!t || ctx->cache.mode == CLOPS_CACHE_OFF) return t;
+    if (!t || (ctx->cache.mode == CLOPS_CACHE_OFF && !ctx->tuning_db)) return t;
     char path[CLOPS_CACHE_PATH_MAX + 64];
     db_path(ctx, path, sizeof path);
     int fd;
@@ -99,10 +113,10 @@ struct clops_tuning_table *clops_tuning_table_load(const clops_context *ctx)
         return t;
     }
     char line[CLOPS_OPTIONS_MAX + 256], device[256] = "";
-    bool ok = fgets(line, sizeof line, f) && strncmp(line, TUNE_MAGIC "\n", sizeof TUNE_MAGIC) == 0;
-    ok = ok && fgets(line, sizeof line, f) && sscanf(line, "device %255[^\n]", device) == 1 &&
+    bool ok = read_line(line, sizeof line, f) && strcmp(line, TUNE_MAGIC) == 0;
+    ok = ok && read_line(line, sizeof line, f) && sscanf(line, "device %255[^\n]", device) == 1 &&
          strcmp(device, ctx->info.device_name) == 0;
-    while (ok && fgets(line, sizeof line, f)) {
+    while (ok && read_line(line, sizeof line, f)) {
         clops_tuning_entry e;
         if (parse_line(line, &e)) clops_tuning_table_put(t, &e);
     }
@@ -112,8 +126,7 @@ struct clops_tuning_table *clops_tuning_table_load(const clops_context *ctx)
 
 bool clops_tuning_lookup(clops_context *ctx, const char *key, clops_tuning *out)
 {
-    const char *env = getenv("CLOPS_TUNE");
-    if ((env && strcmp(env, "off") == 0) || ctx->backend != CLOPS_BACKEND_OPENCL) return false;
+    if (!ctx->options.tuning || ctx->backend != CLOPS_BACKEND_OPENCL) return false;
     bool found = false;
     pthread_mutex_lock(&ctx->lock);
     if (!ctx->tuning) ctx->tuning = clops_tuning_table_load(ctx);
@@ -141,7 +154,7 @@ void clops_tuning_release(clops_context *ctx)
 
 clops_status clops_tuning_table_save(const clops_context *ctx, const struct clops_tuning_table *t)
 {
-    if (ctx->cache.mode != CLOPS_CACHE_READ_WRITE)
+    if (ctx->cache.mode != CLOPS_CACHE_READ_WRITE && !ctx->tuning_db)
         return clops_fail(CLOPS_ERROR_CACHE_UNAVAILABLE, "cannot store tuning results: program cache %s",
                           ctx->cache.status);
     char path[CLOPS_CACHE_PATH_MAX + 64];

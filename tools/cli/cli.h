@@ -25,6 +25,7 @@
 #include <clops/clops.h>
 
 #include "npy.h"
+#include "run_settings.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
@@ -45,6 +46,7 @@ typedef struct cli_args {
     int verbose;
     uint32_t output_shape[4];
     int quick;
+    run_settings settings; /* --fallback, --timeout */
 } cli_args;
 
 /* Parses an option's value into args; 0, or -1 with a message in err. */
@@ -95,6 +97,8 @@ int opt_type(cli_args *args, const char *value, char *err, size_t err_size);
 int opt_verbose(cli_args *args, const char *value, char *err, size_t err_size);
 int opt_quick(cli_args *args, const char *value, char *err, size_t err_size);
 int opt_output_shape(cli_args *args, const char *value, char *err, size_t err_size);
+int opt_fallback(cli_args *args, const char *value, char *err, size_t err_size);
+int opt_timeout(cli_args *args, const char *value, char *err, size_t err_size);
 
 /* Option table entries several commands share. */
 #define OPT_DEVICE                                                                              \
@@ -108,6 +112,14 @@ int opt_output_shape(cli_args *args, const char *value, char *err, size_t err_si
 #define OPT_VERBOSE                                                                             \
     {"--verbose", NULL, 0, opt_verbose,                                                        \
      "print the device, backend, kernel, work sizes and build options to stderr"}
+#define OPT_FALLBACK                                                                            \
+    {"--fallback", "allow|never", 0, opt_fallback,                                             \
+     "allow: an operator the device cannot run runs on the host (default, or CLOPS_FALLBACK); " \
+     "never: that is an error (CLOPS_ERROR_FALLBACK_REFUSED)"}
+#define OPT_TIMEOUT                                                                             \
+    {"--timeout", "SECONDS", 0, opt_timeout,                                                   \
+     "fail (exit 1, naming the device, no OUT written) if the device work has not finished "    \
+     "within SECONDS (default: CLOPS_TIMEOUT, else none)"}
 #define OPT_HELP {"--help", NULL, 0, NULL, "show this help and exit"}
 #define OPT_END {NULL, NULL, 0, NULL, NULL}
 extern const cli_option help_only_options[];

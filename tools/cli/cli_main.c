@@ -1,6 +1,8 @@
 /* cli_main.c - the `clops` command's top level: the list of its commands (the
  * one place a command is registered), the top-level help and the dispatch. */
 #define _POSIX_C_SOURCE 200809L
+#include <signal.h>
+
 #include "bench.h"
 #include "cli.h"
 #include "conformance.h"
@@ -65,6 +67,9 @@ static void print_top_help(FILE *out)
 
 int clops_cli_main(int argc, char **argv)
 {
+    /* A remote device's socket closing under a write (PoCL-Remote, a killed pocld)
+     * must come back as an error, not end the process with SIGPIPE. */
+    signal(SIGPIPE, SIG_IGN);
     if (argc < 2) {
         print_top_help(stderr);
         return EXIT_USAGE;

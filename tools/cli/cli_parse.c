@@ -110,6 +110,16 @@ int opt_device(cli_args *args, const char *value, char *err, size_t err_size)
     return 0;
 }
 
+int opt_fallback(cli_args *args, const char *value, char *err, size_t err_size)
+{
+    return run_settings_fallback(&args->settings, value, err, err_size);
+}
+
+int opt_timeout(cli_args *args, const char *value, char *err, size_t err_size)
+{
+    return run_settings_timeout(&args->settings, value, err, err_size);
+}
+
 int opt_type(cli_args *args, const char *value, char *err, size_t err_size)
 {
     if (strcmp(value, "bfloat16") != 0 && strcmp(value, "BFLOAT16") != 0) {

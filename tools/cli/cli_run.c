@@ -13,12 +13,12 @@ static const cli_option depth_space_options[] = {
     {"--order", "dcr|crd", 0, opt_order,
      "dcr: depth-column-row (DirectML's default, ONNX DCR); crd: column-row-depth (ONNX CRD, "
      "PyTorch pixel_shuffle). Default dcr"},
-    OPT_DEVICE, OPT_TYPE, OPT_VERBOSE, OPT_HELP, OPT_END};
+    OPT_DEVICE, OPT_TYPE, OPT_VERBOSE, OPT_FALLBACK, OPT_TIMEOUT, OPT_HELP, OPT_END};
 
 static const cli_option unpool_options[] = {
     {"--output-shape", "N,C,H,W", 1, opt_output_shape,
      "sizes of the output; N and C must equal the input's (required)"},
-    OPT_DEVICE, OPT_TYPE, OPT_VERBOSE, OPT_HELP, OPT_END};
+    OPT_DEVICE, OPT_TYPE, OPT_VERBOSE, OPT_FALLBACK, OPT_TIMEOUT, OPT_HELP, OPT_END};
 
 
 /* ---- running operators --------------------------------------------------------------------------- */
@@ -104,11 +104,17 @@ static void print_verbose(const clops_context *ctx, const clops_operator *op)
 
 static clops_status create_context(const cli_args *args, clops_context **ctx)
 {
-    if (args->device == DEVICE_HOST)
-        return clops_context_create_host(ctx);
-    if (args->device == DEVICE_INDEX)
+    if (args->device == DEVICE_INDEX && args->device_index > INT32_MAX) /* no such device */
         return clops_context_create_device(args->device_index, ctx);
-    return clops_context_create(ctx);
+    const int device = args->device == DEVICE_HOST    ? CLOPS_DEVICE_HOST
+                       : args->device == DEVICE_INDEX ? (int)args->device_index
+                                                      : CLOPS_DEVICE_DEFAULT;
+    clops_context_options o;
+    clops_status st = run_settings_options(&args->settings, device, &o);
+    if (st == CLOPS_SUCCESS) run_watchdog_start(&args->settings);
+    if (st == CLOPS_SUCCESS) st = clops_context_create_with_options(&o, ctx);
+    if (st == CLOPS_SUCCESS) run_watchdog_device(clops_context_device_name(*ctx));
+    return st;
 }
 
 /* Validates, runs `desc` on the chosen device into a new buffer, and writes it to out_path. */
@@ -152,6 +158,7 @@ static int execute_and_write(const char *what, const cli_args *args, const clops
         goto cleanup;
     }
     st = clops_operator_execute_host(op, buffers);
+    run_watchdog_stop(); /* the device work is done: what follows writes the file */
     if (st != CLOPS_SUCCESS) {
         rc = fail_clops(what, st);
         goto cleanup;

@@ -1,0 +1,212 @@
+/*
+ * test_deadline.c - the deadline of clops's waits (clops.h, "Deadline") and
+ * device failures reported through event status, on a real device.
+ *
+ * A device that stops answering is made without a remote server: the work waits
+ * behind a user event that is completed only after the call returned (or set to
+ * a negative status: a failed command). The assertions are about the status and
+ * the caller's memory, never about elapsed time.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "fixture.h"
+
+#define TIMEOUT_SECONDS 0.2
+
+static cl_context g_cl;
+static cl_device_id g_dev;
+static cl_command_queue g_queue; /* in order: a blocked command holds back everything after it */
+static clops_context *g_ctx;     /* around g_queue, with the deadline */
+
+static clops_context *context_with(double timeout, unsigned disable, clops_cache_policy cache)
+{
+    clops_context_options o;
+    ck_assert_int_eq(clops_context_options_init(&o, sizeof o), CLOPS_SUCCESS);
+    o.timeout_seconds = timeout;
+    o.disable = disable;
+    o.cache = cache;
+    clops_context *ctx = NULL;
+    const clops_status st = clops_context_create_from_cl_with_options(g_cl, g_dev, g_queue, &o, &ctx);
+    ck_assert_msg(st == CLOPS_SUCCESS, "context: %s (%s)", clops_status_name(st), clops_last_error_message());
+    return ctx;
+}
+
+static void setup(void)
+{
+    clops_context *dflt = NULL;
+    ck_assert_int_eq(clops_context_create(&dflt), CLOPS_SUCCESS);
+    g_cl = clops_context_cl_context(dflt);
+    ck_assert_int_eq(clGetContextInfo(g_cl, CL_CONTEXT_DEVICES, sizeof g_dev, &g_dev, NULL), CL_SUCCESS);
+    ck_assert_int_eq(clRetainContext(g_cl), CL_SUCCESS);
+    clops_context_free(dflt);
+    cl_int err;
+    g_queue = clCreateCommandQueue(g_cl, g_dev, 0, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    g_ctx = context_with(TIMEOUT_SECONDS, 0, CLOPS_CACHE_POLICY_READ_WRITE);
+}
+
+static void teardown(void)
+{
+    clops_context_free(g_ctx);
+    if (g_queue) clFinish(g_queue), clReleaseCommandQueue(g_queue);
+    if (g_cl) clReleaseContext(g_cl);
+    g_ctx = NULL, g_queue = NULL, g_cl = NULL;
+}
+
+static cl_event user_event(void)
+{
+    cl_int err;
+    cl_event u = clCreateUserEvent(g_cl, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    return u;
+}
+
+static const tc_case D2S = {"d2s uint32", CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_UINT32, {1, 8, 6, 5}, 2,
+                            CLOPS_ORDER_DEPTH_COLUMN_ROW, CLOPS_DATA_TYPE_UNKNOWN, {0, 0, 0, 0}};
+static const tc_case UNPOOL = {"unpool float32", CLOPS_OPERATOR_MAX_UNPOOLING, CLOPS_DATA_TYPE_FLOAT32, {1, 3, 4, 4},
+                               0, CLOPS_ORDER_DEPTH_COLUMN_ROW, CLOPS_DATA_TYPE_INT64, {1, 3, 8, 8}};
+
+static void expect_status(clops_status st, clops_status want, const char *what)
+{
+    ck_assert_msg(st == want, "%s: %s (%s), want %s", what, clops_status_name(st), clops_last_error_message(),
+                  clops_status_name(want));
+}
+
+/* execute_host on an in-order queue held by a command that never starts: the
+ * deadline ends the wait, the message names the device, the output is untouched;
+ * once the queue moves again the same operator gives the right bytes. */
+START_TEST(execute_host_times_out)
+{
+    tc_prepared p;
+    ck_assert_int_eq(tc_prepare(&p, &D2S, tc_seed_of(D2S.name)), 0);
+    clops_operator *op = NULL;
+    expect_status(clops_operator_create(g_ctx, &p.desc, &op), CLOPS_SUCCESS, "create");
+    void *out = tc_memdup(p.sentinel, p.bufs.out_bytes);
+    cl_event u = user_event();
+    ck_assert_int_eq(clEnqueueMarkerWithWaitList(g_queue, 1, &u, NULL), CL_SUCCESS);
+    expect_status(tc_run_execute_host(op, &p.bufs, out), CLOPS_ERROR_DEVICE_TIMEOUT, "execute_host behind a user event");
+    ck_assert_msg(strstr(clops_last_error_message(), clops_context_device_name(g_ctx)) != NULL,
+                  "the message \"%s\" does not name the device", clops_last_error_message());
+    ck_assert_msg(memcmp(out, p.sentinel, p.bufs.out_bytes) == 0, "a timed-out run wrote the output");
+    ck_assert_int_eq(clSetUserEventStatus(u, CL_COMPLETE), CL_SUCCESS);
+    ck_assert_int_eq(clFinish(g_queue), CL_SUCCESS);
+    ck_assert_msg(memcmp(out, p.sentinel, p.bufs.out_bytes) == 0, "the output was written after the timeout");
+    expect_status(tc_run_execute_host(op, &p.bufs, out), CLOPS_SUCCESS, "execute_host after the queue moved");
+    ck_assert_msg(memcmp(out, p.want, p.bufs.out_bytes) == 0, "wrong result after the timeout");
+    clReleaseEvent(u);
+    free(out);
+    clops_operator_free(op);
+    tc_release(&p);
+}
+END_TEST
+
+/* MaxUnpooling on cl_mem behind a user event: execute returns at once;
+ * clops_operator_last_status waits with the deadline; after the event completes
+ * it gives the real status. */
+START_TEST(last_status_times_out)
+{
+    tc_prepared p;
+    ck_assert_int_eq(tc_prepare(&p, &UNPOOL, tc_seed_of(UNPOOL.name)), 0);
+    clops_operator *op = NULL;
+    expect_status(clops_operator_create(g_ctx, &p.desc, &op), CLOPS_SUCCESS, "create");
+    cl_int err;
+    cl_mem in = clCreateBuffer(g_cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, p.bufs.in_bytes, p.in, &err);
+    cl_mem idx = clCreateBuffer(g_cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, p.bufs.idx_bytes, p.idx, &err);
+    cl_mem out = clCreateBuffer(g_cl, CL_MEM_READ_WRITE, p.bufs.out_bytes, NULL, &err);
+    ck_assert(in && idx && out);
+    cl_event u = user_event(), done = NULL;
+    expect_status(clops_operator_execute(op, &(clops_buffers){in, idx, out}, 1, &u, &done), CLOPS_SUCCESS,
+                  "execute behind a user event");
+    expect_status(clops_operator_last_status(op), CLOPS_ERROR_DEVICE_TIMEOUT, "last_status before the event");
+    ck_assert_int_eq(clSetUserEventStatus(u, CL_COMPLETE), CL_SUCCESS);
+    expect_status(clops_operator_last_status(op), CLOPS_SUCCESS, "last_status after the event");
+    void *got = tc_malloc(p.bufs.out_bytes);
+    ck_assert_int_eq(clEnqueueReadBuffer(g_queue, out, CL_TRUE, 0, p.bufs.out_bytes, got, 1, &done, NULL), CL_SUCCESS);
+    ck_assert_msg(memcmp(got, p.want, p.bufs.out_bytes) == 0, "wrong result after the wait");
+    free(got);
+    clReleaseEvent(done);
+    clReleaseEvent(u);
+    clReleaseMemObject(in), clReleaseMemObject(idx), clReleaseMemObject(out);
+    clops_operator_free(op);
+    tc_release(&p);
+}
+END_TEST
+
+/* A command that failed (a negative execution status, as a lost device gives):
+ * CLOPS_ERROR_DEVICE_LOST, with the deadline and without one. */
+static void failed_command(double timeout)
+{
+    clops_context *ctx = context_with(timeout, 0, CLOPS_CACHE_POLICY_READ_WRITE);
+    tc_prepared p;
+    ck_assert_int_eq(tc_prepare(&p, &UNPOOL, tc_seed_of(UNPOOL.name)), 0);
+    clops_operator *op = NULL;
+    expect_status(clops_operator_create(ctx, &p.desc, &op), CLOPS_SUCCESS, "create");
+    cl_int err;
+    cl_mem in = clCreateBuffer(g_cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, p.bufs.in_bytes, p.in, &err);
+    cl_mem idx = clCreateBuffer(g_cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, p.bufs.idx_bytes, p.idx, &err);
+    cl_mem out = clCreateBuffer(g_cl, CL_MEM_READ_WRITE, p.bufs.out_bytes, NULL, &err);
+    ck_assert(in && idx && out);
+    cl_event u = user_event();
+    expect_status(clops_operator_execute(op, &(clops_buffers){in, idx, out}, 1, &u, NULL), CLOPS_SUCCESS,
+                  "execute behind a user event");
+    ck_assert_int_eq(clSetUserEventStatus(u, -1), CL_SUCCESS);
+    expect_status(clops_operator_last_status(op), CLOPS_ERROR_DEVICE_LOST, "last_status after a failed event");
+    ck_assert_msg(strstr(clops_last_error_message(), clops_context_device_name(ctx)) != NULL,
+                  "the message \"%s\" does not name the device", clops_last_error_message());
+    clReleaseEvent(u);
+    clReleaseMemObject(in), clReleaseMemObject(idx), clReleaseMemObject(out);
+    clops_operator_free(op);
+    clops_context_free(ctx);
+    tc_release(&p);
+}
+
+START_TEST(failed_command_is_device_lost)
+{
+    failed_command(TIMEOUT_SECONDS);
+    failed_command(0);
+}
+END_TEST
+
+/* An operator running on the host over cl_mem (no compiler, no cache) maps the
+ * buffers after the wait list: that wait ends at the deadline, nothing written. */
+START_TEST(fallback_maps_time_out)
+{
+    clops_context *ctx = context_with(TIMEOUT_SECONDS, CLOPS_CAPABILITY_COMPILER, CLOPS_CACHE_POLICY_OFF);
+    tc_prepared p;
+    ck_assert_int_eq(tc_prepare(&p, &D2S, tc_seed_of(D2S.name)), 0);
+    clops_operator *op = NULL;
+    expect_status(clops_operator_create(ctx, &p.desc, &op), CLOPS_SUCCESS, "create");
+    clops_operator_info info;
+    clops_operator_get_info(op, &info);
+    ck_assert_msg(info.backend == CLOPS_BACKEND_HOST, "without a compiler the operator should run on the host");
+    cl_int err;
+    cl_mem in = clCreateBuffer(g_cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, p.bufs.in_bytes, p.in, &err);
+    cl_mem out = clCreateBuffer(g_cl, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, p.bufs.out_bytes, p.sentinel, &err);
+    ck_assert(in && out);
+    cl_event u = user_event();
+    expect_status(clops_operator_execute(op, &(clops_buffers){in, NULL, out}, 1, &u, NULL),
+                  CLOPS_ERROR_DEVICE_TIMEOUT, "fallback execute behind a user event");
+    ck_assert_int_eq(clSetUserEventStatus(u, CL_COMPLETE), CL_SUCCESS);
+    void *got = tc_malloc(p.bufs.out_bytes);
+    ck_assert_int_eq(clEnqueueReadBuffer(g_queue, out, CL_TRUE, 0, p.bufs.out_bytes, got, 0, NULL, NULL), CL_SUCCESS);
+    ck_assert_msg(memcmp(got, p.sentinel, p.bufs.out_bytes) == 0, "a timed-out fallback wrote the output");
+    free(got);
+    clReleaseEvent(u);
+    clReleaseMemObject(in), clReleaseMemObject(out);
+    clops_operator_free(op);
+    clops_context_free(ctx);
+    tc_release(&p);
+}
+END_TEST
+
+int main(void)
+{
+    const int need = tc_need_devices(1, "the deadline applies to OpenCL devices");
+    if (need >= 0) return need;
+    Suite *s = suite_create("deadline");
+    TCase *tc = tc_fixture_case(s, "deadline", setup, teardown);
+    tcase_add_test(tc, execute_host_times_out);
+    tcase_add_test(tc, last_status_times_out);
+    tcase_add_test(tc, failed_command_is_device_lost);
+    tcase_add_test(tc, fallback_maps_time_out);
+    return tc_run_nofork(s);
+}

@@ -1,0 +1,108 @@
+/* run_settings.c - --fallback and --timeout of `clops run` and `clops conformance`. */
+#define _POSIX_C_SOURCE 200809L
+#include "run_settings.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int run_settings_fallback(run_settings *s, const char *value, char *err, size_t err_size)
+{
+    if (strcmp(value, "allow") == 0 || strcmp(value, "never") == 0) {
+        s->fallback_set = 1;
+        s->fallback = value[0] == 'a' ? CLOPS_FALLBACK_ALLOW : CLOPS_FALLBACK_NEVER;
+        return 0;
+    }
+    snprintf(err, err_size, "--fallback needs allow or never, not '%s'", value);
+    return -1;
+}
+
+int run_settings_timeout(run_settings *s, const char *value, char *err, size_t err_size)
+{
+    char *end;
+    errno = 0;
+    const double v = strtod(value, &end);
+    if ((value[0] >= '0' && value[0] <= '9') && !strpbrk(value, "xX") && !errno && !*end && isfinite(v) && v > 0 &&
+        v <= 1e6) {
+        s->timeout = v;
+        return 0;
+    }
+    snprintf(err, err_size, "--timeout needs seconds above 0 (for example 2.5), at most 1000000, not '%s'", value);
+    return -1;
+}
+
+clops_status run_settings_options(const run_settings *s, int device, clops_context_options *o)
+{
+    clops_status st = clops_context_options_init(o, sizeof *o);
+    if (st == CLOPS_SUCCESS) st = clops_context_options_from_env(o);
+    if (st != CLOPS_SUCCESS) return st;
+    if (device != CLOPS_DEVICE_DEFAULT) o->device = device;
+    if (s->fallback_set) o->fallback = s->fallback;
+    if (s->timeout > 0) o->timeout_seconds = s->timeout;
+    return CLOPS_SUCCESS;
+}
+
+/* ---- the watchdog ---- */
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    int armed;
+    double timeout;
+    struct timespec deadline;
+    char device[256];
+} dog = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, {0, 0}, ""};
+
+static void *watch(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&dog.lock);
+    while (dog.armed)
+        if (pthread_cond_timedwait(&dog.wake, &dog.lock, &dog.deadline) == ETIMEDOUT && dog.armed) {
+            /* Under the lock: once run_watchdog_stop returned, this never runs. */
+            if (dog.device[0])
+                fprintf(stderr, "clops: error: device \"%s\" did not finish within %g s (--timeout)\n",
+                        dog.device, dog.timeout);
+            else
+                fprintf(stderr, "clops: error: no device was ready within %g s (--timeout)\n", dog.timeout);
+            fflush(stderr);
+            _exit(1);
+        }
+    pthread_mutex_unlock(&dog.lock);
+    return NULL;
+}
+
+void run_watchdog_start(const run_settings *s)
+{
+    if (s->timeout <= 0) return;
+    clock_gettime(CLOCK_REALTIME, &dog.deadline);
+    const double whole = floor(s->timeout);
+    dog.deadline.tv_sec += (time_t)whole;
+    dog.deadline.tv_nsec += (long)((s->timeout - whole) * 1e9);
+    if (dog.deadline.tv_nsec >= 1000000000L) dog.deadline.tv_sec++, dog.deadline.tv_nsec -= 1000000000L;
+    dog.timeout = s->timeout;
+    dog.armed = 1;
+    pthread_t t;
+    if (pthread_create(&t, NULL, watch, NULL) == 0) pthread_detach(t);
+    else dog.armed = 0; /* the library's own deadline still applies */
+}
+
+void run_watchdog_device(const char *name)
+{
+    pthread_mutex_lock(&dog.lock);
+    snprintf(dog.device, sizeof dog.device, "%s", name);
+    pthread_mutex_unlock(&dog.lock);
+}
+
+void run_watchdog_stop(void)
+{
+    pthread_mutex_lock(&dog.lock);
+    dog.armed = 0;
+    pthread_cond_signal(&dog.wake);
+    pthread_mutex_unlock(&dog.lock);
+}
