@@ -125,6 +125,16 @@ struct clops_context {
 clops_status clops_program_get(clops_context *ctx, const char *source_name, const char *options,
                                cl_program *out, const char **origin);
 void clops_programs_release(clops_context *ctx);
+/* clops_common.cl followed by `source_name` (malloc'd, NUL-terminated). */
+clops_status clops_program_source(const char *source_name, char **out, size_t *out_len);
+/* The disk-cache key of the program built from `source` with `options` on ctx's
+ * device (malloc'd; NULL when out of memory). */
+char *clops_program_cache_key(const clops_context *ctx, const char *options, const char *source, size_t *len);
+/* Until clops_program_list_end, this thread's clops_program_get calls `fn` with
+ * the program it was asked for and fails with CLOPS_ERROR_COMPILER_UNAVAILABLE
+ * (as on a device without a compiler or binary), building nothing. */
+void clops_program_list_begin(clops_program_fn fn, void *user);
+void clops_program_list_end(void);
 
 /* ---- scheduler (scheduler.c) and tuning database (store/tune_db.c) ------------------------------- */
 
@@ -185,6 +195,7 @@ struct clops_operator {
     clops_tuning force;
     unsigned chunk;              /* inner-axis positions per work-item (CHUNK) */
     clops_loop loop;             /* DepthToSpace/SpaceToDepth: the loop that runs (never DEFAULT) */
+    bool block_arg;              /* DepthToSpace/SpaceToDepth: the block size is a kernel argument */
     struct {                     /* MaxUnpooling's device state (max_unpooling.c) */
         cl_mem status;           /* status words the kernels raise */
         cl_mem scratch;          /* one uint per output element: the general path's claims */

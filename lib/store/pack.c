@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 #include "store/file.h"
@@ -93,6 +94,63 @@ int clops_cache_import(const clops_cache_config *cfg, const char *pack_path)
     if (imported >= 0) imported = pack_walk(cfg, data, size, true);
     free(data);
     return imported;
+}
+
+/* Writes one pack entry (its length, then the entry file's bytes). */
+static int write_entry(clops_file_writer *w, const void *const parts[3], const size_t sizes[3])
+{
+    unsigned char len[8];
+    clops_put_u64(len, (uint64_t)sizes[0] + sizes[1] + sizes[2]);
+    int rc = clops_file_write(w, len, 8);
+    for (int i = 0; rc == 0 && i < 3; i++) rc = clops_file_write(w, parts[i], sizes[i]);
+    return rc;
+}
+
+int clops_pack_add(const char *pack_path, const char *key, size_t key_len, const unsigned char *payload,
+                   size_t payload_len, bool *bad_pack)
+{
+    *bad_pack = false;
+    unsigned char *data = NULL;
+    size_t size = 0;
+    struct stat sb;
+    if (stat(pack_path, &sb) == 0) { /* an existing pack: checked whole first, like an import */
+        if (clops_file_read(pack_path, PACK_MAX_BYTES, &data, &size) != 0 || pack_walk(NULL, data, size, false) < 0) {
+            free(data);
+            *bad_pack = true;
+            return -1;
+        }
+    }
+    clops_file_writer w;
+    if (clops_file_begin(&w, pack_path, PACK_FILE_MODE) != 0) {
+        free(data);
+        return -1;
+    }
+    unsigned char head[PACK_HEADER_BYTES];
+    memcpy(head, PACK_MAGIC, 8);
+    clops_put_u64(head + 8, 0); /* entry count, patched below */
+    clops_file_write(&w, head, sizeof head);
+    uint64_t kept = 0;
+    const uint64_t count = data ? clops_get_u64(data + 8) : 0;
+    for (size_t i = 0, pos = PACK_HEADER_BYTES; i < count; i++) { /* the old entries but one with this key */
+        const size_t len = (size_t)clops_get_u64(data + pos);
+        const unsigned char *k, *p;
+        size_t klen, plen;
+        clops_cache_entry_parse(data + pos + 8, len, &k, &klen, &p, &plen);
+        if (klen != key_len || memcmp(k, key, key_len) != 0) {
+            clops_file_write(&w, data + pos, 8 + len);
+            kept++;
+        }
+        pos += 8 + len;
+    }
+    free(data);
+    unsigned char header[CLOPS_CACHE_ENTRY_HEADER_BYTES];
+    clops_cache_entry_header(header, (const unsigned char *)key, key_len, payload, payload_len);
+    const void *const parts[3] = {header, key, payload};
+    const size_t sizes[3] = {sizeof header, key_len, payload_len};
+    write_entry(&w, parts, sizes);
+    clops_put_u64(head + 8, kept + 1);
+    clops_file_patch(&w, 0, head, sizeof head);
+    return clops_file_commit(&w) == 0 ? (int)(kept + 1) : -1;
 }
 
 /* ---- public calls ------------------------------------------------------------------------- */

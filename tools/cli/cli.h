@@ -132,6 +132,8 @@ int cli_run_main(int argc, char **argv);
 void cli_run_usage(FILE *out);
 int cli_cache_main(int argc, char **argv);
 void cli_cache_usage(FILE *out);
+int cli_kernels_main(int argc, char **argv); /* cli_kernels.c: list, source, pack-add */
+void cli_kernels_usage(FILE *out);
 extern const cli_command cli_devices_command, cli_print_command, cli_tune_command;
 
 /* The whole command line (argv[0] is the program): cli_main.c. */
