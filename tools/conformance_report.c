@@ -26,9 +26,9 @@ const char *conf_row_name(int row)
 #define MAX_LISTED_FAILURES 200
 
 struct conf_report {
-    cJSON *root, *devices, *device, *failures, *skipped;
+    cJSON *root, *devices, *device, *failures, *skipped, *fallbacks;
     unsigned passed[CONF_ROWS][CONF_TYPES], failed[CONF_ROWS][CONF_TYPES];
-    unsigned long long device_passed, device_failed, total_passed, total_failed;
+    unsigned long long device_passed, device_failed, total_passed, total_failed, device_fallbacks;
 };
 
 conf_report *conf_report_new(const char *command_line, bool quick)
@@ -72,7 +72,7 @@ void conf_report_begin_device(conf_report *r, const clops_device_info *info)
 {
     memset(r->passed, 0, sizeof r->passed);
     memset(r->failed, 0, sizeof r->failed);
-    r->device_passed = r->device_failed = 0;
+    r->device_passed = r->device_failed = r->device_fallbacks = 0;
     r->device = cJSON_CreateObject();
     cJSON_AddItemToArray(r->devices, r->device);
     cJSON_AddStringToObject(r->device, "backend", info ? "opencl" : "host");
@@ -105,6 +105,7 @@ void conf_report_begin_device(conf_report *r, const clops_device_info *info)
     }
     r->failures = cJSON_AddArrayToObject(r->device, "failures");
     r->skipped = cJSON_AddArrayToObject(r->device, "skipped");
+    r->fallbacks = cJSON_AddArrayToObject(r->device, "host_fallbacks");
 }
 
 void conf_report_check(conf_report *r, int row, int type_index, bool passed, const char *what, const char *detail)
@@ -132,6 +133,17 @@ void conf_report_skip(conf_report *r, const char *what, const char *why)
     cJSON_AddStringToObject(s, "case", what);
     cJSON_AddStringToObject(s, "reason", why);
     cJSON_AddItemToArray(r->skipped, s);
+}
+
+void conf_report_fallback(conf_report *r, const char *what, const char *why)
+{
+    r->device_fallbacks++;
+    if (cJSON_GetArraySize(r->fallbacks) < MAX_LISTED_FAILURES) {
+        cJSON *f = cJSON_CreateObject();
+        cJSON_AddStringToObject(f, "case", what);
+        cJSON_AddStringToObject(f, "reason", why ? why : "");
+        cJSON_AddItemToArray(r->fallbacks, f);
+    }
 }
 
 void conf_report_end_device(conf_report *r, FILE *out)
@@ -165,8 +177,12 @@ void conf_report_end_device(conf_report *r, FILE *out)
         fprintf(out, "skipped: %s: %s\n", cJSON_GetObjectItemCaseSensitive(s, "case")->valuestring,
                 cJSON_GetObjectItemCaseSensitive(s, "reason")->valuestring);
     }
+    if (r->device_fallbacks)
+        fprintf(out, "%llu operators ran on the host instead of the device (\"host_fallbacks\" in the JSON report)\n",
+                r->device_fallbacks);
     fprintf(out, "%s: %llu passed, %llu failed\n", cJSON_IsString(name) ? name->valuestring : "?", r->device_passed,
             r->device_failed);
+    cJSON_AddNumberToObject(r->device, "host_fallback_count", (double)r->device_fallbacks);
     cJSON_AddNumberToObject(r->device, "passed", (double)r->device_passed);
     cJSON_AddNumberToObject(r->device, "failed", (double)r->device_failed);
 }
