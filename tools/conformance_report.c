@@ -5,6 +5,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cli_json.h"
 #include "conformance.h"
 
 const clops_data_type conf_types[CONF_TYPES] = {
@@ -55,19 +56,6 @@ void conf_report_free(conf_report *r)
     free(r);
 }
 
-/* A whole identity string, or "" when the driver does not give it. */
-static void add_device_string(cJSON *obj, const char *key, const clops_device_info *info, clops_device_string_kind what)
-{
-    size_t len = 0;
-    char *s = NULL;
-    if (clops_device_string(info, what, NULL, 0, &len) == CLOPS_SUCCESS && (s = malloc(len + 1)) != NULL &&
-        clops_device_string(info, what, s, len + 1, NULL) == CLOPS_SUCCESS)
-        cJSON_AddStringToObject(obj, key, s);
-    else
-        cJSON_AddStringToObject(obj, key, "");
-    free(s);
-}
-
 void conf_report_begin_device(conf_report *r, const clops_device_info *info)
 {
     memset(r->passed, 0, sizeof r->passed);
@@ -77,29 +65,7 @@ void conf_report_begin_device(conf_report *r, const clops_device_info *info)
     cJSON_AddItemToArray(r->devices, r->device);
     cJSON_AddStringToObject(r->device, "backend", info ? "opencl" : "host");
     if (info) {
-        cJSON_AddNumberToObject(r->device, "index", info->index);
-        add_device_string(r->device, "platform", info, CLOPS_DEVICE_STRING_PLATFORM_NAME);
-        add_device_string(r->device, "platform_version", info, CLOPS_DEVICE_STRING_PLATFORM_VERSION);
-        add_device_string(r->device, "device", info, CLOPS_DEVICE_STRING_DEVICE_NAME);
-        add_device_string(r->device, "vendor", info, CLOPS_DEVICE_STRING_VENDOR);
-        add_device_string(r->device, "device_version", info, CLOPS_DEVICE_STRING_DEVICE_VERSION);
-        add_device_string(r->device, "driver_version", info, CLOPS_DEVICE_STRING_DRIVER_VERSION);
-        add_device_string(r->device, "opencl_c_version", info, CLOPS_DEVICE_STRING_OPENCL_C_VERSION);
-        cJSON *caps = cJSON_AddObjectToObject(r->device, "capabilities");
-        cJSON_AddBoolToObject(caps, "fp16", info->has_fp16);
-        cJSON_AddBoolToObject(caps, "fp64", info->has_fp64);
-        cJSON_AddBoolToObject(caps, "int64", info->has_int64);
-        cJSON_AddBoolToObject(caps, "compiler", info->compiler_available);
-        cJSON_AddNumberToObject(caps, "max_alloc_bytes", (double)info->max_alloc_bytes);
-        const size_t need = clops_device_plan(info, NULL, 0) + 1;
-        char *plan = malloc(need);
-        if (plan) {
-            clops_device_plan(info, plan, need);
-            cJSON *lines = cJSON_AddArrayToObject(r->device, "plan");
-            for (char *line = strtok(plan, "\n"); line; line = strtok(NULL, "\n"))
-                cJSON_AddItemToArray(lines, cJSON_CreateString(line));
-            free(plan);
-        }
+        cli_json_add_device(r->device, info);
     } else {
         cJSON_AddStringToObject(r->device, "device", "host");
     }

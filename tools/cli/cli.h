@@ -45,6 +45,7 @@ typedef struct cli_args {
     int verbose;
     uint32_t output_shape[4];
     int quick;
+    int json; /* --json: one JSON document on stdout instead of text */
 } cli_args;
 
 /* Parses an option's value into args; 0, or -1 with a message in err. */
@@ -96,6 +97,7 @@ int opt_device(cli_args *args, const char *value, char *err, size_t err_size);
 int opt_type(cli_args *args, const char *value, char *err, size_t err_size);
 int opt_verbose(cli_args *args, const char *value, char *err, size_t err_size);
 int opt_quick(cli_args *args, const char *value, char *err, size_t err_size);
+int opt_json(cli_args *args, const char *value, char *err, size_t err_size);
 int opt_output_shape(cli_args *args, const char *value, char *err, size_t err_size);
 
 /* Option table entries several commands share. */
@@ -110,9 +112,11 @@ int opt_output_shape(cli_args *args, const char *value, char *err, size_t err_si
 #define OPT_VERBOSE                                                                             \
     {"--verbose", NULL, 0, opt_verbose,                                                        \
      "print the device, backend, kernel, work sizes and build options to stderr"}
+#define OPT_JSON {"--json", NULL, 0, opt_json, "write one JSON document to stdout instead of text"}
 #define OPT_HELP {"--help", NULL, 0, NULL, "show this help and exit"}
 #define OPT_END {NULL, NULL, 0, NULL, NULL}
 extern const cli_option help_only_options[];
+extern const cli_option json_options[]; /* --json and --help */
 
 /* "-h" or "--help". */
 int is_help(const char *arg);
