@@ -124,6 +124,11 @@ START_TEST(test_tune_quick)
         kept += log.r[i].kept != 0;
     ck_assert_msg(lines == 2 + kept, "tuning database has %d lines, want %d (2 + %d kept variants)", lines, 2 + kept,
                   kept);
+    /* The cache keeps each variant's default program (DepthToSpace and SpaceToDepth
+     * share one: 2 types x 2 orders) and the kept winners'; the other candidates'
+     * binaries are removed. */
+    ck_assert_msg(s.entries >= 4 && s.entries <= 4 + kept, "%d cache entries after tuning, want 4 to %d", s.entries,
+                  4 + kept);
     free(text);
     drop_ctx(ctx);
 

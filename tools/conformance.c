@@ -288,6 +288,12 @@ static void run_case(conf_run *run, const conf_case *k)
         check(run, k, "create", false, detail);
         goto done;
     }
+    clops_operator_info info;
+    if (run->opencl && clops_operator_get_info(op, &info) == CLOPS_SUCCESS && info.backend == CLOPS_BACKEND_HOST) {
+        char what[320];
+        describe(what, sizeof what, k, "create");
+        conf_report_fallback(run->report, what, info.fallback_reason);
+    }
     /* Host memory: the caller's output is untouched on any error. */
     memcpy(d.got, d.start, d.out_bytes);
     const clops_host_buffers hb = {d.input, d.in_bytes, d.indices, d.ind_bytes, d.got, d.out_bytes};

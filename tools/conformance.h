@@ -76,6 +76,9 @@ void conf_report_begin_device(conf_report *r, const clops_device_info *info);
 void conf_report_check(conf_report *r, int row, int type_index, bool passed, const char *what, const char *detail);
 /* A case that could not run here (not enough memory, ...): not a failure. */
 void conf_report_skip(conf_report *r, const char *what, const char *why);
+/* An operator on an OpenCL device that runs on the host instead (counted; the
+ * first ones listed as "host_fallbacks" with the library's reason). */
+void conf_report_fallback(conf_report *r, const char *what, const char *why);
 /* Prints the device's table to `out` and closes its section. */
 void conf_report_end_device(conf_report *r, FILE *out);
 /* Totals over every device. */

@@ -5,6 +5,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cli_json.h"
 #include "conformance.h"
 
 const clops_data_type conf_types[CONF_TYPES] = {
@@ -26,9 +27,9 @@ const char *conf_row_name(int row)
 #define MAX_LISTED_FAILURES 200
 
 struct conf_report {
-    cJSON *root, *devices, *device, *failures, *skipped;
+    cJSON *root, *devices, *device, *failures, *skipped, *fallbacks;
     unsigned passed[CONF_ROWS][CONF_TYPES], failed[CONF_ROWS][CONF_TYPES];
-    unsigned long long device_passed, device_failed, total_passed, total_failed;
+    unsigned long long device_passed, device_failed, total_passed, total_failed, device_fallbacks;
 };
 
 conf_report *conf_report_new(const char *command_line, bool quick)
@@ -55,56 +56,22 @@ void conf_report_free(conf_report *r)
     free(r);
 }
 
-/* A whole identity string, or "" when the driver does not give it. */
-static void add_device_string(cJSON *obj, const char *key, const clops_device_info *info, clops_device_string_kind what)
-{
-    size_t len = 0;
-    char *s = NULL;
-    if (clops_device_string(info, what, NULL, 0, &len) == CLOPS_SUCCESS && (s = malloc(len + 1)) != NULL &&
-        clops_device_string(info, what, s, len + 1, NULL) == CLOPS_SUCCESS)
-        cJSON_AddStringToObject(obj, key, s);
-    else
-        cJSON_AddStringToObject(obj, key, "");
-    free(s);
-}
-
 void conf_report_begin_device(conf_report *r, const clops_device_info *info)
 {
     memset(r->passed, 0, sizeof r->passed);
     memset(r->failed, 0, sizeof r->failed);
-    r->device_passed = r->device_failed = 0;
+    r->device_passed = r->device_failed = r->device_fallbacks = 0;
     r->device = cJSON_CreateObject();
     cJSON_AddItemToArray(r->devices, r->device);
     cJSON_AddStringToObject(r->device, "backend", info ? "opencl" : "host");
     if (info) {
-        cJSON_AddNumberToObject(r->device, "index", info->index);
-        add_device_string(r->device, "platform", info, CLOPS_DEVICE_STRING_PLATFORM_NAME);
-        add_device_string(r->device, "platform_version", info, CLOPS_DEVICE_STRING_PLATFORM_VERSION);
-        add_device_string(r->device, "device", info, CLOPS_DEVICE_STRING_DEVICE_NAME);
-        add_device_string(r->device, "vendor", info, CLOPS_DEVICE_STRING_VENDOR);
-        add_device_string(r->device, "device_version", info, CLOPS_DEVICE_STRING_DEVICE_VERSION);
-        add_device_string(r->device, "driver_version", info, CLOPS_DEVICE_STRING_DRIVER_VERSION);
-        add_device_string(r->device, "opencl_c_version", info, CLOPS_DEVICE_STRING_OPENCL_C_VERSION);
-        cJSON *caps = cJSON_AddObjectToObject(r->device, "capabilities");
-        cJSON_AddBoolToObject(caps, "fp16", info->has_fp16);
-        cJSON_AddBoolToObject(caps, "fp64", info->has_fp64);
-        cJSON_AddBoolToObject(caps, "int64", info->has_int64);
-        cJSON_AddBoolToObject(caps, "compiler", info->compiler_available);
-        cJSON_AddNumberToObject(caps, "max_alloc_bytes", (double)info->max_alloc_bytes);
-        const size_t need = clops_device_plan(info, NULL, 0) + 1;
-        char *plan = malloc(need);
-        if (plan) {
-            clops_device_plan(info, plan, need);
-            cJSON *lines = cJSON_AddArrayToObject(r->device, "plan");
-            for (char *line = strtok(plan, "\n"); line; line = strtok(NULL, "\n"))
-                cJSON_AddItemToArray(lines, cJSON_CreateString(line));
-            free(plan);
-        }
+        cli_json_add_device(r->device, info);
     } else {
         cJSON_AddStringToObject(r->device, "device", "host");
     }
     r->failures = cJSON_AddArrayToObject(r->device, "failures");
     r->skipped = cJSON_AddArrayToObject(r->device, "skipped");
+    r->fallbacks = cJSON_AddArrayToObject(r->device, "host_fallbacks");
 }
 
 void conf_report_check(conf_report *r, int row, int type_index, bool passed, const char *what, const char *detail)
@@ -132,6 +99,17 @@ void conf_report_skip(conf_report *r, const char *what, const char *why)
     cJSON_AddStringToObject(s, "case", what);
     cJSON_AddStringToObject(s, "reason", why);
     cJSON_AddItemToArray(r->skipped, s);
+}
+
+void conf_report_fallback(conf_report *r, const char *what, const char *why)
+{
+    r->device_fallbacks++;
+    if (cJSON_GetArraySize(r->fallbacks) < MAX_LISTED_FAILURES) {
+        cJSON *f = cJSON_CreateObject();
+        cJSON_AddStringToObject(f, "case", what);
+        cJSON_AddStringToObject(f, "reason", why ? why : "");
+        cJSON_AddItemToArray(r->fallbacks, f);
+    }
 }
 
 void conf_report_end_device(conf_report *r, FILE *out)
@@ -165,8 +143,12 @@ void conf_report_end_device(conf_report *r, FILE *out)
         fprintf(out, "skipped: %s: %s\n", cJSON_GetObjectItemCaseSensitive(s, "case")->valuestring,
                 cJSON_GetObjectItemCaseSensitive(s, "reason")->valuestring);
     }
+    if (r->device_fallbacks)
+        fprintf(out, "%llu operators ran on the host instead of the device (\"host_fallbacks\" in the JSON report)\n",
+                r->device_fallbacks);
     fprintf(out, "%s: %llu passed, %llu failed\n", cJSON_IsString(name) ? name->valuestring : "?", r->device_passed,
             r->device_failed);
+    cJSON_AddNumberToObject(r->device, "host_fallback_count", (double)r->device_fallbacks);
     cJSON_AddNumberToObject(r->device, "passed", (double)r->device_passed);
     cJSON_AddNumberToObject(r->device, "failed", (double)r->device_failed);
 }

@@ -476,6 +476,39 @@ typedef struct clops_pack_report {
  *  If installing fails (a full disk), the entries this import installed are
  *  removed again and CLOPS_ERROR_CACHE_IO says why. `report` may be NULL. */
 CLOPS_API clops_status clops_cache_import_pack_report(const char *path, clops_pack_report *report);
+/* ---- ahead-of-time kernels ------------------------------------------------------------------
+ * For devices that load only binaries compiled offline (FPGA flows): list the
+ * programs an operator needs on a device, write out their sources, compile them
+ * with the vendor's tools, and add the binaries to a pack (README, "Ahead-of-time
+ * kernels"). A program is a kernel source file (clops_program_source_text) built with
+ * build options. */
+
+/* One program: its kernel source file ("depth_space.cl") and build options. */
+typedef void (*clops_program_fn)(void *user, const char *source_name, const char *build_options);
+/*! clops_operator_programs() : calls `fn` for each program an operator of `desc`
+ *  would load (from the disk cache) or compile on ctx's OpenCL device, in the
+ *  order it tries them, building nothing. DepthToSpace and SpaceToDepth name two:
+ *  the specialised program (-DBLOCK=b), then its block-argument variant
+ *  (-DBLOCK_ARG=1, one binary for every block size), which is used only where
+ *  the first is neither in the cache nor compilable. An operator that would run
+ *  on the host whatever the binaries (see clops_operator_info) names none. */
+CLOPS_API clops_status clops_operator_programs(clops_context *ctx, const clops_operator_desc *desc,
+                                               clops_program_fn fn, void *user);
+/*! clops_program_source_text() : the whole source of programs built from `source_name`
+ *  (the exact text clops passes to clCreateProgramWithSource), into `buf` as
+ *  clops_device_string() does (NUL-terminated, cut to fit; whole length in
+ *  `*length`). An unknown name gives CLOPS_ERROR_KERNEL_SOURCE_UNAVAILABLE. */
+CLOPS_API clops_status clops_program_source_text(const char *source_name, char *buf, size_t size, size_t *length);
+/*! clops_pack_add_binary() : adds a device binary of the program (`source_name`,
+ *  `build_options`) for device `device_index` of clops_device_list() to the pack
+ *  file `pack_path` (created if missing; an entry for the same program and device
+ *  is replaced; written atomically). The binary is what clGetProgramInfo
+ *  (CL_PROGRAM_BINARIES) gives, or a vendor's offline compiler writes for the
+ *  same source and options; it is checked when loaded, not here. `*count` (may be
+ *  NULL): the pack's entries afterwards. */
+CLOPS_API clops_status clops_pack_add_binary(const char *pack_path, unsigned device_index, const char *source_name,
+                                             const char *build_options, const void *binary, size_t binary_size,
+                                             size_t *count);
 
 /* ---- tuning ------------------------------------------------------------------------------
  * clops_tune() times candidate work-group sizes and per-work-item chunk lengths

@@ -40,6 +40,16 @@ clops_status clops_program_from_binary(clops_context *ctx, const char *options, 
 clops_status clops_program_get(clops_context *ctx, const char *source_name, const char *options,
                                cl_program *out, const char **origin);
 void clops_programs_release(clops_context *ctx);
+/* clops_common.cl followed by `source_name` (malloc'd, NUL-terminated). */
+clops_status clops_program_source(const char *source_name, char **out, size_t *out_len);
+/* The disk-cache key of the program built from `source` with `options` on ctx's
+ * device (malloc'd; NULL when out of memory). */
+char *clops_program_cache_key(const clops_context *ctx, const char *options, const char *source, size_t *len);
+/* Until clops_program_list_end, this thread's clops_program_get calls `fn` with
+ * the program it was asked for and fails with CLOPS_ERROR_COMPILER_UNAVAILABLE
+ * (as on a device without a compiler or binary), building nothing. */
+void clops_program_list_begin(clops_program_fn fn, void *user);
+void clops_program_list_end(void);
 
 /* ---- work sizes (scheduler.c) ------------------------------------------------------------------ */
 

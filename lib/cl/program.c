@@ -3,7 +3,9 @@
  * A program is kernels/clops_common.cl followed by one operator file, built
  * with the operator's specialisation as -D options. Each (file, options) pair is
  * built once per context and kept until the context is freed; across processes
- * the device binary comes from the on-disk cache (store/cache_entry.c) when it has one. */
+ * the device binary comes from the on-disk cache (store/cache_entry.c) when it has one.
+ * A thread can instead list the programs an operator would get, building none
+ * (clops_program_list_begin: ahead-of-time kernels, api/aot.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +79,7 @@ static clops_status build_failure(cl_program program, cl_device_id device, const
 }
 
 /* The program's whole source: clops_common.cl then the operator's file. */
-static clops_status full_source(const char *name, char **out, size_t *out_len)
+clops_status clops_program_source(const char *name, char **out, size_t *out_len)
 {
     char *parts[2] = {NULL, NULL};
     size_t lens[2] = {0, 0};
@@ -101,7 +103,7 @@ static clops_status full_source(const char *name, char **out, size_t *out_len)
 }
 
 /* The cache key: everything that decides the binary, as text. */
-static char *cache_key(const clops_context *ctx, const char *options, const char *source, size_t *len)
+char *clops_program_cache_key(const clops_context *ctx, const char *options, const char *source, size_t *len)
 {
     const size_t n = strlen(ctx->identity) + strlen(options) + strlen(source) + 96;
     char *key = malloc(n);
@@ -167,9 +169,9 @@ static clops_status build(clops_context *ctx, const char *name, const char *opti
 {
     char *source = NULL, *key = NULL;
     size_t source_len = 0, key_len = 0;
-    clops_status st = full_source(name, &source, &source_len);
+    clops_status st = clops_program_source(name, &source, &source_len);
     if (st != CLOPS_SUCCESS) return st;
-    if (ctx->cache.mode != CLOPS_CACHE_OFF) key = cache_key(ctx, options, source, &key_len);
+    if (ctx->cache.mode != CLOPS_CACHE_OFF) key = clops_program_cache_key(ctx, options, source, &key_len);
     unsigned char *bin = NULL;
     size_t bin_len = 0;
     st = CLOPS_ERROR_CACHE_UNAVAILABLE;
@@ -197,9 +199,32 @@ static clops_status build(clops_context *ctx, const char *name, const char *opti
     return st;
 }
 
+/* This thread's listing (clops_program_list_begin), or NULL. */
+static _Thread_local struct {
+    clops_program_fn fn;
+    void *user;
+} listing;
+
+void clops_program_list_begin(clops_program_fn fn, void *user)
+{
+    listing.fn = fn;
+    listing.user = user;
+}
+
+void clops_program_list_end(void)
+{
+    listing.fn = NULL;
+    listing.user = NULL;
+}
+
 clops_status clops_program_get(clops_context *ctx, const char *source_name, const char *options, cl_program *out,
                                const char **origin)
 {
+    if (listing.fn) { /* name the program, build nothing: the caller goes on as without a compiler */
+        listing.fn(listing.user, source_name, options);
+        return clops_fail(CLOPS_ERROR_COMPILER_UNAVAILABLE, "listing programs only: %s with \"%s\" not built",
+                          source_name, options);
+    }
     const size_t key_len = strlen(source_name) + 1 + strlen(options) + 1;
     char *key = malloc(key_len);
     if (!key) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "program key of %zu bytes", key_len);

@@ -126,6 +126,24 @@ static clops_status launch_loop(clops_operator *op, const char *variant, const c
     return st;
 }
 
+/* The block-argument program (kernels/depth_space.cl BLOCK_ARG): the variant with
+ * -DBLOCK_ARG=1 for -DBLOCK=b, the element loop at the default chunk, so one
+ * binary per width, order and layout serves every block size. Used only when the
+ * specialised program can be neither loaded nor compiled (a device that takes
+ * offline-compiled binaries only); it is then loaded from the disk cache. */
+static clops_status launch_block_arg(clops_operator *op, const char *variant)
+{
+    char generic[CLOPS_OPTIONS_MAX - 32];
+    const char *at = strstr(variant, " -DBLOCK=");
+    const char *end = at ? strchr(at + 1, ' ') : NULL;
+    if (!at || !end) return clops_fail(CLOPS_ERROR_INTERNAL, "variant \"%s\" has no block size", variant);
+    snprintf(generic, sizeof generic, "%.*s -DBLOCK_ARG=1%s", (int)(at - variant), variant, end);
+    const clops_tuning untuned = {0, {0, 0, 0}, CLOPS_LOOP_ELEMENTS};
+    bool refused;
+    op->block_arg = true;
+    return launch_loop(op, generic, &untuned, CLOPS_LOOP_ELEMENTS, &refused);
+}
+
 static clops_status prepare(clops_operator *op)
 {
     const clops_op_params *p = &op->params;
@@ -157,6 +175,13 @@ static clops_status prepare(clops_operator *op)
         op->num_launches = 0;
         st = launch_loop(op, variant, &tuned, CLOPS_LOOP_ELEMENTS, &refused);
     }
+    if (st == CLOPS_ERROR_COMPILER_UNAVAILABLE && !op->forced) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", clops_last_error_message());
+        st = launch_block_arg(op, variant);
+        if (st == CLOPS_ERROR_COMPILER_UNAVAILABLE) /* neither binary: say so about the specialised one */
+            st = clops_fail(st, "%s; nor of the block-argument variant \"%s\"", why, op->options);
+    }
     return st;
 }
 
@@ -172,6 +197,8 @@ static clops_status enqueue(clops_operator *op, const clops_buffers *b, cl_uint 
     clops_status st = clops_set_arg(l->kernel, 0, sizeof(cl_mem), &b->input);
     if (st == CLOPS_SUCCESS) st = clops_set_arg(l->kernel, 1, sizeof(cl_mem), &b->output);
     if (st == CLOPS_SUCCESS) st = clops_set_dims_args(op, l->kernel, 2, 3, dims);
+    const cl_uint block = p->block_size;
+    if (st == CLOPS_SUCCESS && op->block_arg) st = clops_set_arg(l->kernel, 5, sizeof block, &block);
     if (st == CLOPS_SUCCESS) st = clops_enqueue_launch(op, l, nwait, wait, event);
     return st;
 }

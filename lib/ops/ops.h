@@ -38,6 +38,7 @@ struct clops_operator {
     clops_tuning force;
     unsigned chunk;              /* inner-axis positions per work-item (CHUNK) */
     clops_loop loop;             /* DepthToSpace/SpaceToDepth: the loop that runs (never DEFAULT) */
+    bool block_arg;              /* DepthToSpace/SpaceToDepth: the block size is a kernel argument */
     struct {                     /* MaxUnpooling's device state (max_unpooling.c) */
         cl_mem status;           /* status words the kernels raise */
         cl_mem scratch;          /* one uint per output element: the general path's claims */

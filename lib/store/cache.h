@@ -60,6 +60,9 @@ void clops_cache_discard(const clops_cache_config *cfg, const char *key, size_t 
 /* The file of the entry for `key`: "<dir>/<16 hex digits of its hash>.bin". */
 void clops_cache_entry_path(const clops_cache_config *cfg, const char *key, size_t key_len, char *out,
                             size_t size);
+/* An entry file's header for `key` and `payload` (the file is header, key, payload). */
+void clops_cache_entry_header(unsigned char header[CLOPS_CACHE_ENTRY_HEADER_BYTES], const unsigned char *key,
+                              size_t key_len, const unsigned char *payload, size_t payload_len);
 /* Checks an entry's framing and checksum; on success points at its key and payload. */
 bool clops_cache_entry_parse(const unsigned char *data, size_t size, const unsigned char **key, size_t *key_len,
                              const unsigned char **payload, size_t *payload_len);
@@ -102,6 +105,11 @@ struct pack_item;
 int clops_cache_import(const clops_cache_config *cfg, const char *pack_path,
                        int (*check_loads)(int fd, struct pack_item *items, size_t count), clops_pack_report *report,
                        clops_status *st, char *why, size_t why_size);
+/* Adds the entry for `key` to the pack (created if missing; an entry with the
+ * same key is replaced), atomically; returns the pack's entry count or -1
+ * (unreadable or malformed pack: *bad_pack set, or a write failure). */
+int clops_pack_add(const char *pack_path, const char *key, size_t key_len, const unsigned char *payload,
+                   size_t payload_len, bool *bad_pack);
 
 /* ---- bytes and hashes shared by the store's formats ---------------------------------------- */
 

@@ -110,8 +110,7 @@ void clops_cache_discard(const clops_cache_config *cfg, const char *key, size_t 
     unlink(path);
 }
 
-/* An entry's header for `key` and `payload`. */
-static void entry_header(unsigned char header[HEADER_BYTES], const unsigned char *key, size_t key_len,
+void clops_cache_entry_header(unsigned char header[HEADER_BYTES], const unsigned char *key, size_t key_len,
                          const unsigned char *payload, size_t payload_len)
 {
     memcpy(header, ENTRY_MAGIC, 8);
@@ -126,7 +125,7 @@ void clops_cache_store(const clops_cache_config *cfg, const char *key, size_t ke
 {
     if (cfg->mode != CLOPS_CACHE_READ_WRITE || key_len > CLOPS_CACHE_MAX_KEY_BYTES || payload_len > CLOPS_CACHE_MAX_PAYLOAD_BYTES) return;
     unsigned char header[HEADER_BYTES];
-    entry_header(header, (const unsigned char *)key, key_len, payload, payload_len);
+    clops_cache_entry_header(header, (const unsigned char *)key, key_len, payload, payload_len);
     char path[CLOPS_CACHE_PATH_MAX + 32];
     clops_cache_entry_path(cfg, key, key_len, path, sizeof path);
     const void *const parts[3] = {header, key, payload};

@@ -282,3 +282,70 @@ clops_status clops_cache_export_pack(const char *path, size_t *count)
     if (count) *count = (size_t)n;
     return CLOPS_SUCCESS;
 }
+
+/* ---- adding one entry (ahead-of-time binaries) --------------------------------------------- */
+
+int clops_pack_add(const char *pack_path, const char *key, size_t key_len, const unsigned char *payload,
+                   size_t payload_len, bool *bad_pack)
+{
+    *bad_pack = false;
+    pack_item *items = NULL;
+    size_t count = 0;
+    int fd = -1;
+    uint64_t size = 0;
+    char why[256];
+    if (access(pack_path, F_OK) == 0) { /* an existing pack: its framing checked first, like an import */
+        if (clops_file_open(pack_path, PACK_MAX_BYTES, &fd, &size) != 0 ||
+            clops_pack_read_items(fd, size, &items, &count, why, sizeof why) != 0) {
+            if (fd >= 0) close(fd);
+            free(items);
+            *bad_pack = true;
+            return -1;
+        }
+    }
+    /* The old entries but one with this key, then the new one. */
+    unsigned char **old = calloc(count ? count : 1, sizeof *old);
+    uint64_t kept = 0;
+    for (size_t i = 0; old && i < count; i++) {
+        const unsigned char *k;
+        size_t klen;
+        old[i] = read_item(fd, &items[i], &k, &klen);
+        if (!old[i]) {
+            *bad_pack = true;
+            break;
+        }
+        if (klen == key_len && memcmp(k, key, key_len) == 0) {
+            free(old[i]);
+            old[i] = NULL;
+        } else {
+            kept++;
+        }
+    }
+    if (fd >= 0) close(fd);
+    clops_file_writer w;
+    int rc = -1;
+    if (old && !*bad_pack && clops_file_begin(&w, pack_path, PACK_FILE_MODE, 0) == 0) {
+        unsigned char head[PACK_HEADER_BYTES], len[8];
+        memcpy(head, PACK_MAGIC, 8);
+        clops_put_u64(head + 8, kept + 1);
+        clops_file_write(&w, head, sizeof head);
+        for (size_t i = 0; i < count; i++)
+            if (old[i]) {
+                clops_put_u64(len, items[i].len);
+                clops_file_write(&w, len, 8);
+                clops_file_write(&w, old[i], (size_t)items[i].len);
+            }
+        unsigned char header[CLOPS_CACHE_ENTRY_HEADER_BYTES];
+        clops_cache_entry_header(header, (const unsigned char *)key, key_len, payload, payload_len);
+        clops_put_u64(len, sizeof header + key_len + payload_len);
+        clops_file_write(&w, len, 8);
+        clops_file_write(&w, header, sizeof header);
+        clops_file_write(&w, key, key_len);
+        clops_file_write(&w, payload, payload_len);
+        rc = clops_file_commit(&w) == 0 ? (int)(kept + 1) : -1;
+    }
+    for (size_t i = 0; old && i < count; i++) free(old[i]);
+    free(old);
+    free(items);
+    return rc;
+}

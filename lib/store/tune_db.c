@@ -11,12 +11,18 @@
  * written with the store's atomic writer (file.h), like cache entries. Lookup order:
  * this device's entry, else the heuristic (scheduler.c). A context whose tuning
  * is off (CLOPS_TUNE=off) ignores the file; one with a tuning_db option uses that
- * file instead. Lines may end in "\r\n". A file with another version, device or malformed lines is ignored
- * line by line, never trusted. */
+ * file instead. Lines may end in "\r\n". A file with another version, device or
+ * malformed lines is ignored line by line, never trusted. Writers record one
+ * result at a time under a lock (clops_tuning_record: lock, re-read, merge,
+ * write, unlock), so tuners running at once on one database keep each other's
+ * results. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -171,4 +177,40 @@ clops_status clops_tuning_table_save(const clops_context *ctx, const struct clop
     if (clops_file_commit(&w) != 0)
         return clops_fail(CLOPS_ERROR_CACHE_IO, "cannot write the tuning database %s", path);
     return CLOPS_SUCCESS;
+}
+
+/* Writers of tuning databases in this process: fcntl locks exclude other
+ * processes only, so threads of one process also take this mutex. */
+static pthread_mutex_t record_lock = PTHREAD_MUTEX_INITIALIZER;
+
+clops_status clops_tuning_record(const clops_context *ctx, const clops_tuning_entry *e, bool keep)
+{
+    if (ctx->cache.mode != CLOPS_CACHE_READ_WRITE)
+        return clops_fail(CLOPS_ERROR_CACHE_UNAVAILABLE, "cannot store tuning results: program cache %s",
+                          ctx->cache.status);
+    /* The lock is a file of its own beside the database ("lock-tune-<hash>"),
+     * which is replaced by rename and so cannot hold it. */
+    char path[CLOPS_CACHE_PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/lock-tune-%016llx", ctx->cache.dir,
+             (unsigned long long)clops_fnv1a(CLOPS_FNV_SEED, ctx->identity, strlen(ctx->identity)));
+    pthread_mutex_lock(&record_lock);
+    const int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, CLOPS_CACHE_FILE_MODE);
+    struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    int rc = fd < 0 ? -1 : 0;
+    while (rc == 0 && fcntl(fd, F_SETLKW, &lk) != 0)
+        if (errno != EINTR) rc = -1;
+    clops_status st = rc == 0 ? CLOPS_SUCCESS
+                              : clops_fail(CLOPS_ERROR_CACHE_IO, "cannot lock the tuning database (%s): %s", path,
+                                           strerror(errno));
+    struct clops_tuning_table *t = st == CLOPS_SUCCESS ? clops_tuning_table_load(ctx) : NULL;
+    if (st == CLOPS_SUCCESS && !t) st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "tuning table");
+    if (st == CLOPS_SUCCESS) {
+        if (!keep) clops_tuning_table_remove(t, e->key);
+        else if (!clops_tuning_table_put(t, e)) st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "tuning table");
+    }
+    if (st == CLOPS_SUCCESS) st = clops_tuning_table_save(ctx, t);
+    clops_tuning_table_free(t);
+    if (fd >= 0) close(fd); /* releases the lock */
+    pthread_mutex_unlock(&record_lock);
+    return st;
 }

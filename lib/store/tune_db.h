@@ -24,6 +24,11 @@ struct clops_tuning_table *clops_tuning_table_load(const clops_context *ctx);
 bool clops_tuning_table_put(struct clops_tuning_table *t, const clops_tuning_entry *e);
 /* Drops `key` from the table (a variant whose earlier winner no longer wins). */
 void clops_tuning_table_remove(struct clops_tuning_table *t, const char *key);
+/* One result into the device's file: with `keep` adds or replaces e->key's
+ * entry, without it removes that key; under a lock on the file (other processes
+ * and threads wait), re-read first, so concurrent writers keep each other's
+ * entries; written atomically. */
+clops_status clops_tuning_record(const clops_context *ctx, const clops_tuning_entry *e, bool keep);
 /* Writes the table as the device's file, atomically. */
 clops_status clops_tuning_table_save(const clops_context *ctx, const struct clops_tuning_table *t);
 void clops_tuning_table_free(struct clops_tuning_table *t);

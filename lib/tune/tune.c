@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "cl/cl.h"
+#include "store/cache.h"
 #include "store/tune_db.h"
 
 /* ---- the tuner ----------------------------------------------------------------------------------- */
@@ -80,17 +82,48 @@ static clops_status case_shapes(const tune_case *c, size_t bytes, clops_tensor_d
     return CLOPS_SUCCESS;
 }
 
+/* The programs a case's candidates compiled (and so added to the disk cache),
+ * by build options; the losers' entries are removed when the case is done. */
+#define MAX_CANDIDATES 48
+typedef struct compiled_set {
+    char options[MAX_CANDIDATES][CLOPS_OPTIONS_MAX];
+    size_t count;
+} compiled_set;
+
+/* Removes from the disk cache every program of `set` but the ones built with
+ * `keep_a` or `keep_b` (the default's and the kept winner's; NULL: none). */
+static void discard_losers(clops_context *ctx, const compiled_set *set, const char *keep_a, const char *keep_b)
+{
+    char *source = NULL;
+    size_t source_len;
+    if (set->count == 0 || clops_program_source("depth_space.cl", &source, &source_len) != CLOPS_SUCCESS) return;
+    for (size_t i = 0; i < set->count; i++) {
+        const char *o = set->options[i];
+        if ((keep_a && strcmp(o, keep_a) == 0) || (keep_b && strcmp(o, keep_b) == 0)) continue;
+        size_t key_len;
+        char *key = clops_program_cache_key(ctx, o, source, &key_len);
+        if (key) clops_cache_discard(&ctx->cache, key, key_len);
+        free(key);
+    }
+    free(source);
+}
+
 /* Builds and times one candidate (`*seconds`), checking its output against
- * `want`, and gives the parameters it ran with (`used`) and its tuning key.
+ * `want`, and gives the parameters it ran with (`used`) and its tuning key; a
+ * program it compiled is added to `compiled`, and its options go to `options`.
  * A variant that cannot take the forced loop is no candidate: success with 0
  * seconds. A fallback to the host or a wrong output is an error. */
 static clops_status try_candidate(clops_context *ctx, const clops_operator_desc *desc, const clops_tuning *force,
                                   const clops_buffers *b, size_t out_bytes, const unsigned char *want,
                                   unsigned char *got, double *seconds, char *key, size_t key_size,
-                                  clops_tuning *used)
+                                  clops_tuning *used, compiled_set *compiled, char options[CLOPS_OPTIONS_MAX])
 {
     clops_operator *op = NULL;
     clops_status st = clops_operator_create_forced(ctx, desc, force, &op);
+    if (st == CLOPS_SUCCESS && !op->fallback && strcmp(op->program_origin, "compiled") == 0 &&
+        compiled->count < MAX_CANDIDATES)
+        snprintf(compiled->options[compiled->count++], CLOPS_OPTIONS_MAX, "%s", op->options);
+    if (st == CLOPS_SUCCESS) snprintf(options, CLOPS_OPTIONS_MAX, "%s", op->options);
     if (st == CLOPS_SUCCESS && op->fallback) st = clops_fail(CLOPS_ERROR_BUILD_FAILED, "%s", op->fallback_reason);
     *seconds = 0;
     if (st == CLOPS_SUCCESS && force->loop != CLOPS_LOOP_DEFAULT && op->loop != force->loop) {
@@ -117,7 +150,7 @@ static clops_status try_candidate(clops_context *ctx, const clops_operator_desc 
 }
 
 static clops_status tune_case_run(clops_context *ctx, const tune_case *c, size_t bytes, clops_tuning_entry *best,
-                                  clops_tune_result *report, bool *keep)
+                                  clops_tune_result *report, bool *keep, compiled_set *compiled)
 {
     clops_tensor_desc in, out;
     clops_status st = case_shapes(c, bytes, &in, &out);
@@ -154,6 +187,7 @@ static clops_status tune_case_run(clops_context *ctx, const tune_case *c, size_t
     const unsigned chunk_bytes[] = {0, 128, 512, 2048};
     const size_t locals[][3] = {{1, 16, 1}, {1, 64, 1}, {4, 64, 1}, {1, 256, 1}};
     double best_s = 0, default_s = 0;
+    char options[CLOPS_OPTIONS_MAX], best_options[CLOPS_OPTIONS_MAX] = "", default_options[CLOPS_OPTIONS_MAX] = "";
     for (int ci = -1; st == CLOPS_SUCCESS && ci < (int)(sizeof chunk_bytes / sizeof chunk_bytes[0]); ci++)
         for (size_t k = 0; st == CLOPS_SUCCESS && k < (ci < 0 ? 2 : 2 * sizeof locals / sizeof locals[0]); k++) {
             clops_tuning force = {0, {0, 0, 0}, CLOPS_LOOP_DEFAULT}, used;
@@ -167,13 +201,18 @@ static clops_status tune_case_run(clops_context *ctx, const tune_case *c, size_t
             }
             char key[CLOPS_OPTIONS_MAX];
             double secs = 0;
-            st = try_candidate(ctx, &desc, &force, &b, out_bytes, want, got, &secs, key, sizeof key, &used);
+            st = try_candidate(ctx, &desc, &force, &b, out_bytes, want, got, &secs, key, sizeof key, &used, compiled,
+                               options);
             if (st == CLOPS_SUCCESS && secs > 0 && (best_s == 0 || secs < best_s)) {
                 best_s = secs;
                 snprintf(best->key, sizeof best->key, "%s", key);
                 best->value = used;
+                memcpy(best_options, options, sizeof options);
             }
-            if (ci < 0 && k == 0) default_s = secs;
+            if (ci < 0 && k == 0) {
+                default_s = secs;
+                memcpy(default_options, options, sizeof options);
+            }
         }
     /* The reported pair is measured afresh, default and winner alternating: the
      * best of many noisy candidates is biased upwards by the choosing itself. */
@@ -183,9 +222,11 @@ static clops_status tune_case_run(clops_context *ctx, const tune_case *c, size_t
         clops_tuning used;
         char key[CLOPS_OPTIONS_MAX];
         double s_default = 0, s_best = 0;
-        st = try_candidate(ctx, &desc, &none, &b, out_bytes, want, got, &s_default, key, sizeof key, &used);
+        st = try_candidate(ctx, &desc, &none, &b, out_bytes, want, got, &s_default, key, sizeof key, &used, compiled,
+                           options);
         if (st == CLOPS_SUCCESS)
-            st = try_candidate(ctx, &desc, &best->value, &b, out_bytes, want, got, &s_best, key, sizeof key, &used);
+            st = try_candidate(ctx, &desc, &best->value, &b, out_bytes, want, got, &s_best, key, sizeof key, &used,
+                               compiled, options);
         if (st == CLOPS_SUCCESS && (again_default == 0 || s_default < again_default)) again_default = s_default;
         if (st == CLOPS_SUCCESS && (again_best == 0 || s_best < again_best)) again_best = s_best;
     }
@@ -196,6 +237,9 @@ static clops_status tune_case_run(clops_context *ctx, const tune_case *c, size_t
     /* A winner that does not beat the default when measured again is not kept:
      * the variant stays on the heuristic. */
     *keep = best_s > 0 && best_s < default_s;
+    /* The cache keeps the default's program and a kept winner's; the other
+     * candidates were compiled for this run only. */
+    discard_losers(ctx, compiled, default_options, *keep ? best_options : NULL);
     if (st == CLOPS_SUCCESS) {
         const double moved = 2.0 * (double)out_bytes;
         best->gbps = best_s > 0 ? moved / best_s * 1e-9 : 0;
@@ -259,8 +303,10 @@ clops_status clops_tune(unsigned device_index, int quick, clops_tune_progress_fn
     const size_t bytes = 64u << 20;
     const unsigned total = (unsigned)(2 * 2 * ntypes * nblocks);
 
-    struct clops_tuning_table *table = clops_tuning_table_load(ctx); /* keep what other variants had */
-    if (!table) st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "tuning table");
+    /* Each result goes into the database as soon as it is measured (an
+     * interrupted run keeps them), merged with what other tuners wrote. */
+    compiled_set *compiled = malloc(sizeof *compiled);
+    if (!compiled) st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "tuning candidates");
     unsigned done = 0;
     for (int op = 0; st == CLOPS_SUCCESS && op < 2; op++)
         for (int order = 0; st == CLOPS_SUCCESS && order < 2; order++)
@@ -277,15 +323,14 @@ clops_status clops_tune(unsigned device_index, int quick, clops_tune_progress_fn
                     report.data_type = c.dtype;
                     report.block_size = c.block;
                     bool keep = false;
-                    st = tune_case_run(ctx, &c, bytes, &best, &report, &keep);
+                    compiled->count = 0;
+                    st = tune_case_run(ctx, &c, bytes, &best, &report, &keep, compiled);
                     report.kept = keep;
-                    if (st == CLOPS_SUCCESS && !keep) clops_tuning_table_remove(table, best.key);
-                    if (st == CLOPS_SUCCESS && keep && !clops_tuning_table_put(table, &best))
-                        st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "tuning table");
+                    /* A variant whose winner does not win any more loses its old entry too. */
+                    if (st == CLOPS_SUCCESS && best.key[0]) st = clops_tuning_record(ctx, &best, keep);
                     if (st == CLOPS_SUCCESS && progress) progress(user, &report, ++done, total);
                 }
-    if (st == CLOPS_SUCCESS) st = clops_tuning_table_save(ctx, table);
-    clops_tuning_table_free(table);
+    free(compiled);
     clops_context_free(ctx);
     return st;
 }

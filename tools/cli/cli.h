@@ -47,6 +47,7 @@ typedef struct cli_args {
     uint32_t output_shape[4];
     int quick;
     run_settings settings; /* --fallback, --timeout */
+    int json; /* --json: one JSON document on stdout instead of text */
 } cli_args;
 
 /* Parses an option's value into args; 0, or -1 with a message in err. */
@@ -96,6 +97,7 @@ int opt_device(cli_args *args, const char *value, char *err, size_t err_size);
 int opt_type(cli_args *args, const char *value, char *err, size_t err_size);
 int opt_verbose(cli_args *args, const char *value, char *err, size_t err_size);
 int opt_quick(cli_args *args, const char *value, char *err, size_t err_size);
+int opt_json(cli_args *args, const char *value, char *err, size_t err_size);
 int opt_output_shape(cli_args *args, const char *value, char *err, size_t err_size);
 int opt_fallback(cli_args *args, const char *value, char *err, size_t err_size);
 int opt_timeout(cli_args *args, const char *value, char *err, size_t err_size);
@@ -120,9 +122,11 @@ int opt_timeout(cli_args *args, const char *value, char *err, size_t err_size);
     {"--timeout", "SECONDS", 0, opt_timeout,                                                   \
      "fail (exit 1, naming the device, no OUT written) if the device work has not finished "    \
      "within SECONDS (default: CLOPS_TIMEOUT, else none)"}
+#define OPT_JSON {"--json", NULL, 0, opt_json, "write one JSON document to stdout instead of text"}
 #define OPT_HELP {"--help", NULL, 0, NULL, "show this help and exit"}
 #define OPT_END {NULL, NULL, 0, NULL, NULL}
 extern const cli_option help_only_options[];
+extern const cli_option json_options[]; /* --json and --help */
 
 /* "-h" or "--help". */
 int is_help(const char *arg);
@@ -142,6 +146,8 @@ int cli_run_main(int argc, char **argv);
 void cli_run_usage(FILE *out);
 int cli_cache_main(int argc, char **argv);
 void cli_cache_usage(FILE *out);
+int cli_kernels_main(int argc, char **argv); /* cli_kernels.c: list, source, pack-add */
+void cli_kernels_usage(FILE *out);
 extern const cli_command cli_devices_command, cli_print_command, cli_tune_command;
 
 /* The whole command line (argv[0] is the program): cli_main.c. */

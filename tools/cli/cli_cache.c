@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_json.h"
 
 /* Prints `n` bytes of a key (which a pack may have brought from anywhere) with
  * every byte that is not printable ASCII - escape sequences too - as \xNN. */
@@ -68,10 +69,40 @@ static int report_count(const char *what, clops_status st, const char *verb, siz
     return EXIT_OK;
 }
 
+/* --json: one object per entry, its key's lines before the source as "key". */
+static void add_entry(void *user, const char *file, uint64_t bytes, long long last_used, const char *key,
+                      size_t key_len)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "file", file);
+    cJSON_AddNumberToObject(o, "bytes", (double)bytes);
+    cJSON_AddNumberToObject(o, "last_used", (double)last_used);
+    cJSON_AddBoolToObject(o, "valid", key != NULL);
+    if (key) {
+        const char *src = strstr(key, "\nsource:");
+        const size_t head = src && (size_t)(src - key) < key_len ? (size_t)(src - key) : key_len;
+        char *text = strndup(key, head);
+        cJSON_AddStringToObject(o, "key", text ? text : "");
+        free(text);
+    }
+    cJSON_AddItemToArray(user, o);
+}
+
 static int run_cache_list(const cli_command *cmd, const cli_args *args)
 {
-    (void)cmd, (void)args;
+    (void)cmd;
     size_t n = 0;
+    if (args->json) {
+        cJSON *root = cJSON_CreateObject();
+        char status[4300];
+        cJSON_AddStringToObject(root, "cache", clops_cache_status(status, sizeof status));
+        const clops_status st = clops_cache_list_entries(add_entry, cJSON_AddArrayToObject(root, "entries"), &n);
+        if (st != CLOPS_SUCCESS) {
+            cJSON_Delete(root);
+            return fail_clops("cache list", st);
+        }
+        return cli_json_print(root) == 0 ? EXIT_OK : EXIT_FAIL;
+    }
     const clops_status st = clops_cache_list_entries(print_entry, NULL, &n);
     return report_count("cache list", st, "", n, "");
 }
@@ -120,7 +151,7 @@ static int run_cache_import(const cli_command *cmd, const cli_args *args)
 static const cli_command cache_commands[] = {
     {"cache path", "", 0, "Prints where the program cache is (read-write or read-only), or why it is off.",
      help_only_options, NULL, run_cache_path},
-    {"cache list", "", 0, "Lists the cached program binaries, least recently used first.", help_only_options, NULL,
+    {"cache list", "", 0, "Lists the cached program binaries, least recently used first.", json_options, NULL,
      run_cache_list},
     {"cache clear", "", 0, "Removes every cached program binary.", help_only_options, NULL, run_cache_clear},
     {"cache prune", "", 0,

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli.h"
+#include "cli_json.h"
 
 /* ---- devices ----------------------------------------------------------------------------------- */
 
@@ -67,14 +68,32 @@ static void print_device(const clops_device_info *d)
     }
 }
 
+/* --json: {"devices": [...]} with conformance's device objects plus the type. */
+static int print_devices_json(const clops_device_info *infos, size_t count)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "clops_version", clops_version_string());
+    cJSON *list = cJSON_AddArrayToObject(root, "devices");
+    for (size_t i = 0; i < count; i++) {
+        cJSON *d = cJSON_CreateObject();
+        cli_json_add_device(d, &infos[i]);
+        cJSON_AddStringToObject(d, "type", device_type_name(infos[i].type));
+        cJSON_AddItemToArray(list, d);
+    }
+    const char *disabled = getenv("CLOPS_DISABLE");
+    cJSON_AddStringToObject(root, "disabled", disabled ? disabled : "");
+    cJSON_AddBoolToObject(root, "host_backend", 1);
+    return cli_json_print(root) == 0 ? EXIT_OK : EXIT_FAIL;
+}
+
 static int run_devices(const cli_command *cmd, const cli_args *args)
 {
     size_t count = 0;
     (void)cmd;
-    (void)args;
     clops_status st = clops_device_list(NULL, 0, &count);
     if (st != CLOPS_SUCCESS)
         return fail_clops("devices", st);
+    if (count == 0 && args->json) return print_devices_json(NULL, 0);
     if (count == 0) {
         puts("no OpenCL devices (the host backend is always available)");
         return EXIT_OK;
@@ -90,6 +109,11 @@ static int run_devices(const cli_command *cmd, const cli_args *args)
     }
     if (again < count)
         count = again;
+    if (args->json) {
+        const int rc = print_devices_json(infos, count);
+        free(infos);
+        return rc;
+    }
     unsigned platform = 0;
     for (size_t i = 0; i < count; i++) {
         if (i == 0 || infos[i].platform != infos[i - 1].platform) {
@@ -109,5 +133,5 @@ const cli_command cli_devices_command = {
     "Lists every OpenCL platform and device with the index that --device and\n"
     "CLOPS_DEVICE take, its type, OpenCL and OpenCL C versions, fp16/fp64/int64\n"
     "support, whether a compiler is available, and the largest allocation.",
-    help_only_options, NULL, run_devices};
+    json_options, NULL, run_devices};
 

@@ -39,6 +39,7 @@ static const cli_entry commands[] = {
     {"print", &cli_print_command, NULL, NULL},
     {"cache", NULL, cli_cache_main, cli_cache_usage},
     {"tune", &cli_tune_command, NULL, NULL},
+    {"kernels", NULL, cli_kernels_main, cli_kernels_usage},
     {"bench", NULL, clops_bench_main, bench_usage},
     {"bench-startup", NULL, clops_bench_startup_main, bench_startup_usage},
     {"conformance", NULL, clops_conformance_main, conformance_usage},

@@ -139,6 +139,13 @@ int opt_verbose(cli_args *args, const char *value, char *err, size_t err_size)
     return 0;
 }
 
+int opt_json(cli_args *args, const char *value, char *err, size_t err_size)
+{
+    (void)value, (void)err, (void)err_size;
+    args->json = 1;
+    return 0;
+}
+
 int opt_quick(cli_args *args, const char *value, char *err, size_t err_size)
 {
     (void)value;
@@ -178,6 +185,7 @@ int opt_output_shape(cli_args *args, const char *value, char *err, size_t err_si
 /* ---- option tables ---- */
 
 const cli_option help_only_options[] = {OPT_HELP, OPT_END};
+const cli_option json_options[] = {OPT_JSON, OPT_HELP, OPT_END};
 
 /* ---- help ------------------------------------------------------------------------------------- */
 

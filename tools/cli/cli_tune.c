@@ -1,10 +1,11 @@
 /* cli_tune.c - clops tune: the tuner on one device, its progress on stdout. */
 #include "cli.h"
+#include "cli_json.h"
 
 static const cli_option tune_options[] = {
     {"--device", "N", 0, opt_device, "tune device N of 'clops devices' (default: the default device)"},
     {"--quick", NULL, 0, opt_quick, "tune only uint8 and float32 at block size 2 (about a minute)"},
-    OPT_HELP, OPT_END};
+    OPT_JSON, OPT_HELP, OPT_END};
 
 
 static void print_tune_progress(void *user, const clops_tune_result *r, unsigned done, unsigned total)
@@ -16,6 +17,25 @@ static void print_tune_progress(void *user, const clops_tune_result *r, unsigned
            r->block_size, r->chunk, r->local[0], r->local[1], r->local[2], r->gbps, r->default_gbps,
            r->default_gbps > 0 ? r->gbps / r->default_gbps : 0.0, r->kept ? "" : "  default kept");
     fflush(stdout);
+}
+
+/* --json: every result as it is measured, printed at the end with the status. */
+static void add_tune_result(void *user, const clops_tune_result *r, unsigned done, unsigned total)
+{
+    (void)done, (void)total;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "operator",
+                            r->operator_type == CLOPS_OPERATOR_DEPTH_TO_SPACE ? "depth-to-space" : "space-to-depth");
+    cJSON_AddStringToObject(o, "order", r->order == CLOPS_ORDER_DEPTH_COLUMN_ROW ? "dcr" : "crd");
+    cJSON_AddStringToObject(o, "data_type", clops_data_type_name(r->data_type));
+    cJSON_AddNumberToObject(o, "block_size", r->block_size);
+    cJSON_AddNumberToObject(o, "chunk", r->chunk);
+    cJSON *local = cJSON_AddArrayToObject(o, "local");
+    for (int d = 0; d < 3; d++) cJSON_AddItemToArray(local, cJSON_CreateNumber((double)r->local[d]));
+    cJSON_AddNumberToObject(o, "gbps", r->gbps);
+    cJSON_AddNumberToObject(o, "default_gbps", r->default_gbps);
+    cJSON_AddBoolToObject(o, "kept", r->kept);
+    cJSON_AddItemToArray(user, o);
 }
 
 static int run_tune(const cli_command *cmd, const cli_args *args)
@@ -30,7 +50,20 @@ static int run_tune(const cli_command *cmd, const cli_args *args)
         if (host) return fail_line("tune", "the default device is the host backend; nothing to tune");
     }
     char status[4300];
-    printf("tuning device %u; results go to %s\n", index, clops_cache_status(status, sizeof status));
+    clops_cache_status(status, sizeof status);
+    if (args->json) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddNumberToObject(root, "device", index);
+        cJSON_AddStringToObject(root, "database", status);
+        cJSON_AddBoolToObject(root, "quick", args->quick);
+        cJSON *results = cJSON_AddArrayToObject(root, "results");
+        const clops_status st = clops_tune(index, args->quick, add_tune_result, results);
+        cJSON_AddStringToObject(root, "status", clops_status_name(st));
+        cJSON_AddStringToObject(root, "message", st == CLOPS_SUCCESS ? "" : clops_last_error_message());
+        const int printed = cli_json_print(root);
+        return st != CLOPS_SUCCESS || printed != 0 ? EXIT_FAIL : EXIT_OK;
+    }
+    printf("tuning device %u; results go to %s\n", index, status);
     const clops_status st = clops_tune(index, args->quick, print_tune_progress, NULL);
     if (st != CLOPS_SUCCESS) return fail_clops("tune", st);
     puts("tuning database written");
@@ -42,5 +75,8 @@ const cli_command cli_tune_command = {
     "Times candidate work-group sizes and per-work-item chunk lengths of DepthToSpace\n"
     "and SpaceToDepth on a device (median of 5 profiled runs each, every candidate's\n"
     "output checked) and stores the winners in the device's tuning database beside\n"
-    "the program cache. CLOPS_TUNE=off makes operators ignore it.",
+    "the program cache, each as soon as it is measured (merged with what other tuners\n"
+    "write; a winner is kept only if it beats the default when measured again). The\n"
+    "losing candidates' binaries are removed from the cache. CLOPS_TUNE=off makes\n"
+    "operators ignore the database.",
     tune_options, NULL, run_tune};

@@ -1,0 +1,80 @@
+/* aot.c - ahead-of-time kernels: the programs an operator needs on a device, the
+ * sources to compile offline, and binaries added to kernel packs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "cl/cl.h"
+#include "store/cache.h"
+
+clops_status clops_operator_programs(clops_context *ctx, const clops_operator_desc *desc, clops_program_fn fn,
+                                     void *user)
+{
+    if (!ctx || !desc || !fn) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_operator_programs: NULL argument");
+    if (ctx->backend != CLOPS_BACKEND_OPENCL)
+        return clops_fail(CLOPS_ERROR_WRONG_BACKEND, "clops_operator_programs: the host context has no programs");
+    /* The operator is planned as usual; each program it asks for is named and
+     * refused, so it goes on to the next (or to the host), and is freed. */
+    clops_operator *op = NULL;
+    clops_program_list_begin(fn, user);
+    const clops_status st = clops_operator_create(ctx, desc, &op);
+    clops_program_list_end();
+    clops_operator_free(op);
+    return st;
+}
+
+clops_status clops_program_source_text(const char *source_name, char *buf, size_t size, size_t *length)
+{
+    if (length) *length = 0;
+    if (size && buf) buf[0] = '\0';
+    if (!source_name || (size && !buf)) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_program_source_text: NULL argument");
+    if (strcmp(source_name, "clops_common.cl") == 0 || strchr(source_name, '/'))
+        return clops_fail(CLOPS_ERROR_KERNEL_SOURCE_UNAVAILABLE, "%s is not an operator's kernel file", source_name);
+    char *text;
+    size_t len;
+    const clops_status st = clops_program_source(source_name, &text, &len);
+    if (st != CLOPS_SUCCESS) return st;
+    if (size) {
+        const size_t n = len < size - 1 ? len : size - 1;
+        memcpy(buf, text, n);
+        buf[n] = '\0';
+    }
+    if (length) *length = len;
+    free(text);
+    return CLOPS_SUCCESS;
+}
+
+clops_status clops_pack_add_binary(const char *pack_path, unsigned device_index, const char *source_name,
+                                   const char *build_options, const void *binary, size_t binary_size, size_t *count)
+{
+    if (count) *count = 0;
+    if (!pack_path || !source_name || !build_options || !binary)
+        return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_pack_add_binary: NULL argument");
+    if (binary_size == 0 || binary_size > CLOPS_CACHE_MAX_PAYLOAD_BYTES)
+        return clops_fail(CLOPS_ERROR_BAD_PACK, "a binary of %zu bytes cannot go in a pack (1 to %llu)",
+                          binary_size, (unsigned long long)CLOPS_CACHE_MAX_PAYLOAD_BYTES);
+    char *source = NULL, *key = NULL;
+    size_t source_len, key_len = 0;
+    clops_status st = clops_program_source(source_name, &source, &source_len);
+    if (st != CLOPS_SUCCESS) return st;
+    clops_context *ctx = NULL;
+    st = clops_context_create_device(device_index, &ctx); /* the device's identity is part of the key */
+    if (st == CLOPS_SUCCESS) {
+        key = clops_program_cache_key(ctx, build_options, source, &key_len);
+        if (!key) st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "cache key for %s", source_name);
+    }
+    if (st == CLOPS_SUCCESS) {
+        bool bad_pack;
+        const int n = clops_pack_add(pack_path, key, key_len, binary, binary_size, &bad_pack);
+        if (n < 0)
+            st = bad_pack ? clops_fail(CLOPS_ERROR_BAD_PACK, "%s is not a readable clops kernel pack", pack_path)
+                          : clops_fail(CLOPS_ERROR_CACHE_IO, "cannot write the pack %s", pack_path);
+        else if (count)
+            *count = (size_t)n;
+    }
+    free(key);
+    free(source);
+    clops_context_free(ctx);
+    return st;
+}

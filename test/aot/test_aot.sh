@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# test_aot.sh CLOPS AOT_COMPILE - the ahead-of-time flow end to end, as an FPGA
+# integrator runs it: list the block-argument programs device 0 needs, write
+# their sources out, build each with a separate program (aot_compile.c, OpenCL
+# only, standing in for a vendor's offline compiler), add the binaries to a
+# pack, import the pack into an empty cache, and run a whole `clops conformance
+# --quick` with the compiler disabled: every case must pass and every operator
+# must run on the device (no host fallback). A control run on an empty cache
+# must fall back, so the assertion is not vacuous. Exit 77: no OpenCL device.
+set -euo pipefail
+clops=$1 aotc=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$clops" devices | grep -q '^  device 0:' || { echo "no OpenCL device: skipped"; exit 77; }
+
+# 1. The programs device 0 needs (block-argument variants: one per width, order, layout).
+"$clops" kernels list --device 0 --block-arg >"$work/list.txt"
+n=$(grep -vc '^#' "$work/list.txt")
+[ "$n" -gt 0 ] || fail "kernels list named no programs"
+grep -v '^#' "$work/list.txt" | grep -q -- '-DBLOCK=' && fail "--block-arg listed a specialised depth/space program"
+grep -q 'depth_space.cl .*-DBLOCK_ARG=1' "$work/list.txt" || fail "no block-argument program listed"
+grep -q 'max_unpooling.cl' "$work/list.txt" || fail "no MaxUnpooling program listed"
+
+# 2. Each source as clops compiles it; its hash must be the listed one.
+for src in depth_space.cl max_unpooling.cl; do
+  "$clops" kernels source "$src" >"$work/$src"
+done
+"$clops" kernels list --device 0 --block-arg --json >"$work/list.json"
+grep -q '"fnv1a64"' "$work/list.json" || fail "--json has no source hashes"
+
+# 3. The offline build: a separate program, from the written sources and listed options.
+i=0
+: >"$work/build.txt"
+while read -r src hash opts; do
+  [ "$src" = "#" ] && continue
+  printf '%s\t%s\t%s\n' "$work/$src" "$work/bin$i" "$opts" >>"$work/build.txt"
+  i=$((i + 1))
+done <"$work/list.txt"
+"$aotc" 0 "$work/build.txt"
+
+# 4. Every binary into one pack, then into an empty cache.
+i=0
+while read -r src hash opts; do
+  [ "$src" = "#" ] && continue
+  "$clops" kernels pack-add "$work/aot.pak" --device 0 --source "$src" --options "$opts" --binary "$work/bin$i" >/dev/null
+  last=("$src" "$opts" "$work/bin$i")
+  i=$((i + 1))
+done <"$work/list.txt"
+export CLOPS_CACHE_DIR="$work/cache"
+"$clops" cache import "$work/aot.pak" | grep -qx "imported $n of $n entries from $work/aot.pak" || fail "import did not install $n entries"
+# Adding a binary again replaces its entry.
+"$clops" kernels pack-add "$work/aot.pak" --device 0 --source "${last[0]}" --options "${last[1]}" --binary "${last[2]}" |
+  grep -qx "$work/aot.pak: $n entries" || fail "pack-add of the same program again did not replace it"
+
+# 5. The whole conformance pass from the pack alone, without a compiler.
+export CLOPS_DISABLE=compiler
+"$clops" conformance --device 0 --quick --json "$work/report.json" >"$work/conformance.txt" 2>&1 ||
+  { tail -30 "$work/conformance.txt" >&2; fail "conformance from the pack failed"; }
+grep -q '"host_fallback_count":[[:space:]]*0[,}]*$' "$work/report.json" ||
+  { grep -A3 '"host_fallbacks"' "$work/report.json" >&2; fail "an operator ran on the host"; }
+grep -q '"failed":[[:space:]]*0,*$' "$work/report.json" || fail "conformance report shows failures"
+"$clops" cache list | tail -1 | grep -qx "$n entries" || fail "the cache changed: something was compiled"
+
+# 6. Control: the same pass on an empty cache does fall back.
+export CLOPS_CACHE_DIR="$work/empty"
+"$clops" conformance --device 0 --quick --json "$work/control.json" >/dev/null 2>&1 || fail "control run failed"
+grep -q '"host_fallback_count":[[:space:]]*0[,}]*$' "$work/control.json" && fail "control run did not fall back"
+echo "test_aot: $n programs built offline; conformance --quick passed with the compiler disabled, no host fallback"

@@ -1,0 +1,169 @@
+/*
+ * test_tune_db.c - the tuning database's writers: processes recording results
+ * at once keep every result (lock, re-read, merge, atomic write), removal of a
+ * variant's entry, and a tuning run cut short keeps what it had measured.
+ * Shared fixtures: cache_fixture.h.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cache_fixture.h"
+#include "store/tune_db.h"
+
+#define WRITERS 4
+#define RESULTS_PER_WRITER 25
+
+static clops_tuning_entry entry(int writer, int i)
+{
+    clops_tuning_entry e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.key, sizeof e.key, "depth_to_space -DTEST_WRITER=%d -DTEST_RESULT=%d", writer, i);
+    e.value.chunk = (unsigned)(writer * 100 + i + 1);
+    e.value.local[0] = e.value.local[1] = e.value.local[2] = 1;
+    e.value.loop = CLOPS_LOOP_ELEMENTS;
+    e.gbps = 2.0, e.default_gbps = 1.0;
+    return e;
+}
+
+/* The entry for `key` in the table, or NULL. */
+static const clops_tuning_entry *find(const struct clops_tuning_table *t, const char *key)
+{
+    for (size_t i = 0; i < t->count; i++)
+        if (strcmp(t->entries[i].key, key) == 0) return &t->entries[i];
+    return NULL;
+}
+
+START_TEST(test_concurrent_writers_keep_every_result)
+{
+    clops_context *ctx = new_ctx();
+    pid_t pids[WRITERS];
+    for (int w = 0; w < WRITERS; w++) {
+        pids[w] = fork();
+        ck_assert_msg(pids[w] >= 0, "fork");
+        if (pids[w] == 0) { /* each writer its own context, as separate tuners are (no kernels run) */
+            clops_context *c = NULL;
+            if (clops_context_create_device(ctx->info.index, &c) != CLOPS_SUCCESS) _exit(3);
+            for (int i = 0; i < RESULTS_PER_WRITER; i++) {
+                const clops_tuning_entry e = entry(w, i);
+                if (clops_tuning_record(c, &e, true) != CLOPS_SUCCESS) _exit(4);
+            }
+            clops_context_free(c);
+            _exit(0);
+        }
+    }
+    for (int w = 0; w < WRITERS; w++) {
+        int status = 0;
+        ck_assert_msg(waitpid(pids[w], &status, 0) == pids[w] && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                      "writer %d: status %#x", w, status);
+    }
+    struct clops_tuning_table *t = clops_tuning_table_load(ctx);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_msg(t->count == WRITERS * RESULTS_PER_WRITER, "%zu entries after %d writers of %d results each",
+                  t->count, WRITERS, RESULTS_PER_WRITER);
+    for (int w = 0; w < WRITERS; w++)
+        for (int i = 0; i < RESULTS_PER_WRITER; i++) {
+            const clops_tuning_entry want = entry(w, i), *got = find(t, want.key);
+            ck_assert_msg(got && got->value.chunk == want.value.chunk, "writer %d result %d: %s", w, i,
+                          got ? "wrong chunk" : "missing");
+        }
+    clops_tuning_table_free(t);
+    const dir_scan s = scan_dir();
+    ck_assert_msg(s.tunes == 1 && s.temps == 0, "%d tuning files, %d temporary files", s.tunes, s.temps);
+}
+END_TEST
+
+START_TEST(test_record_replaces_and_removes)
+{
+    clops_context *ctx = new_ctx();
+    clops_tuning_entry a = entry(0, 0), b = entry(0, 1);
+    ck_assert_int_eq(clops_tuning_record(ctx, &a, true), CLOPS_SUCCESS);
+    ck_assert_int_eq(clops_tuning_record(ctx, &b, true), CLOPS_SUCCESS);
+    a.value.chunk = 77;
+    ck_assert_int_eq(clops_tuning_record(ctx, &a, true), CLOPS_SUCCESS); /* a new winner for a's variant */
+    ck_assert_int_eq(clops_tuning_record(ctx, &b, false), CLOPS_SUCCESS); /* b's winner no longer wins */
+    struct clops_tuning_table *t = clops_tuning_table_load(ctx);
+    const clops_tuning_entry *got = find(t, a.key);
+    ck_assert_msg(t->count == 1 && got && got->value.chunk == 77, "%zu entries, a's chunk %u; want 1 entry, chunk 77",
+                  t->count, got ? got->value.chunk : 0);
+    clops_tuning_table_free(t);
+    /* A read-only cache takes no results. */
+    setenv("CLOPS_CACHE", "ro", 1);
+    clops_context *ro = new_ctx();
+    ck_assert_int_eq(clops_tuning_record(ro, &b, true), CLOPS_ERROR_CACHE_UNAVAILABLE);
+}
+END_TEST
+
+/* A tuner stopped after its third result (as by a kill: _exit, no cleanup):
+ * the database holds exactly the kept ones among the three. The tuner runs in a
+ * fresh process (this program again, TEST_TUNE_CHILD=device): a forked copy of
+ * a process that has used PoCL's threads cannot run kernels. */
+static int g_report_fd = -1;
+
+static void stop_after_three(void *user, const clops_tune_result *r, unsigned done, unsigned total)
+{
+    (void)user, (void)total;
+    const char kept = r->kept ? 'k' : '-';
+    if (write(g_report_fd, &kept, 1) != 1) _exit(5);
+    if (done == 3) _exit(0);
+}
+
+/* The child: tunes quickly, reporting each result's kept flag on stdout. */
+static int tune_child(unsigned device)
+{
+    g_report_fd = STDOUT_FILENO;
+    clops_tune(device, 1, stop_after_three, NULL);
+    return 6; /* not stopped: fewer than three results */
+}
+
+START_TEST(test_interrupted_tune_keeps_results)
+{
+    clops_context *ctx = new_ctx();
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    const pid_t pid = fork();
+    ck_assert_msg(pid >= 0, "fork");
+    if (pid == 0) {
+        char device[16];
+        snprintf(device, sizeof device, "%u", ctx->info.index);
+        setenv("TEST_TUNE_CHILD", device, 1);
+        dup2(fds[1], STDOUT_FILENO);
+        execl("/proc/self/exe", "test_tune_db", (char *)NULL);
+        _exit(7);
+    }
+    close(fds[1]);
+    char kept[3];
+    size_t got = 0;
+    for (ssize_t n; got < 3 && (n = read(fds[0], kept + got, 3 - got)) > 0;) got += (size_t)n;
+    close(fds[0]);
+    int status = 0;
+    ck_assert_msg(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "tuner: status %#x", status);
+    ck_assert_msg(got == 3, "the tuner reported %zu results before it stopped", got);
+    const int want = (kept[0] == 'k') + (kept[1] == 'k') + (kept[2] == 'k');
+    struct clops_tuning_table *t = clops_tuning_table_load(ctx);
+    ck_assert_msg(t && (int)t->count == want, "%zu entries after an interrupted tune, want %d (kept: %.3s)",
+                  t ? t->count : 0, want, kept);
+    clops_tuning_table_free(t);
+    const dir_scan s = scan_dir();
+    ck_assert_msg(s.temps == 0, "%d temporary files left", s.temps);
+}
+END_TEST
+
+static Suite *tune_db_suite(void)
+{
+    Suite *s = suite_create("tune_db");
+    TCase *tc = cache_case(s, "tune_db");
+    tcase_add_test(tc, test_concurrent_writers_keep_every_result);
+    tcase_add_test(tc, test_record_replaces_and_removes);
+    tcase_add_test(tc, test_interrupted_tune_keeps_results);
+    return s;
+}
+
+int main(void)
+{
+    const char *child = getenv("TEST_TUNE_CHILD");
+    if (child) return tune_child((unsigned)strtoul(child, NULL, 10));
+    return cache_suite_main(tune_db_suite());
+}

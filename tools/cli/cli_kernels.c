@@ -1,0 +1,514 @@
+/* cli_kernels.c - clops kernels list|source|pack-add: ahead-of-time kernels for
+ * devices that load only binaries compiled offline (FPGA flows).
+ *
+ *   list      the programs (kernel source file, its hash, build options) that
+ *             the chosen operators x types x block sizes x layouts need on a
+ *             device, as the library itself would ask for them
+ *             (clops_operator_programs); --json for scripts
+ *   source    the whole source of a kernel file, as clops compiles it
+ *   pack-add  a binary built offline for one listed program, into a kernel pack
+ *
+ * The flow: list, write each source out, compile it with the listed options by
+ * the vendor's tools, pack-add each binary, then `clops cache import PACK` on
+ * the target. */
+#define _POSIX_C_SOURCE 200809L
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <strings.h>
+
+#include "cli.h"
+
+/* ---- what to list ----------------------------------------------------------------------- */
+
+static const clops_data_type all_types[] = {
+    CLOPS_DATA_TYPE_FLOAT64, CLOPS_DATA_TYPE_FLOAT32, CLOPS_DATA_TYPE_FLOAT16,   CLOPS_DATA_TYPE_INT64,
+    CLOPS_DATA_TYPE_INT32,   CLOPS_DATA_TYPE_INT16,   CLOPS_DATA_TYPE_INT8,      CLOPS_DATA_TYPE_UINT64,
+    CLOPS_DATA_TYPE_UINT32,  CLOPS_DATA_TYPE_UINT16,  CLOPS_DATA_TYPE_UINT8,     CLOPS_DATA_TYPE_BOOL,
+    CLOPS_DATA_TYPE_BFLOAT16, CLOPS_DATA_TYPE_COMPLEX64, CLOPS_DATA_TYPE_COMPLEX128};
+#define TYPE_COUNT (sizeof all_types / sizeof all_types[0])
+#define MAX_BLOCKS 64
+#define MAX_WINDOWS 16
+
+enum { OP_D2S = 1, OP_S2D = 2, OP_UNPOOL = 4 };
+enum { LAYOUT_PACKED = 1, LAYOUT_NHWC = 2, LAYOUT_STRIDED = 4 };
+
+typedef struct list_request {
+    unsigned device;
+    int has_device;
+    unsigned ops, layouts;
+    bool types[TYPE_COUNT];
+    uint32_t blocks[MAX_BLOCKS];
+    size_t nblocks;
+    uint32_t windows[MAX_WINDOWS][2];
+    size_t nwindows;
+    bool block_arg_only, json;
+} list_request;
+
+/* The programs found, each once, in the order first asked for. */
+typedef struct program_list {
+    struct program {
+        char source[64];
+        char *options;
+    } *items;
+    size_t count, capacity;
+    bool block_arg_only, failed;
+} program_list;
+
+static void add_program(void *user, const char *source_name, const char *build_options)
+{
+    program_list *l = user;
+    if (l->block_arg_only && strcmp(source_name, "depth_space.cl") == 0 && !strstr(build_options, "-DBLOCK_ARG=1"))
+        return;
+    for (size_t i = 0; i < l->count; i++)
+        if (strcmp(l->items[i].source, source_name) == 0 && strcmp(l->items[i].options, build_options) == 0) return;
+    if (l->count == l->capacity) {
+        const size_t cap = l->capacity ? 2 * l->capacity : 64;
+        struct program *grown = realloc(l->items, cap * sizeof *grown);
+        if (!grown) {
+            l->failed = true;
+            return;
+        }
+        l->items = grown, l->capacity = cap;
+    }
+    struct program *p = &l->items[l->count];
+    snprintf(p->source, sizeof p->source, "%s", source_name);
+    p->options = strdup(build_options);
+    if (p->options) l->count++;
+    else l->failed = true;
+}
+
+/* A tensor of `type` with `sizes`, in a layout: packed (NULL strides), NHWC
+ * (channels innermost) or strided (every element two apart). */
+typedef struct tensor {
+    clops_tensor_desc desc;
+    uint64_t strides[4];
+} tensor;
+
+static void make_tensor(tensor *t, clops_data_type type, const uint32_t sizes[4], unsigned layout)
+{
+    memset(t, 0, sizeof *t);
+    t->desc.data_type = type;
+    memcpy(t->desc.sizes, sizes, sizeof t->desc.sizes);
+    const uint64_t c = sizes[1], h = sizes[2], w = sizes[3];
+    if (layout == LAYOUT_NHWC) {
+        const uint64_t s[4] = {h * w * c, 1, w * c, c};
+        memcpy(t->strides, s, sizeof s);
+    } else if (layout == LAYOUT_STRIDED) {
+        const uint64_t s[4] = {2 * c * h * w, 2 * h * w, 2 * w, 2};
+        memcpy(t->strides, s, sizeof s);
+    }
+    t->desc.strides = layout == LAYOUT_PACKED ? NULL : t->strides;
+}
+
+/* The spatial side {1, c, h*b, w*b} and deep side {1, c*b*b, h, w} of the
+ * shapes that decide a depth/space program: any size (the general case) and
+ * one position (where channels are one element apart too). */
+static void list_depth_space(clops_context *ctx, const list_request *rq, program_list *out, clops_operator_type op,
+                             clops_data_type type, uint32_t b, unsigned layout)
+{
+    static const uint32_t spatial[2][4] = {{1, 3, 3, 5}, {1, 1, 1, 1}};
+    for (int s = 0; s < 2; s++)
+        for (int order = 0; order < 2; order++) {
+            const uint32_t *q = spatial[s];
+            const uint32_t deep_sizes[4] = {q[0], q[1] * b * b, q[2], q[3]};
+            const uint32_t space_sizes[4] = {q[0], q[1], q[2] * b, q[3] * b};
+            const bool d2s = op == CLOPS_OPERATOR_DEPTH_TO_SPACE;
+            tensor x, y;
+            make_tensor(&x, type, d2s ? deep_sizes : space_sizes, layout);
+            make_tensor(&y, type, d2s ? space_sizes : deep_sizes, layout);
+            clops_depth_to_space_desc d = {&x.desc, &y.desc, b, (clops_depth_space_order)order};
+            const clops_operator_desc desc = {op, &d};
+            clops_operator_programs(ctx, &desc, add_program, out);
+        }
+    (void)rq;
+}
+
+/* MaxUnpooling's programs depend on the plan (lib/ops/max_unpooling.c): small
+ * inputs scattered by one work-item (with a small or a large output), and
+ * larger inputs in windows of each listed size, or anywhere. */
+static void list_unpool(clops_context *ctx, const list_request *rq, program_list *out, clops_data_type type,
+                        clops_data_type index_type, unsigned layout)
+{
+    uint32_t shapes[3 + MAX_WINDOWS][2][4] = {
+        {{1, 2, 3, 5}, {1, 2, 6, 10}},         /* small input, small output */
+        {{1, 2, 3, 5}, {1, 2, 60, 100}},       /* small input, large output */
+        {{1, 2, 64, 65}, {1, 2, 129, 131}},    /* larger input, not in windows */
+    };
+    size_t n = 3;
+    for (size_t i = 0; i < rq->nwindows; i++, n++) {
+        const uint32_t in[4] = {1, 2, 64, 64}, o[4] = {1, 2, 64 * rq->windows[i][0], 64 * rq->windows[i][1]};
+        memcpy(shapes[n][0], in, sizeof in);
+        memcpy(shapes[n][1], o, sizeof o);
+    }
+    for (size_t s = 0; s < n; s++)
+        for (int out_packed = 0; out_packed < 2; out_packed++) {
+            tensor x, ind, y;
+            make_tensor(&x, type, shapes[s][0], layout);
+            make_tensor(&ind, index_type, shapes[s][0], layout);
+            make_tensor(&y, type, shapes[s][1], out_packed ? LAYOUT_PACKED : layout);
+            if (!out_packed && layout == LAYOUT_PACKED) continue;
+            clops_max_unpooling_desc d = {&x.desc, &ind.desc, &y.desc};
+            const clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &d};
+            clops_operator_programs(ctx, &desc, add_program, out);
+        }
+}
+
+static void list_all(clops_context *ctx, const list_request *rq, program_list *out)
+{
+    static const clops_data_type index_types[] = {CLOPS_DATA_TYPE_UINT32, CLOPS_DATA_TYPE_UINT64,
+                                                  CLOPS_DATA_TYPE_INT64};
+    for (size_t t = 0; t < TYPE_COUNT; t++) {
+        if (!rq->types[t]) continue;
+        for (unsigned layout = LAYOUT_PACKED; layout <= LAYOUT_STRIDED; layout <<= 1) {
+            if (!(rq->layouts & layout)) continue;
+            for (size_t b = 0; b < rq->nblocks; b++) {
+                if (rq->ops & OP_D2S)
+                    list_depth_space(ctx, rq, out, CLOPS_OPERATOR_DEPTH_TO_SPACE, all_types[t], rq->blocks[b], layout);
+                if (rq->ops & OP_S2D)
+                    list_depth_space(ctx, rq, out, CLOPS_OPERATOR_SPACE_TO_DEPTH, all_types[t], rq->blocks[b], layout);
+            }
+            if (rq->ops & OP_UNPOOL)
+                for (size_t i = 0; i < sizeof index_types / sizeof index_types[0]; i++)
+                    list_unpool(ctx, rq, out, all_types[t], index_types[i], layout);
+        }
+    }
+}
+
+/* ---- sources and their hashes ------------------------------------------------------------ */
+
+/* A kernel file's whole source (malloc'd), or NULL with the error printed. */
+static char *read_source(const char *name, size_t *len)
+{
+    clops_status st = clops_program_source_text(name, NULL, 0, len);
+    char *text = st == CLOPS_SUCCESS ? malloc(*len + 1) : NULL;
+    if (text) st = clops_program_source_text(name, text, *len + 1, len);
+    if (st != CLOPS_SUCCESS || !text) {
+        free(text);
+        fail_clops(name, st == CLOPS_SUCCESS ? CLOPS_ERROR_OUT_OF_HOST_MEMORY : st);
+        return NULL;
+    }
+    return text;
+}
+
+/* FNV-1a, 64 bits, as 16 hex digits: names the exact source text a binary was built from. */
+static void source_hash(const char *text, size_t len, char out[17])
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)text[i]) * 0x100000001b3ull;
+    snprintf(out, 17, "%016" PRIx64, h);
+}
+
+/* ---- arguments ---------------------------------------------------------------------------- */
+
+/* Calls `item` for each comma-separated word of `list`; -1 at the first it refuses. */
+static int each_word(const char *list, int (*item)(list_request *, const char *), list_request *rq)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL;
+    for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save))
+        if (item(rq, w) != 0) return -1;
+    return 0;
+}
+
+static int op_word(list_request *rq, const char *w)
+{
+    if (!strcmp(w, "all")) rq->ops |= OP_D2S | OP_S2D | OP_UNPOOL;
+    else if (!strcmp(w, "depth-to-space") || !strcmp(w, "d2s")) rq->ops |= OP_D2S;
+    else if (!strcmp(w, "space-to-depth") || !strcmp(w, "s2d")) rq->ops |= OP_S2D;
+    else if (!strcmp(w, "max-unpooling") || !strcmp(w, "unpool")) rq->ops |= OP_UNPOOL;
+    else return -1;
+    return 0;
+}
+
+static int type_word(list_request *rq, const char *w)
+{
+    for (size_t t = 0; t < TYPE_COUNT; t++)
+        if (!strcasecmp(w, "all") || !strcasecmp(w, clops_data_type_name(all_types[t]))) {
+            rq->types[t] = true;
+            if (strcasecmp(w, "all")) return 0;
+        }
+    return strcasecmp(w, "all") ? -1 : 0;
+}
+
+static int block_word(list_request *rq, const char *w)
+{
+    uint64_t b;
+    if (parse_uint(w, UINT32_MAX, &b) != 0 || b == 0 || rq->nblocks == MAX_BLOCKS) return -1;
+    rq->blocks[rq->nblocks++] = (uint32_t)b;
+    return 0;
+}
+
+static int layout_word(list_request *rq, const char *w)
+{
+    if (!strcmp(w, "all")) rq->layouts |= LAYOUT_PACKED | LAYOUT_NHWC | LAYOUT_STRIDED;
+    else if (!strcmp(w, "packed")) rq->layouts |= LAYOUT_PACKED;
+    else if (!strcmp(w, "nhwc")) rq->layouts |= LAYOUT_NHWC;
+    else if (!strcmp(w, "strided")) rq->layouts |= LAYOUT_STRIDED;
+    else return -1;
+    return 0;
+}
+
+static int window_word(list_request *rq, const char *w)
+{
+    unsigned kh, kw;
+    char end;
+    if (rq->nwindows == MAX_WINDOWS || sscanf(w, "%ux%u%c", &kh, &kw, &end) != 2 || kh == 0 || kw == 0 || kh > 64 ||
+        kw > 64)
+        return -1;
+    rq->windows[rq->nwindows][0] = kh, rq->windows[rq->nwindows][1] = kw;
+    rq->nwindows++;
+    return 0;
+}
+
+static const char list_usage[] =
+    "usage: clops kernels list [--device N] [--ops LIST] [--types LIST] [--blocks LIST]\n"
+    "                          [--layouts LIST] [--windows LIST] [--block-arg] [--json]\n"
+    "\n"
+    "Lists the programs (kernel source file, the hash of its whole source, build options)\n"
+    "that the operators need on device N (default: the default device), exactly as the\n"
+    "library asks for them there; DepthToSpace/SpaceToDepth name the specialised program\n"
+    "and its block-argument variant (-DBLOCK_ARG=1: one binary for every block size,\n"
+    "used when the specialised one is not in the cache and cannot be compiled).\n"
+    "\n"
+    "  --ops LIST      depth-to-space,space-to-depth,max-unpooling or all (default all)\n"
+    "  --types LIST    data type names (FLOAT32,UINT8,...) or all (default all)\n"
+    "  --blocks LIST   block sizes (default 1,2,3,4,5,6,7,8)\n"
+    "  --layouts LIST  packed,nhwc,strided or all (default all)\n"
+    "  --windows LIST  MaxUnpooling window sizes KHxKW (default 2x2)\n"
+    "  --block-arg     DepthToSpace/SpaceToDepth: only the block-argument programs\n"
+    "  --json          one JSON object on stdout\n";
+
+static int parse_list(int argc, char **argv, list_request *rq)
+{
+    memset(rq, 0, sizeof *rq);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int rc = 0;
+        if (is_help(a)) {
+            fputs(list_usage, stdout);
+            return 1;
+        } else if (!strcmp(a, "--json")) {
+            rq->json = true;
+            continue;
+        } else if (!strcmp(a, "--block-arg")) {
+            rq->block_arg_only = true;
+            continue;
+        } else if (!v) {
+            rc = -1;
+        } else if (!strcmp(a, "--device")) {
+            uint64_t d;
+            rc = parse_uint(v, UINT32_MAX, &d);
+            rq->device = (unsigned)d, rq->has_device = 1;
+        } else if (!strcmp(a, "--ops")) {
+            rc = each_word(v, op_word, rq);
+        } else if (!strcmp(a, "--types")) {
+            rc = each_word(v, type_word, rq);
+        } else if (!strcmp(a, "--blocks")) {
+            rc = each_word(v, block_word, rq);
+        } else if (!strcmp(a, "--layouts")) {
+            rc = each_word(v, layout_word, rq);
+        } else if (!strcmp(a, "--windows")) {
+            rc = each_word(v, window_word, rq);
+        } else {
+            rc = -1;
+        }
+        if (rc != 0) {
+            fprintf(stderr, "clops: kernels list: bad option or value '%s%s%s'\nTry 'clops kernels list --help'.\n",
+                    a, v ? " " : "", v ? v : "");
+            return -1;
+        }
+        i++;
+    }
+    if (!rq->ops) rq->ops = OP_D2S | OP_S2D | OP_UNPOOL;
+    if (!rq->layouts) rq->layouts = LAYOUT_PACKED | LAYOUT_NHWC | LAYOUT_STRIDED;
+    bool any = false;
+    for (size_t t = 0; t < TYPE_COUNT; t++) any |= rq->types[t];
+    if (!any) type_word(rq, "all");
+    if (!rq->nblocks)
+        for (uint32_t b = 1; b <= 8; b++) rq->blocks[rq->nblocks++] = b;
+    if (!rq->nwindows) rq->windows[0][0] = rq->windows[0][1] = 2, rq->nwindows = 1;
+    return 0;
+}
+
+/* ---- the subcommands -------------------------------------------------------------------- */
+
+/* The list as text or JSON, with the hash of each distinct source file. */
+static int print_list(const program_list *l, const clops_device_info *dev, bool json)
+{
+    char names[4][64] = {{0}}, hashes[4][17];
+    size_t lens[4], nnames = 0;
+    for (size_t i = 0; i < l->count; i++) {
+        size_t k = 0;
+        while (k < nnames && strcmp(names[k], l->items[i].source) != 0) k++;
+        if (k < nnames || nnames == 4) continue;
+        char *text = read_source(l->items[i].source, &lens[k]);
+        if (!text) return EXIT_FAIL;
+        source_hash(text, lens[k], hashes[k]);
+        free(text);
+        snprintf(names[nnames++], sizeof names[0], "%s", l->items[i].source);
+    }
+    if (!json) {
+        printf("# device %u: %s; %zu programs (source, source hash, build options)\n", dev->index, dev->device_name,
+               l->count);
+        for (size_t i = 0; i < l->count; i++) {
+            size_t k = 0;
+            while (k < nnames && strcmp(names[k], l->items[i].source) != 0) k++;
+            printf("%s  %s  %s\n", l->items[i].source, k < nnames ? hashes[k] : "?", l->items[i].options);
+        }
+        return EXIT_OK;
+    }
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "clops_version", clops_version_string());
+    cJSON *d = cJSON_AddObjectToObject(root, "device");
+    cJSON_AddNumberToObject(d, "index", dev->index);
+    cJSON_AddStringToObject(d, "name", dev->device_name);
+    cJSON_AddStringToObject(d, "platform", dev->platform_name);
+    cJSON *sources = cJSON_AddObjectToObject(root, "sources");
+    for (size_t k = 0; k < nnames; k++) {
+        cJSON *s = cJSON_AddObjectToObject(sources, names[k]);
+        cJSON_AddStringToObject(s, "fnv1a64", hashes[k]);
+        cJSON_AddNumberToObject(s, "bytes", (double)lens[k]);
+    }
+    cJSON *programs = cJSON_AddArrayToObject(root, "programs");
+    for (size_t i = 0; i < l->count; i++) {
+        cJSON *p = cJSON_CreateObject();
+        cJSON_AddStringToObject(p, "source", l->items[i].source);
+        cJSON_AddStringToObject(p, "options", l->items[i].options);
+        cJSON_AddBoolToObject(p, "block_argument", strstr(l->items[i].options, "-DBLOCK_ARG=1") != NULL);
+        cJSON_AddItemToArray(programs, p);
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) return fail_line("kernels list", "out of memory");
+    puts(text);
+    free(text);
+    return EXIT_OK;
+}
+
+static int run_list(int argc, char **argv)
+{
+    list_request rq;
+    const int parsed = parse_list(argc, argv, &rq);
+    if (parsed != 0) return parsed > 0 ? EXIT_OK : EXIT_USAGE;
+    unsigned index = rq.device;
+    if (!rq.has_device) {
+        int host = 0;
+        const clops_status st = clops_default_device(&host, &index);
+        if (st != CLOPS_SUCCESS) return fail_clops("kernels list", st);
+        if (host) return fail_line("kernels list", "the default device is the host backend, which runs no kernels");
+    }
+    clops_context *ctx = NULL;
+    clops_status st = clops_context_create_device(index, &ctx);
+    if (st != CLOPS_SUCCESS) return fail_clops("kernels list", st);
+    clops_device_info infos[64];
+    size_t n = 0;
+    st = clops_device_list(infos, 64, &n);
+    if (st == CLOPS_SUCCESS && index >= n) st = CLOPS_ERROR_INVALID_DEVICE_SELECTION;
+    program_list list = {.block_arg_only = rq.block_arg_only};
+    int rc = EXIT_FAIL;
+    if (st != CLOPS_SUCCESS) {
+        rc = fail_clops("kernels list", st);
+    } else {
+        list_all(ctx, &rq, &list);
+        rc = list.failed ? fail_line("kernels list", "out of memory") : print_list(&list, &infos[index], rq.json);
+    }
+    for (size_t i = 0; i < list.count; i++) free(list.items[i].options);
+    free(list.items);
+    clops_context_free(ctx);
+    return rc;
+}
+
+static int run_source(int argc, char **argv)
+{
+    if (argc == 2 && is_help(argv[1])) {
+        puts("usage: clops kernels source FILE\n\nWrites the whole source of kernel FILE (depth_space.cl,\n"
+             "max_unpooling.cl), exactly as clops compiles it, to stdout.");
+        return EXIT_OK;
+    }
+    if (argc != 2) {
+        fputs("usage: clops kernels source FILE\n", stderr);
+        return EXIT_USAGE;
+    }
+    size_t len;
+    char *text = read_source(argv[1], &len);
+    if (!text) return EXIT_FAIL;
+    const int ok = fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0;
+    free(text);
+    return ok ? EXIT_OK : fail_line("kernels source", "writing stdout failed");
+}
+
+static const char pack_add_usage[] =
+    "usage: clops kernels pack-add PACK --device N --source FILE --options OPTIONS --binary BIN\n"
+    "\n"
+    "Adds BIN, a device binary of kernel FILE built with OPTIONS (a line of 'clops kernels\n"
+    "list') for device N, to the kernel pack PACK (created if missing; an entry for the\n"
+    "same program is replaced). Install the pack with 'clops cache import PACK'.\n";
+
+static int run_pack_add(int argc, char **argv)
+{
+    const char *pack = NULL, *device = NULL, *source = NULL, *options = NULL, *binary = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char **slot = !strcmp(argv[i], "--device") ? &device : !strcmp(argv[i], "--source") ? &source
+                          : !strcmp(argv[i], "--options") ? &options : !strcmp(argv[i], "--binary") ? &binary : NULL;
+        if (is_help(argv[i])) {
+            fputs(pack_add_usage, stdout);
+            return EXIT_OK;
+        } else if (slot && i + 1 < argc) {
+            *slot = argv[++i];
+        } else if (!slot && !pack && argv[i][0] != '-') {
+            pack = argv[i];
+        } else {
+            fprintf(stderr, "clops: kernels pack-add: unexpected '%s'\n%s", argv[i], pack_add_usage);
+            return EXIT_USAGE;
+        }
+    }
+    uint64_t index;
+    if (!pack || !device || !source || !options || !binary || parse_uint(device, UINT32_MAX, &index) != 0) {
+        fputs(pack_add_usage, stderr);
+        return EXIT_USAGE;
+    }
+    FILE *f = fopen(binary, "rb");
+    if (!f) return fail_line(binary, "cannot open the binary");
+    unsigned char *data = NULL;
+    size_t size = 0, cap = 0;
+    for (size_t got = 1; got > 0;) {
+        if (size == cap) {
+            unsigned char *grown = realloc(data, cap = cap ? 2 * cap : 1 << 16);
+            if (!grown) break;
+            data = grown;
+        }
+        size += got = fread(data + size, 1, cap - size, f);
+    }
+    const int read_ok = !ferror(f) && feof(f);
+    fclose(f);
+    size_t count = 0;
+    const clops_status st = read_ok ? clops_pack_add_binary(pack, (unsigned)index, source, options, data, size, &count)
+                                    : CLOPS_ERROR_CACHE_IO;
+    free(data);
+    if (!read_ok) return fail_line(binary, "cannot read the binary");
+    if (st != CLOPS_SUCCESS) return fail_clops("kernels pack-add", st);
+    printf("%s: %zu entr%s\n", pack, count, count == 1 ? "y" : "ies");
+    return EXIT_OK;
+}
+
+void cli_kernels_usage(FILE *out)
+{
+    fputs("  clops kernels list [--device N] [--ops ...] [--types ...] [--blocks ...] [--json]\n"
+          "  clops kernels source FILE\n"
+          "  clops kernels pack-add PACK --device N --source FILE --options OPTIONS --binary BIN\n",
+          out);
+}
+
+int cli_kernels_main(int argc, char **argv)
+{
+    argc--, argv++; /* after "kernels" */
+    if (argc >= 1 && !strcmp(argv[0], "list")) return run_list(argc, argv);
+    if (argc >= 1 && !strcmp(argv[0], "source")) return run_source(argc, argv);
+    if (argc >= 1 && !strcmp(argv[0], "pack-add")) return run_pack_add(argc, argv);
+    FILE *out = argc >= 1 && is_help(argv[0]) ? stdout : stderr;
+    fputs("usage: clops kernels SUBCOMMAND\n\nAhead-of-time kernels for devices without a run-time compiler.\n\n"
+          "subcommands:\n", out);
+    cli_kernels_usage(out);
+    return out == stdout ? EXIT_OK : EXIT_USAGE;
+}
