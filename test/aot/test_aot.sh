@@ -54,9 +54,10 @@ export CLOPS_CACHE_DIR="$work/cache"
 "$clops" kernels pack-add "$work/aot.pak" --device 0 --source "${last[0]}" --options "${last[1]}" --binary "${last[2]}" |
   grep -qx "$work/aot.pak: $n entries" || fail "pack-add of the same program again did not replace it"
 
-# 5. The whole conformance pass from the pack alone, without a compiler.
+# 5. The whole conformance pass from the pack alone, without a compiler, with the
+#    fallback policy never (an operator that cannot run on the device fails).
 export CLOPS_DISABLE=compiler
-"$clops" conformance --device 0 --quick --json "$work/report.json" >"$work/conformance.txt" 2>&1 ||
+"$clops" conformance --device 0 --quick --fallback never --json "$work/report.json" >"$work/conformance.txt" 2>&1 ||
   { tail -30 "$work/conformance.txt" >&2; fail "conformance from the pack failed"; }
 grep -q '"host_fallback_count":[[:space:]]*0[,}]*$' "$work/report.json" ||
   { grep -A3 '"host_fallbacks"' "$work/report.json" >&2; fail "an operator ran on the host"; }
@@ -67,4 +68,6 @@ grep -q '"failed":[[:space:]]*0,*$' "$work/report.json" || fail "conformance rep
 export CLOPS_CACHE_DIR="$work/empty"
 "$clops" conformance --device 0 --quick --json "$work/control.json" >/dev/null 2>&1 || fail "control run failed"
 grep -q '"host_fallback_count":[[:space:]]*0[,}]*$' "$work/control.json" && fail "control run did not fall back"
+"$clops" conformance --device 0 --quick --fallback never >/dev/null 2>&1 &&
+  fail "--fallback never passed on an empty cache without a compiler"
 echo "test_aot: $n programs built offline; conformance --quick passed with the compiler disabled, no host fallback"
