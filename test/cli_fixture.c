@@ -241,10 +241,8 @@ void setup_once(void)
 
 TCase *cli_case(Suite *s)
 {
-    TCase *tc = tcase_create("setup");
+    TCase *tc = tc_suite_case(s, "setup", 600);
     tcase_add_unchecked_fixture(tc, setup_once, NULL);
-    tcase_set_timeout(tc, 600);
-    suite_add_tcase(s, tc);
     return tc;
 }
 
@@ -262,10 +260,7 @@ int cli_suite_main(Suite *s)
         perror("mkdtemp");
         return EXIT_FAILURE;
     }
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    const int failed = tc_run_failures(s, 0);
     remove_tmp_dir();
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

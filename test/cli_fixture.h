@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "npy.h"
+#include "suite.h"
 
 extern const char *cli_path;
 extern const char *data_dir;

@@ -129,18 +129,12 @@ int tc_need_devices(size_t need, const char *why)
 
 TCase *tc_fixture_case(Suite *s, const char *name, void (*setup)(void), void (*teardown)(void))
 {
-    TCase *tc = tcase_create(name);
+    TCase *tc = tc_suite_case(s, name, -1);
     tcase_add_checked_fixture(tc, setup, teardown);
-    suite_add_tcase(s, tc);
     return tc;
 }
 
 int tc_run_nofork(Suite *s)
 {
-    SRunner *sr = srunner_create(s);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    const int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tc_run_failures(s, 1) ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -601,18 +601,12 @@ static Suite *cache_suite(void)
     tc = cache_case(s, "entries");
     tcase_add_test(tc, test_cold_disk_inprocess);
     tcase_add_loop_test(tc, test_corrupt_entry, 0, CORRUPT_CASES);
-    tcase_add_test(tc, test_entry_is_directory);
-    tcase_add_test(tc, test_stale_key_other_program);
-    tcase_add_test(tc, test_stale_key_version);
-    tcase_add_test(tc, test_stale_key_identity);
-    tcase_add_test(tc, test_concurrent_writers);
+    TC_TESTS(tc, test_entry_is_directory, test_stale_key_other_program, test_stale_key_version, test_stale_key_identity,
+             test_concurrent_writers);
 
     tc = cache_case(s, "directory");
-    tcase_add_test(tc, test_dir_under_regular_file);
-    tcase_add_test(tc, test_dir_is_regular_file);
-    tcase_add_test(tc, test_missing_dir_created);
-    tcase_add_test(tc, test_cache_off);
-    tcase_add_test(tc, test_cache_read_only);
+    TC_TESTS(tc, test_dir_under_regular_file, test_dir_is_regular_file, test_missing_dir_created, test_cache_off,
+             test_cache_read_only);
     return s;
 }
 

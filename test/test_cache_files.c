@@ -482,10 +482,7 @@ static Suite *files_suite(void)
     Suite *s = suite_create("cache_files");
     TCase *tc = cache_case(s, "hostile files and faults");
     tcase_add_loop_test(tc, test_export_fault_keeps_pack, 0, EXPORT_CASES);
-    tcase_add_test(tc, test_killed_writer_leftovers);
-    tcase_add_test(tc, test_clear_empty_entries);
-    tcase_add_test(tc, test_fifos_do_not_hang);
-    tcase_add_test(tc, test_sparse_non_pack);
+    TC_TESTS(tc, test_killed_writer_leftovers, test_clear_empty_entries, test_fifos_do_not_hang, test_sparse_non_pack);
     tcase_add_loop_test(tc, test_import_transaction, 0, IMPORT_CASES);
     tcase_add_test(tc, test_directory_messages);
     return s;

@@ -591,15 +591,12 @@ static Suite *maint_suite(void)
     Suite *s = suite_create("cache_maint");
     TCase *tc;
     tc = cache_case(s, "maintenance");
-    tcase_add_test(tc, test_eviction);
-    tcase_add_test(tc, test_prune_and_clear_counts);
-    tcase_add_test(tc, test_export_import);
+    TC_TESTS(tc, test_eviction, test_prune_and_clear_counts, test_export_import);
     tcase_add_loop_test(tc, test_bad_pack, 0, PACK_CASES);
     tcase_add_test(tc, test_export_keeps_target);
 
     tc = cache_case(s, "no_compiler");
-    tcase_add_test(tc, test_no_compiler_empty_cache);
-    tcase_add_test(tc, test_no_compiler_crafted_entry);
+    TC_TESTS(tc, test_no_compiler_empty_cache, test_no_compiler_crafted_entry);
     tcase_add_loop_test(tc, test_no_compiler_warm_cache, 0, 2);
 
     tc = cache_case(s, "faults");

@@ -497,14 +497,9 @@ static Suite *cli_suite(void)
     Suite *s = suite_create("cli");
     TCase *tc = cli_case(s);
     tcase_add_loop_test(tc, test_spec_examples, 0, RUN_CASES * DEVICE_VARIANTS);
-    tcase_add_test(tc, test_fixtures_match_spec);
-    tcase_add_test(tc, test_fixtures_match_spec_text);
-    tcase_add_test(tc, test_device_index);
+    TC_TESTS(tc, test_fixtures_match_spec, test_fixtures_match_spec_text, test_device_index);
     tcase_add_loop_test(tc, test_unpool_index_out_of_range, 0, 2);
-    tcase_add_test(tc, test_output_not_regular);
-    tcase_add_test(tc, test_output_device);
-    tcase_add_test(tc, test_output_fifo_reader);
-    tcase_add_test(tc, test_output_keeps_mode);
+    TC_TESTS(tc, test_output_not_regular, test_output_device, test_output_fifo_reader, test_output_keeps_mode);
     tcase_add_loop_test(tc, test_usage_errors, 0, USAGE_CASES);
     tcase_add_loop_test(tc, test_failures, 0, FAIL_CASES);
     return s;

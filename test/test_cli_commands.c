@@ -301,8 +301,7 @@ static Suite *cli_commands_suite(void)
     Suite *s = suite_create("cli_commands");
     TCase *tc = cli_case(s);
     tcase_add_loop_test(tc, test_help, 0, HELP_CASES);
-    tcase_add_test(tc, test_devices);
-    tcase_add_test(tc, test_print_spec_output);
+    TC_TESTS(tc, test_devices, test_print_spec_output);
     tcase_add_loop_test(tc, test_print_types, 0, PRINT_CASES);
     tcase_add_loop_test(tc, test_verbose, 0, 2);
     tcase_add_loop_test(tc, test_bfloat16_run, 0, 2);

@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "suite.h"
+
 /* ---- types -------------------------------------------------------------------- */
 typedef struct tc_type_info {
     clops_data_type type;
@@ -260,12 +262,8 @@ static inline clops_context *tc_ooo_context(void)
 static inline int tc_main(Suite *s)
 {
     tc_contexts_create();
-    SRunner *sr = srunner_create(s);
     /* Never fork: the OpenCL contexts above must not cross a fork(). */
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    const int failed = tc_run_failures(s, 1);
     clops_context_free(tc_ooo_ctx);
     clops_context_free(tc_dev_ctx);
     clops_context_free(tc_host_ctx);
@@ -361,6 +359,15 @@ static inline clops_status tc_run_host_run(const clops_operator_desc *desc, cons
 
 /* Makes a cl_mem of `bytes` (NULL when 0) and enqueues a non-blocking write of
  * `src` into it; the write's event goes to events[*nev]. */
+/* Releases the input, indices and output buffers of one run; NULL ones are skipped. */
+static inline void tc_release_buffers(cl_mem in, cl_mem idx, cl_mem out)
+{
+    const cl_mem bufs[3] = {in, idx, out};
+    for (int i = 0; i < 3; i++)
+        if (bufs[i])
+            clReleaseMemObject(bufs[i]);
+}
+
 static inline cl_mem tc_cl_upload(clops_context *ctx, const void *src, size_t bytes, cl_event *events,
                                   cl_uint *nev, const char *label)
 {
@@ -412,12 +419,7 @@ static inline clops_status tc_run_execute_cl(clops_context *ctx, clops_operator 
                     label);
     for (cl_uint i = 0; i < nwait; i++)
         clReleaseEvent(waits[i]);
-    if (in)
-        clReleaseMemObject(in);
-    if (idx)
-        clReleaseMemObject(idx);
-    if (o)
-        clReleaseMemObject(o);
+    tc_release_buffers(in, idx, o);
     return st;
 }
 

@@ -212,13 +212,9 @@ END_TEST
 static Suite *conformance_suite(void)
 {
     Suite *s = suite_create("conformance");
-    TCase *tc = tcase_create("conformance");
-    tcase_set_timeout(tc, 1200);
-    tcase_add_test(tc, test_device_strings);
-    tcase_add_test(tc, test_host_passes_and_corrupt_fails);
-    tcase_add_test(tc, test_device_passes_and_corrupt_fails);
-    tcase_add_test(tc, test_cli_last_line_and_status);
-    suite_add_tcase(s, tc);
+    TCase *tc = tc_suite_case(s, "conformance", 1200);
+    TC_TESTS(tc, test_device_strings, test_host_passes_and_corrupt_fails, test_device_passes_and_corrupt_fails,
+             test_cli_last_line_and_status);
     return s;
 }
 

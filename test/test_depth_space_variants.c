@@ -163,11 +163,9 @@ END_TEST
 static Suite *variants_suite(void)
 {
     Suite *s = suite_create("depth_space_variants");
-    TCase *tc = tcase_create("variants");
-    tcase_set_timeout(tc, 1200);
+    TCase *tc = tc_suite_case(s, "variants", 1200);
     tcase_add_loop_test(tc, test_variants, 0, VARIANT_CASES);
     tcase_add_loop_test(tc, test_channels_inner, 0, 4);
-    suite_add_tcase(s, tc);
     return s;
 }
 

@@ -717,8 +717,7 @@ static Suite *fallback_suite(void)
     tcase_add_test(tc, test_cli_devices);
 
     tc = tc_fixture_case(s, "cl_mem", setup, teardown);
-    tcase_add_test(tc, test_fallback_cl_mem_events);
-    tcase_add_test(tc, test_fallback_out_of_order_queue);
+    TC_TESTS(tc, test_fallback_cl_mem_events, test_fallback_out_of_order_queue);
     return s;
 }
 

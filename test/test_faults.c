@@ -700,27 +700,21 @@ END_TEST
 static Suite *faults_suite(void)
 {
     Suite *s = suite_create("faults");
-    TCase *tc = tcase_create("context");
+    TCase *tc = tc_suite_case(s, "context", 0);
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 0);
     tcase_add_test(tc, test_context_create);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("operator_create");
+    tc = tc_suite_case(s, "operator_create", 0);
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 0);
     tcase_add_loop_test(tc, test_operator_create, 0, NUM_OPS);
     tcase_add_loop_test(tc, test_operator_create_cold, 0, 2);
     tcase_add_test(tc, test_build_failure_without_log);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("execute");
+    tc = tc_suite_case(s, "execute", 0);
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 0);
     tcase_add_loop_test(tc, test_execute_cl, 0, NUM_OPS);
     tcase_add_loop_test(tc, test_execute_fallback, 0, NUM_OPS);
     tcase_add_loop_test(tc, test_execute_host, 0, NUM_OPS);
-    suite_add_tcase(s, tc);
     return s;
 }
 

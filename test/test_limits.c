@@ -529,20 +529,12 @@ END_TEST
 static Suite *limits_suite(void)
 {
     Suite *s = suite_create("limits");
-    TCase *tc = tcase_create("validation");
-    tcase_add_test(tc, test_overflow_before_allocating);
-    tcase_add_test(tc, test_largest_valid_sizes);
-    tcase_add_test(tc, test_too_large_for_device);
-    tcase_add_test(tc, test_empty_unpool_huge_sizes);
-    suite_add_tcase(s, tc);
+    TCase *tc = tc_suite_case(s, "validation", -1);
+    TC_TESTS(tc, test_overflow_before_allocating, test_largest_valid_sizes, test_too_large_for_device,
+             test_empty_unpool_huge_sizes);
 
-    tc = tcase_create("big");
-    tcase_set_timeout(tc, 0);
-    tcase_add_test(tc, test_past_2g_host);
-    tcase_add_test(tc, test_past_2g_device);
-    tcase_add_test(tc, test_past_4g_host);
-    tcase_add_test(tc, test_past_4g_device);
-    suite_add_tcase(s, tc);
+    tc = tc_suite_case(s, "big", 0);
+    TC_TESTS(tc, test_past_2g_host, test_past_2g_device, test_past_4g_host, test_past_4g_device);
     return s;
 }
 

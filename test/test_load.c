@@ -232,12 +232,7 @@ static void one_operation(clops_context *ctx, const prepared *p, const char *who
             if (ev)
                 clReleaseEvent(ev);
         }
-        if (bx)
-            clReleaseMemObject(bx);
-        if (bi)
-            clReleaseMemObject(bi);
-        if (by)
-            clReleaseMemObject(by);
+        tc_release_buffers(bx, bi, by);
     }
     free(y);
     clops_operator_free(op);
@@ -447,10 +442,8 @@ static int child_main(const char *dir, int id, double seconds)
     child_id = id;
     child_seconds = seconds;
     Suite *s = suite_create("load child");
-    TCase *tc = tcase_create("child");
-    tcase_set_timeout(tc, 0);
+    TCase *tc = tc_suite_case(s, "child", 0);
     tcase_add_test(tc, test_child);
-    suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
     srunner_run_all(sr, CK_SILENT);
@@ -539,13 +532,9 @@ END_TEST
 static Suite *load_suite(void)
 {
     Suite *s = suite_create("load");
-    TCase *tc = tcase_create("load");
+    TCase *tc = tc_suite_case(s, "load", 0);
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 0);
-    tcase_add_test(tc, test_threads_shared_context);
-    tcase_add_test(tc, test_threads_separate_contexts);
-    tcase_add_test(tc, test_processes_one_cache);
-    suite_add_tcase(s, tc);
+    TC_TESTS(tc, test_threads_shared_context, test_threads_separate_contexts, test_processes_one_cache);
     return s;
 }
 

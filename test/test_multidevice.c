@@ -168,12 +168,7 @@ static int run_case(clops_context *ctx, clops_operator *op, const tc_prepared *p
     clFinish(clops_context_queue(ctx));
     for (cl_uint i = 0; i < nwait; i++)
         clReleaseEvent(waits[i]);
-    if (in)
-        clReleaseMemObject(in);
-    if (idx)
-        clReleaseMemObject(idx);
-    if (o)
-        clReleaseMemObject(o);
+    tc_release_buffers(in, idx, o);
     free(out);
     return rc;
 }
@@ -582,11 +577,8 @@ static Suite *multidevice_suite(void)
 {
     Suite *s = suite_create("multidevice");
     TCase *tc = tc_fixture_case(s, "devices", setup, teardown);
-    tcase_add_test(tc, test_context_per_device);
-    tcase_add_test(tc, test_default_device);
-    tcase_add_test(tc, test_threads);
-    tcase_add_test(tc, test_from_cl_second_device);
-    tcase_add_test(tc, test_from_cl_two_device_context);
+    TC_TESTS(tc, test_context_per_device, test_default_device, test_threads, test_from_cl_second_device,
+             test_from_cl_two_device_context);
     return s;
 }
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "npy.h"
+#include "suite.h"
 #include "test_fs.h"
 
 static char tmp_dir[256];
@@ -694,28 +695,19 @@ static void remove_tmp_dir(void)
 static Suite *npy_suite(void)
 {
     Suite *s = suite_create("npy");
-    TCase *tc = tcase_create("read");
+    TCase *tc = tc_suite_case(s, "read", -1);
     tcase_add_loop_test(tc, test_read_every_dtype, 0, DTYPE_CASES);
-    tcase_add_test(tc, test_fortran_order_strides);
-    tcase_add_test(tc, test_fortran_fixture_matches_c_order);
+    TC_TESTS(tc, test_fortran_order_strides, test_fortran_fixture_matches_c_order);
     tcase_add_loop_test(tc, test_valid_header_spellings, 0, SHAPE_CASES);
-    tcase_add_test(tc, test_bfloat16_override);
-    tcase_add_test(tc, test_unreadable_paths);
-    tcase_add_test(tc, test_status_names);
-    suite_add_tcase(s, tc);
+    TC_TESTS(tc, test_bfloat16_override, test_unreadable_paths, test_status_names);
 
-    tc = tcase_create("broken");
+    tc = tc_suite_case(s, "broken", -1);
     tcase_add_loop_test(tc, test_broken_file, 0, BAD_CASES);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("write");
+    tc = tc_suite_case(s, "write", -1);
     tcase_add_loop_test(tc, test_writer_round_trip, 0, ALL_TYPES);
-    tcase_add_test(tc, test_writer_matches_numpy_bytes);
-    tcase_add_test(tc, test_writer_alignment);
-    tcase_add_test(tc, test_writer_empty_tensor);
-    tcase_add_test(tc, test_writer_atomic_failures);
-    tcase_add_test(tc, test_descr_table);
-    suite_add_tcase(s, tc);
+    TC_TESTS(tc, test_writer_matches_numpy_bytes, test_writer_alignment, test_writer_empty_tensor,
+             test_writer_atomic_failures, test_descr_table);
     return s;
 }
 
@@ -727,10 +719,7 @@ int main(void)
         perror("mkdtemp");
         return EXIT_FAILURE;
     }
-    SRunner *sr = srunner_create(npy_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    const int failed = tc_run_failures(npy_suite(), 0);
     remove_tmp_dir();
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

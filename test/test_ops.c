@@ -473,51 +473,36 @@ static Suite *ops_suite(void)
 {
     Suite *s = suite_create("ops");
 
-    TCase *tc = tcase_create("examples");
-    tcase_add_test(tc, test_dml_depth_to_space_dcr_example);
-    tcase_add_test(tc, test_dml_depth_to_space_crd_example);
-    tcase_add_test(tc, test_dml_space_to_depth_example);
-    tcase_add_test(tc, test_dml_space_to_depth_crd_inverts_example);
-    tcase_add_test(tc, test_onnx_depth_to_space_dcr_example);
-    tcase_add_test(tc, test_onnx_depth_to_space_crd_example);
-    suite_add_tcase(s, tc);
+    TCase *tc = tc_suite_case(s, "examples", -1);
+    TC_TESTS(tc, test_dml_depth_to_space_dcr_example, test_dml_depth_to_space_crd_example,
+             test_dml_space_to_depth_example, test_dml_space_to_depth_crd_inverts_example,
+             test_onnx_depth_to_space_dcr_example, test_onnx_depth_to_space_crd_example);
 
-    tc = tcase_create("table");
+    tc = tc_suite_case(s, "table", -1);
     tcase_add_loop_test(tc, test_depth_to_space_table, 0, (int)TABLE_CASES);
     tcase_add_loop_test(tc, test_space_to_depth_table, 0, (int)TABLE_CASES);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("round_trip");
+    tc = tc_suite_case(s, "round_trip", -1);
     tcase_add_loop_test(tc, test_round_trip, 0, (int)RT_CASES);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("strided");
+    tc = tc_suite_case(s, "strided", -1);
     tcase_add_loop_test(tc, test_strided, 0, (int)STRIDED_CASES);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("wide");
+    tc = tc_suite_case(s, "wide", -1);
     tcase_add_loop_test(tc, test_wide, 0, (int)WIDE_CASES);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("big_blocks");
+    tc = tc_suite_case(s, "big_blocks", -1);
     tcase_add_loop_test(tc, test_big_blocks, 0, BIG_BLOCK_CASES);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("bit_patterns");
-    tcase_add_test(tc, test_bit_patterns_float32);
-    tcase_add_test(tc, test_bit_patterns_float64);
-    tcase_add_test(tc, test_bit_patterns_float16);
-    tcase_add_test(tc, test_bit_patterns_bfloat16);
-    tcase_add_test(tc, test_bit_patterns_complex);
-    suite_add_tcase(s, tc);
+    tc = tc_suite_case(s, "bit_patterns", -1);
+    TC_TESTS(tc, test_bit_patterns_float32, test_bit_patterns_float64, test_bit_patterns_float16,
+             test_bit_patterns_bfloat16, test_bit_patterns_complex);
 
-    tc = tcase_create("empty");
+    tc = tc_suite_case(s, "empty", -1);
     tcase_add_test(tc, test_empty);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("large");
+    tc = tc_suite_case(s, "large", -1);
     tcase_add_test(tc, test_large);
-    suite_add_tcase(s, tc);
     return s;
 }
 

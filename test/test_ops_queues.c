@@ -163,11 +163,8 @@ END_TEST
 static Suite *ops_queues_suite(void)
 {
     Suite *s = suite_create("ops_queues");
-    TCase *tc = tcase_create("events");
-    tcase_add_test(tc, test_wait_list_user_event);
-    tcase_add_test(tc, test_out_of_order_queue_cl_mem);
-    tcase_add_test(tc, test_out_of_order_queue_execute_host);
-    suite_add_tcase(s, tc);
+    TCase *tc = tc_suite_case(s, "events", -1);
+    TC_TESTS(tc, test_wait_list_user_event, test_out_of_order_queue_cl_mem, test_out_of_order_queue_execute_host);
     return s;
 }
 

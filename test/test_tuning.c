@@ -334,8 +334,7 @@ static Suite *tuning_suite(void)
     TCase *tc;
     tc = cache_case(s, "tuning");
     tcase_add_loop_test(tc, test_tune_database_file, 0, TUNE_CASES);
-    tcase_add_test(tc, test_tune_refused);
-    tcase_add_test(tc, test_tune_quick);
+    TC_TESTS(tc, test_tune_refused, test_tune_quick);
     return s;
 }
 

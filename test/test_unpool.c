@@ -541,32 +541,25 @@ END_TEST
 static Suite *unpool_suite(void)
 {
     Suite *s = suite_create("unpool");
-    TCase *tc = tcase_create("from_max_pool");
+    TCase *tc = tc_suite_case(s, "from_max_pool", -1);
     tcase_add_loop_test(tc, test_unpool_from_max_pool, 0, (int)POOL_CASES);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("bad_indices");
+    tc = tc_suite_case(s, "bad_indices", -1);
     tcase_add_loop_test(tc, test_unpool_bad_indices, 0, 3);
-    tcase_add_test(tc, test_unpool_usable_after_bad_index);
-    tcase_add_test(tc, test_unpool_empty_output);
-    suite_add_tcase(s, tc);
+    TC_TESTS(tc, test_unpool_usable_after_bad_index, test_unpool_empty_output);
 
-    tc = tcase_create("duplicates");
+    tc = tc_suite_case(s, "duplicates", -1);
     tcase_add_loop_test(tc, test_unpool_duplicates_last_wins, 0, (int)DUP_CASES);
     tcase_add_test(tc, test_unpool_duplicates_explicit);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("out_of_order_queue");
+    tc = tc_suite_case(s, "out_of_order_queue", -1);
     tcase_add_test(tc, test_unpool_out_of_order_queue);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("empty");
+    tc = tc_suite_case(s, "empty", -1);
     tcase_add_test(tc, test_unpool_empty_input);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("strided");
+    tc = tc_suite_case(s, "strided", -1);
     tcase_add_loop_test(tc, test_unpool_strided, 0, (int)STRIDED_CASES);
-    suite_add_tcase(s, tc);
     return s;
 }
 

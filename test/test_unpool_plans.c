@@ -355,16 +355,13 @@ END_TEST
 static Suite *plans_suite(void)
 {
     Suite *s = suite_create("unpool_plans");
-    TCase *tc = tcase_create("windows");
+    TCase *tc = tc_suite_case(s, "windows", -1);
     tcase_add_loop_test(tc, test_windows_edges, 0, (int)(NUM_PLAN_TYPES * 3 * NUM_WIN_SHAPES));
-    suite_add_tcase(s, tc);
-    tc = tcase_create("duplicates");
+    tc = tc_suite_case(s, "duplicates", -1);
     tcase_add_loop_test(tc, test_general_duplicates, 0, (int)(NUM_PLAN_TYPES * 3));
     tcase_add_test(tc, test_claims_wrap);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("async_status");
+    tc = tc_suite_case(s, "async_status", -1);
     tcase_add_loop_test(tc, test_behind_user_event, 0, (int)(sizeof async_cases / sizeof async_cases[0]));
-    suite_add_tcase(s, tc);
     return s;
 }
 

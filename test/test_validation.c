@@ -691,27 +691,12 @@ END_TEST
 static Suite *validation_suite(void)
 {
     Suite *s = suite_create("validation");
-    TCase *tc;
-    tc = tcase_create("descriptors");
-    tcase_add_test(tc, test_null_argument);
-    tcase_add_test(tc, test_invalid_operator_type);
-    tcase_add_test(tc, test_unsupported_data_type);
-    tcase_add_test(tc, test_unsupported_index_type);
-    tcase_add_test(tc, test_size_overflow);
-    tcase_add_test(tc, test_overlapping_output);
-    tcase_add_test(tc, test_data_type_mismatch);
-    tcase_add_test(tc, test_invalid_block_size);
-    tcase_add_test(tc, test_huge_block_size);
-    tcase_add_test(tc, test_output_rule_wraps_64_bits);
-    tcase_add_test(tc, test_invalid_order);
-    tcase_add_test(tc, test_channels_not_divisible);
-    tcase_add_test(tc, test_spatial_not_divisible);
-    tcase_add_test(tc, test_output_size_mismatch);
-    tcase_add_test(tc, test_indices_size_mismatch);
-    tcase_add_test(tc, test_batch_channel_mismatch);
-    tcase_add_test(tc, test_validation_order);
-    tcase_add_test(tc, test_output_sizes);
-    suite_add_tcase(s, tc);
+    TCase *tc = tc_suite_case(s, "descriptors", -1);
+    TC_TESTS(tc, test_null_argument, test_invalid_operator_type, test_unsupported_data_type,
+             test_unsupported_index_type, test_size_overflow, test_overlapping_output, test_data_type_mismatch,
+             test_invalid_block_size, test_huge_block_size, test_output_rule_wraps_64_bits, test_invalid_order,
+             test_channels_not_divisible, test_spatial_not_divisible, test_output_size_mismatch,
+             test_indices_size_mismatch, test_batch_channel_mismatch, test_validation_order, test_output_sizes);
     return s;
 }
 

@@ -541,23 +541,13 @@ END_TEST
 static Suite *validation_exec_suite(void)
 {
     Suite *s = suite_create("validation_exec");
-    TCase *tc;
-    tc = tcase_create("buffers");
-    tcase_add_test(tc, test_host_buffer_too_small);
-    tcase_add_test(tc, test_host_missing_buffer);
-    tcase_add_test(tc, test_host_uint64_index_message);
-    tcase_add_test(tc, test_host_aliased_buffers);
-    tcase_add_test(tc, test_cl_buffer_errors);
-    tcase_add_test(tc, test_cl_sub_buffer_aliasing);
-    tcase_add_test(tc, test_cl_other_context);
-    tcase_add_test(tc, test_execute_wrong_backend);
-    suite_add_tcase(s, tc);
+    TCase *tc = tc_suite_case(s, "buffers", -1);
+    TC_TESTS(tc, test_host_buffer_too_small, test_host_missing_buffer, test_host_uint64_index_message,
+             test_host_aliased_buffers, test_cl_buffer_errors, test_cl_sub_buffer_aliasing, test_cl_other_context,
+             test_execute_wrong_backend);
 
-    tc = tcase_create("tables");
-    tcase_add_test(tc, test_status_names_and_messages);
-    tcase_add_test(tc, test_data_type_table);
-    tcase_add_test(tc, test_version);
-    suite_add_tcase(s, tc);
+    tc = tc_suite_case(s, "tables", -1);
+    TC_TESTS(tc, test_status_names_and_messages, test_data_type_table, test_version);
     return s;
 }
 
