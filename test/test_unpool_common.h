@@ -49,6 +49,25 @@ typedef struct up_case {
     uint32_t tail; /* output buffer elements past the span, must stay untouched */
 } up_case;
 
+/* The descriptors of case `c` (the operator descriptor points into `d`). */
+typedef struct up_descs {
+    clops_tensor_desc x, i, y;
+    clops_max_unpooling_desc ud;
+    clops_operator_desc desc;
+} up_descs;
+
+static void up_describe(const up_case *c, up_descs *d)
+{
+    d->x = (clops_tensor_desc){c->type, {c->in_sizes[0], c->in_sizes[1], c->in_sizes[2], c->in_sizes[3]},
+                               c->in_strides};
+    d->i = (clops_tensor_desc){c->it->type, {c->in_sizes[0], c->in_sizes[1], c->in_sizes[2], c->in_sizes[3]},
+                               c->idx_strides};
+    d->y = (clops_tensor_desc){c->type, {c->out_sizes[0], c->out_sizes[1], c->out_sizes[2], c->out_sizes[3]},
+                               c->out_strides};
+    d->ud = (clops_max_unpooling_desc){&d->x, &d->i, &d->y};
+    d->desc = (clops_operator_desc){CLOPS_OPERATOR_MAX_UNPOOLING, &d->ud};
+}
+
 /* `x` and `indices` hold the input and indices spans (through their strides).
  * Checks every path against the reference and returns the number of bad indices. */
 static long up_run_on(const up_case *c, const void *x, const void *indices, clops_status want_status,
@@ -61,19 +80,14 @@ static long up_run_on(const up_case *c, const void *x, const void *indices, clop
              c->in_strides ? " (strided)" : "", tc_shape_str(b, sizeof b, c->out_sizes),
              c->out_strides ? " (strided)" : "");
 
-    clops_tensor_desc tx = {c->type, {c->in_sizes[0], c->in_sizes[1], c->in_sizes[2], c->in_sizes[3]}, c->in_strides};
-    clops_tensor_desc ti = {c->it->type, {c->in_sizes[0], c->in_sizes[1], c->in_sizes[2], c->in_sizes[3]},
-                            c->idx_strides};
-    clops_tensor_desc ty = {c->type, {c->out_sizes[0], c->out_sizes[1], c->out_sizes[2], c->out_sizes[3]},
-                            c->out_strides};
-    clops_max_unpooling_desc ud = {&tx, &ti, &ty};
-    clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &ud};
-    clops_status vs = clops_operator_validate(&desc);
+    up_descs d;
+    up_describe(c, &d);
+    clops_status vs = clops_operator_validate(&d.desc);
     ck_assert_msg(vs == CLOPS_SUCCESS, "%s: validate gave %s (%s)", label, clops_status_name(vs),
                   clops_last_error_message());
 
-    size_t xb = tc_tensor_bytes(&tx), ib = tc_tensor_bytes(&ti);
-    size_t yb = tc_tensor_bytes(&ty) + (size_t)c->tail * es;
+    size_t xb = tc_tensor_bytes(&d.x), ib = tc_tensor_bytes(&d.i);
+    size_t yb = tc_tensor_bytes(&d.y) + (size_t)c->tail * es;
     unsigned char *init = tc_malloc(yb), *want = tc_malloc(yb);
     tc_fill_sentinel(init, yb);
     memcpy(want, init, yb);
@@ -91,10 +105,10 @@ static long up_run_on(const up_case *c, const void *x, const void *indices, clop
     /* On a bad index the host-memory paths leave the output untouched, the
      * cl_mem path writes every good element (and the zeros). */
     if (only)
-        tc_check_context_paths(only, "caller's out-of-order queue", TC_PATHS_ALL, &desc, &bufs, want_status,
+        tc_check_context_paths(only, "caller's out-of-order queue", TC_PATHS_ALL, &d.desc, &bufs, want_status,
                                bad ? init : want, want, es, label);
     else
-        tc_check_all_paths_status(&desc, &bufs, want_status, bad ? init : want, want, es, label);
+        tc_check_all_paths_status(&d.desc, &bufs, want_status, bad ? init : want, want, es, label);
     if (want_status != CLOPS_SUCCESS)
         ck_assert_msg(clops_last_error_message()[0] != '\0', "%s: empty clops_last_error_message() after %s", label,
                       clops_status_name(want_status));

@@ -75,14 +75,9 @@ static const char *plan_of(const clops_operator_desc *desc)
 
 static void expect_plan(const up_case *c, const char *want, const char *what)
 {
-    clops_tensor_desc tx = {c->type, {c->in_sizes[0], c->in_sizes[1], c->in_sizes[2], c->in_sizes[3]}, c->in_strides};
-    clops_tensor_desc ti = {c->it->type, {c->in_sizes[0], c->in_sizes[1], c->in_sizes[2], c->in_sizes[3]},
-                            c->idx_strides};
-    clops_tensor_desc ty = {c->type, {c->out_sizes[0], c->out_sizes[1], c->out_sizes[2], c->out_sizes[3]},
-                            c->out_strides};
-    clops_max_unpooling_desc ud = {&tx, &ti, &ty};
-    clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &ud};
-    const char *got = plan_of(&desc);
+    up_descs d;
+    up_describe(c, &d);
+    const char *got = plan_of(&d.desc);
     if (got[0])
         ck_assert_msg(strcmp(got, want) == 0, "%s: device plan starts with %s, want %s", what, got, want);
 }
