@@ -193,6 +193,30 @@ static void strides_for(int layout, const uint32_t s[4], uint64_t st[4])
     }
 }
 
+/* A DepthToSpace (d2s) or SpaceToDepth descriptor of `type` in `layout` (the
+ * operator descriptor points into `c`). */
+typedef struct ds_descs {
+    uint64_t in_st[4], out_st[4];
+    clops_tensor_desc in, out;
+    clops_depth_to_space_desc d; /* same layout as clops_space_to_depth_desc */
+    clops_operator_desc desc;
+} ds_descs;
+
+static void ds_describe(ds_descs *c, int d2s, clops_data_type type, const uint32_t in_s[4], const uint32_t out_s[4],
+                        int layout, uint32_t b, int order)
+{
+    c->in = (clops_tensor_desc){type, {in_s[0], in_s[1], in_s[2], in_s[3]}, NULL};
+    c->out = (clops_tensor_desc){type, {out_s[0], out_s[1], out_s[2], out_s[3]}, NULL};
+    if (layout != LAYOUT_PACKED) {
+        strides_for(layout, in_s, c->in_st);
+        strides_for(layout, out_s, c->out_st);
+        c->in.strides = c->in_st;
+        c->out.strides = c->out_st;
+    }
+    c->d = (clops_depth_to_space_desc){&c->in, &c->out, b, (clops_depth_space_order)order};
+    c->desc = (clops_operator_desc){d2s ? CLOPS_OPERATOR_DEPTH_TO_SPACE : CLOPS_OPERATOR_SPACE_TO_DEPTH, &c->d};
+}
+
 static void depth_space_cases(int quick)
 {
     for (int op = 0; op < 2; op++)
@@ -214,18 +238,8 @@ static void depth_space_cases(int quick)
                             memcpy(in_s, t, sizeof t);
                             memcpy(out_s, u, sizeof u);
                         }
-                        uint64_t in_st[4], out_st[4];
-                        clops_tensor_desc in = {width_types[wi], {in_s[0], in_s[1], in_s[2], in_s[3]}, NULL};
-                        clops_tensor_desc out = {width_types[wi], {out_s[0], out_s[1], out_s[2], out_s[3]}, NULL};
-                        if (layout != LAYOUT_PACKED) {
-                            strides_for(layout, in_s, in_st);
-                            strides_for(layout, out_s, out_st);
-                            in.strides = in_st;
-                            out.strides = out_st;
-                        }
-                        clops_depth_to_space_desc d = {&in, &out, b, (clops_depth_space_order)order};
-                        clops_operator_desc desc = {d2s ? CLOPS_OPERATOR_DEPTH_TO_SPACE : CLOPS_OPERATOR_SPACE_TO_DEPTH,
-                                                    &d};
+                        ds_descs c;
+                        ds_describe(&c, d2s, width_types[wi], in_s, out_s, layout, b, order);
                         /* The device's default chunk (Oclgrind says CPU: 512 bytes'
                          * worth, whole rows here); then 1 position per work-item (the
                          * GPU default) and 3 (several chunks a row, the last partial). */
@@ -235,7 +249,7 @@ static void depth_space_cases(int quick)
                             snprintf(label, sizeof label, "%s %zu-byte %s b%u %s chunk %u",
                                      d2s ? "DepthToSpace" : "SpaceToDepth", clops_data_type_size(width_types[wi]),
                                      order ? "CRD" : "DCR", b, layout_names[layout], chunks[ci]);
-                            run_case(label, &desc, &in, NULL, &out, NULL, CLOPS_SUCCESS, chunks[ci], 0);
+                            run_case(label, &c.desc, &c.in, NULL, &c.out, NULL, CLOPS_SUCCESS, chunks[ci], 0);
                         }
                     }
 }
@@ -260,25 +274,15 @@ static void vector_cases(int quick)
                         const uint32_t b = vblocks[bi];
                         const uint32_t deep[4] = {1, b * b, 1, 70}, wide[4] = {1, 1, b, 70 * b};
                         const uint32_t *in_s = op == 0 ? deep : wide, *out_s = op == 0 ? wide : deep;
-                        uint64_t in_st[4], out_st[4];
-                        clops_tensor_desc in = {width_types[wi], {in_s[0], in_s[1], in_s[2], in_s[3]}, NULL};
-                        clops_tensor_desc out = {width_types[wi], {out_s[0], out_s[1], out_s[2], out_s[3]}, NULL};
-                        if (layout != LAYOUT_PACKED) {
-                            strides_for(layout, in_s, in_st);
-                            strides_for(layout, out_s, out_st);
-                            in.strides = in_st;
-                            out.strides = out_st;
-                        }
-                        clops_depth_to_space_desc d = {&in, &out, b, (clops_depth_space_order)order};
-                        clops_operator_desc desc = {op == 0 ? CLOPS_OPERATOR_DEPTH_TO_SPACE : CLOPS_OPERATOR_SPACE_TO_DEPTH,
-                                                    &d};
+                        ds_descs c;
+                        ds_describe(&c, op == 0, width_types[wi], in_s, out_s, layout, b, order);
                         for (int loop = 2; loop <= 3; loop++) {
                             char label[128];
                             snprintf(label, sizeof label, "%s %zu-byte %s b%u %s %s",
                                      op == 0 ? "DepthToSpace" : "SpaceToDepth", clops_data_type_size(width_types[wi]),
                                      order ? "CRD" : "DCR", b, layout_names[layout],
                                      loop == 2 ? "vectors chunk 67" : "tile");
-                            run_case(label, &desc, &in, NULL, &out, NULL, CLOPS_SUCCESS, forced_chunks ? 67 : 0, loop);
+                            run_case(label, &c.desc, &c.in, NULL, &c.out, NULL, CLOPS_SUCCESS, forced_chunks ? 67 : 0, loop);
                         }
                     }
 }
