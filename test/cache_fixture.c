@@ -105,6 +105,28 @@ void write_all(const char *path, const void *data, size_t len)
     ck_assert_msg(fwrite(data, 1, len, f) == len && fclose(f) == 0, "cannot write %s", path);
 }
 
+void tune_file_path(const clops_context *ctx, char *out, size_t size)
+{
+    snprintf(out, size, "%s/tune-%016llx.txt", g_dir,
+             (unsigned long long)clops_fnv1a(CLOPS_FNV_SEED, ctx->identity, strlen(ctx->identity)));
+}
+
+/* Temporary files (".tmp-*") in `dir`: their count, and the first `max` names. */
+int temps_in(const char *dir, char names[][32], int max)
+{
+    int n = 0;
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "opendir(%s): %s", dir, strerror(errno));
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (strncmp(e->d_name, ".tmp-", 5) == 0) {
+            if (n < max)
+                snprintf(names[n], 32, "%.31s", e->d_name);
+            n++;
+        }
+    closedir(d);
+    return n;
+}
+
 int exists(const char *path)
 {
     struct stat st;
@@ -347,16 +369,25 @@ void check_case(clops_context *ctx, const tc_case *d, clops_backend backend, con
     tc_release(&p);
 }
 
+/* check_case on the OpenCL backend of a new context, freed afterwards. */
+void check_fresh(const tc_case *d, const char *origin, const char *label)
+{
+    clops_context *ctx = new_ctx();
+    check_case(ctx, d, CLOPS_BACKEND_OPENCL, origin, label);
+    drop_ctx(ctx);
+}
+
 /* The directory entry a case's program is stored in: built on a fresh context
  * (it must compile) and found as the one new file. */
-void build_and_name(const tc_case *d, char *name, size_t size, uint64_t *bytes, const char *label)
+built_entry build_entry(const tc_case *d, const char *label)
 {
+    built_entry e;
     dir_scan before = scan_dir();
-    clops_context *ctx = new_ctx();
-    check_case(ctx, d, CLOPS_BACKEND_OPENCL, "compiled", label);
-    drop_ctx(ctx);
+    check_fresh(d, "compiled", label);
     dir_scan after = scan_dir();
-    new_entry(&before, &after, name, size, bytes);
+    new_entry(&before, &after, e.name, sizeof e.name, &e.bytes);
+    entry_file(e.name, e.path, sizeof e.path);
+    return e;
 }
 
 int cache_suite_main(Suite *s)
@@ -383,18 +414,44 @@ void pack_path(char *out, size_t size)
     snprintf(out, size, "%s/kernels.pack", g_root);
 }
 
+/* A pack call (export or import) on `path` that must succeed with `want` entries. */
+void expect_pack_call(clops_status (*call)(const char *, size_t *), const char *path, size_t want, const char *label)
+{
+    size_t n = 0;
+    clops_status st = call(path, &n);
+    ck_assert_msg(st == CLOPS_SUCCESS && n == want, "%s: %s (%s), %zu entries, want %zu", label,
+                  clops_status_name(st), clops_last_error_message(), n, want);
+}
+
 /* Warms A and D, exports them, and clears the directory. */
 void make_pack(char names[2][32])
 {
-    build_and_name(&CASE_A, names[0], sizeof names[0], NULL, "pack: A");
-    build_and_name(&CASE_D, names[1], sizeof names[1], NULL, "pack: D");
+    snprintf(names[0], 32, "%s", build_entry(&CASE_A, "pack: A").name);
+    snprintf(names[1], 32, "%s", build_entry(&CASE_D, "pack: D").name);
     char pack[PATH_MAX + 32];
     pack_path(pack, sizeof pack);
+    expect_pack_call(clops_cache_export_pack, pack, 2, "clops_cache_export_pack");
     size_t n = 0;
-    clops_status st = clops_cache_export_pack(pack, &n);
-    ck_assert_msg(st == CLOPS_SUCCESS && n == 2, "clops_cache_export_pack: %s (%s), %zu entries, want 2",
-                  clops_status_name(st), clops_last_error_message(), n);
     ck_assert_int_eq(clops_cache_clear_all(&n), CLOPS_SUCCESS);
     ck_assert_msg(n == 2, "clear removed %zu", n);
     expect_clean_cache(0, "cleared after export");
+}
+
+/* ---- faults injected through the clops_cl seam ---- */
+
+int g_calls;
+
+ssize_t write_enospc(int fd, const void *buf, size_t n)
+{
+    (void)fd, (void)buf, (void)n;
+    errno = ENOSPC;
+    return -1;
+}
+
+ssize_t write_half_then_enospc(int fd, const void *buf, size_t n)
+{
+    if (g_calls++ == 0)
+        return clops_cl_real.io_write(fd, buf, n > 1 ? n / 2 : n);
+    errno = ENOSPC;
+    return -1;
 }

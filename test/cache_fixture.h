@@ -22,6 +22,7 @@
 #define CLOPS_TEST_CACHE_FIXTURE_H
 
 #include <limits.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "fixture.h"
@@ -50,6 +51,10 @@ void write_all(const char *path, const void *data, size_t len);
 int exists(const char *path);
 /* "<g_dir>/<name>" */
 void entry_file(const char *name, char *out, size_t size);
+/* "<g_dir>/tune-<hash of the context's identity>.txt": the context's tuning database. */
+void tune_file_path(const clops_context *ctx, char *out, size_t size);
+/* Temporary files (".tmp-*") in `dir`: their count, and the first `max` names. */
+int temps_in(const char *dir, char names[][32], int max);
 /* Sets a file's modification time (the cache's "last used") to `age` seconds ago. */
 void age_file(const char *path, long age);
 struct timespec mtime_of(const char *path);
@@ -103,15 +108,35 @@ void expect_path(const tc_prepared *p, const clops_operator_info *info, clops_ba
 void run_and_compare(clops_context *ctx, clops_operator *op, tc_prepared *p, const char *label);
 /* Creates the case on ctx, checks the path it took and its results. */
 void check_case(clops_context *ctx, const tc_case *d, clops_backend backend, const char *origin, const char *label);
-/* The directory entry a case's program is stored in: built on a fresh context
- * (it must compile) and found as the one new file. */
-void build_and_name(const tc_case *d, char *name, size_t size, uint64_t *bytes, const char *label);
+/* check_case on the OpenCL backend of a new context, freed afterwards. */
+void check_fresh(const tc_case *d, const char *origin, const char *label);
+
+/* The directory entry a case's program is stored in. */
+typedef struct built_entry {
+    char name[32];            /* <16 hex>.bin */
+    char path[PATH_MAX + 64]; /* entry_file(name) */
+    uint64_t bytes;           /* its size on disk */
+} built_entry;
+/* Builds the case on a fresh context (it must compile) and finds its entry as
+ * the one new file. */
+built_entry build_entry(const tc_case *d, const char *label);
 
 /* "<g_root>/kernels.pack" */
 void pack_path(char *out, size_t size);
+/* A pack call (clops_cache_export_pack or clops_cache_import_pack) on `path`
+ * that must succeed with `want` entries. */
+void expect_pack_call(clops_status (*call)(const char *, size_t *), const char *path, size_t want, const char *label);
 /* Warms CASE_A and CASE_D, exports them to pack_path() (names: their entry
  * files), and clears the directory. */
 void make_pack(char names[2][32]);
+
+/* ---- faults injected through the clops_cl seam ---- */
+/* Calls the counting faults have seen; a test sets it to 0 before installing one. */
+extern int g_calls;
+/* io_write: the disk is full. */
+ssize_t write_enospc(int fd, const void *buf, size_t n);
+/* io_write: the first call writes half its bytes, then the disk is full (counts). */
+ssize_t write_half_then_enospc(int fd, const void *buf, size_t n);
 
 /* Runs suite `s` (no fork) unless there is no OpenCL device: then exits 77
  * (skipped), or fails under CLOPS_REQUIRE_DEVICE=1. */

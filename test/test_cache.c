@@ -110,10 +110,8 @@ START_TEST(test_corrupt_entry)
     const int kind = _i;
     char label[96];
     snprintf(label, sizeof label, "corrupt entry: %s", corrupt_names[kind]);
-    char name[32], path[PATH_MAX + 64];
-    uint64_t bytes = 0;
-    build_and_name(&CASE_A, name, sizeof name, &bytes, "warming");
-    entry_file(name, path, sizeof path);
+    const built_entry e = build_entry(&CASE_A, "warming");
+    const char *name = e.name, *path = e.path;
     listing before;
     list_entries(&before);
     size_t key_len = 0;
@@ -122,7 +120,7 @@ START_TEST(test_corrupt_entry)
     listing_free(&before);
     size_t len;
     unsigned char *data = read_all(path, &len);
-    ck_assert_msg(len == bytes && len > ENTRY_HEADER_BYTES + 100, "entry of %zu bytes", len);
+    ck_assert_msg(len == e.bytes && len > ENTRY_HEADER_BYTES + 100, "entry of %zu bytes", len);
     size_t new_len = len;
     switch (kind) {
     case CORRUPT_FLIP_PAYLOAD:
@@ -192,9 +190,7 @@ START_TEST(test_corrupt_entry)
     }
 
     /* the bad entry is a miss: compiled again, correct, and replaced by a valid one */
-    clops_context *c = new_ctx();
-    check_case(c, &CASE_A, CLOPS_BACKEND_OPENCL, "compiled", label);
-    drop_ctx(c);
+    check_fresh(&CASE_A, "compiled", label);
     expect_clean_cache(1, label);
     ck_assert_msg(exists(path), "%s: the entry %s was not rewritten", label, name);
     /* the rewritten entry holds the original's key (its size may differ: PoCL's
@@ -207,28 +203,22 @@ START_TEST(test_corrupt_entry)
                   "%s: the rewritten entry's key differs from the original's", label);
     listing_free(&after);
     free(original_key);
-    c = new_ctx();
-    check_case(c, &CASE_A, CLOPS_BACKEND_OPENCL, "disk cache", "after the rewrite");
+    check_fresh(&CASE_A, "disk cache", "after the rewrite");
 }
 END_TEST
 
 /* A directory where an entry file should be: never read, never replaced, no temporary left. */
 START_TEST(test_entry_is_directory)
 {
-    char name[32], path[PATH_MAX + 64];
-    build_and_name(&CASE_A, name, sizeof name, NULL, "warming");
-    entry_file(name, path, sizeof path);
-    ck_assert(unlink(path) == 0);
-    ck_assert(mkdir(path, 0700) == 0);
-    for (int i = 0; i < 2; i++) {
-        clops_context *c = new_ctx();
-        check_case(c, &CASE_A, CLOPS_BACKEND_OPENCL, "compiled", "entry path is a directory");
-        drop_ctx(c);
-    }
+    const built_entry a = build_entry(&CASE_A, "warming");
+    ck_assert(unlink(a.path) == 0);
+    ck_assert(mkdir(a.path, 0700) == 0);
+    for (int i = 0; i < 2; i++)
+        check_fresh(&CASE_A, "compiled", "entry path is a directory");
     dir_scan s = scan_dir();
     ck_assert_msg(s.temps == 0, "%d temporary files left", s.temps);
     struct stat st;
-    ck_assert(stat(path, &st) == 0 && S_ISDIR(st.st_mode));
+    ck_assert(stat(a.path, &st) == 0 && S_ISDIR(st.st_mode));
 }
 END_TEST
 
@@ -238,14 +228,10 @@ END_TEST
  * or a stale file gives): a miss for B, which is rebuilt; A is not disturbed. */
 START_TEST(test_stale_key_other_program)
 {
-    char a[32], b[32], pa[PATH_MAX + 64], pb[PATH_MAX + 64];
-    build_and_name(&CASE_A, a, sizeof a, NULL, "warming A");
-    build_and_name(&CASE_B, b, sizeof b, NULL, "warming B");
-    entry_file(a, pa, sizeof pa);
-    entry_file(b, pb, sizeof pb);
+    const built_entry a = build_entry(&CASE_A, "warming A"), b = build_entry(&CASE_B, "warming B");
     size_t len;
-    unsigned char *data = read_all(pa, &len);
-    write_all(pb, data, len);
+    unsigned char *data = read_all(a.path, &len);
+    write_all(b.path, data, len);
     free(data);
     listing l;
     list_entries(&l);
@@ -258,8 +244,7 @@ START_TEST(test_stale_key_other_program)
     check_case(c, &CASE_A, CLOPS_BACKEND_OPENCL, "disk cache", "A untouched");
     expect_clean_cache(2, "after rebuilding B"); /* B's file is B's again */
     drop_ctx(c);
-    c = new_ctx();
-    check_case(c, &CASE_B, CLOPS_BACKEND_OPENCL, "disk cache", "B rebuilt");
+    check_fresh(&CASE_B, "disk cache", "B rebuilt");
 }
 END_TEST
 
@@ -267,11 +252,9 @@ END_TEST
  * version line: framed by hand (header, key, payload, FNV-1a checksum). */
 START_TEST(test_stale_key_version)
 {
-    char a[32], pa[PATH_MAX + 64];
-    build_and_name(&CASE_A, a, sizeof a, NULL, "warming");
-    entry_file(a, pa, sizeof pa);
+    const built_entry a = build_entry(&CASE_A, "warming");
     size_t len;
-    unsigned char *data = read_all(pa, &len);
+    unsigned char *data = read_all(a.path, &len);
     uint32_t klen = 0;
     for (int i = 3; i >= 0; i--)
         klen = klen << 8 | data[12 + i];
@@ -282,7 +265,7 @@ START_TEST(test_stale_key_version)
     const size_t plen = len - ENTRY_HEADER_BYTES - klen;
     const uint64_t sum = clops_fnv1a(clops_fnv1a(CLOPS_FNV_SEED, key, klen), key + klen, plen);
     put_le(data + 24, sum, 8);
-    write_all(pa, data, len);
+    write_all(a.path, data, len);
     free(data);
     listing l;
     list_entries(&l);
@@ -290,8 +273,7 @@ START_TEST(test_stale_key_version)
                   "misnamed (want 1, 0, 1)", l.n, l.invalid, l.misnamed);
     listing_free(&l);
 
-    clops_context *c = new_ctx();
-    check_case(c, &CASE_A, CLOPS_BACKEND_OPENCL, "compiled", "stale version in the key");
+    check_fresh(&CASE_A, "compiled", "stale version in the key");
     expect_clean_cache(1, "stale entry replaced");
 }
 END_TEST
@@ -300,12 +282,9 @@ END_TEST
  * not used with it, and both entries live side by side. */
 START_TEST(test_stale_key_identity)
 {
-    char a[32];
-    build_and_name(&CASE_A, a, sizeof a, NULL, "warming");
+    build_entry(&CASE_A, "warming");
     setenv("CLOPS_DISABLE", "fp64", 1);
-    clops_context *c = new_ctx();
-    check_case(c, &CASE_A, CLOPS_BACKEND_OPENCL, "compiled", "CLOPS_DISABLE=fp64");
-    drop_ctx(c);
+    check_fresh(&CASE_A, "compiled", "CLOPS_DISABLE=fp64");
     expect_clean_cache(2, "two identities");
     listing l;
     list_entries(&l);
@@ -314,12 +293,9 @@ START_TEST(test_stale_key_identity)
         with_fp64 += memmem(l.key[i], l.key_len[i], "disabled: fp64\n", 15) != NULL;
     ck_assert_msg(with_fp64 == 1, "%d entries with \"disabled: fp64\" in the key, want 1", with_fp64);
     listing_free(&l);
-    c = new_ctx();
-    check_case(c, &CASE_A, CLOPS_BACKEND_OPENCL, "disk cache", "CLOPS_DISABLE=fp64, warm");
-    drop_ctx(c);
+    check_fresh(&CASE_A, "disk cache", "CLOPS_DISABLE=fp64, warm");
     unsetenv("CLOPS_DISABLE");
-    c = new_ctx();
-    check_case(c, &CASE_A, CLOPS_BACKEND_OPENCL, "disk cache", "no CLOPS_DISABLE, warm");
+    check_fresh(&CASE_A, "disk cache", "no CLOPS_DISABLE, warm");
 }
 END_TEST
 
@@ -527,20 +503,16 @@ START_TEST(test_cache_off)
 
     /* the warm directory is ignored while off */
     unsetenv("CLOPS_CACHE");
-    clops_context *c3 = new_ctx();
-    check_case(c3, &CASE_A, CLOPS_BACKEND_OPENCL, "compiled", "cache on");
-    drop_ctx(c3);
+    check_fresh(&CASE_A, "compiled", "cache on");
     setenv("CLOPS_CACHE", "off", 1);
-    c3 = new_ctx();
-    check_case(c3, &CASE_A, CLOPS_BACKEND_OPENCL, "compiled", "CLOPS_CACHE=off, warm directory");
+    check_fresh(&CASE_A, "compiled", "CLOPS_CACHE=off, warm directory");
 }
 END_TEST
 
 START_TEST(test_cache_read_only)
 {
-    char a[32], pa[PATH_MAX + 64];
-    build_and_name(&CASE_A, a, sizeof a, NULL, "warming");
-    entry_file(a, pa, sizeof pa);
+    const built_entry a = build_entry(&CASE_A, "warming");
+    const char *pa = a.path;
     age_file(pa, 5000);
     const struct timespec before = mtime_of(pa);
 
@@ -556,15 +528,11 @@ START_TEST(test_cache_read_only)
     const struct timespec after = mtime_of(pa);
     ck_assert_msg(after.tv_sec == before.tv_sec && after.tv_nsec == before.tv_nsec,
                   "CLOPS_CACHE=ro changed the entry's last-used time");
-    c = new_ctx();
-    check_case(c, &CASE_B, CLOPS_BACKEND_OPENCL, "compiled", "CLOPS_CACHE=ro, still cold");
-    drop_ctx(c);
+    check_fresh(&CASE_B, "compiled", "CLOPS_CACHE=ro, still cold");
 
     /* read-only never removes, even a bad entry */
     write_all(pa, "CLOPSBIN", 8);
-    c = new_ctx();
-    check_case(c, &CASE_A, CLOPS_BACKEND_OPENCL, "compiled", "CLOPS_CACHE=ro, corrupt entry");
-    drop_ctx(c);
+    check_fresh(&CASE_A, "compiled", "CLOPS_CACHE=ro, corrupt entry");
     struct stat st;
     ck_assert_msg(stat(pa, &st) == 0 && st.st_size == 8, "CLOPS_CACHE=ro removed or rewrote a bad entry");
 

@@ -24,26 +24,12 @@
 
 /* ---- helpers ------------------------------------------------------------------------------------------- */
 
-static int g_calls;
-
-static ssize_t write_enospc(int fd, const void *buf, size_t n)
-{
-    (void)fd, (void)buf, (void)n;
-    errno = ENOSPC;
-    return -1;
-}
+/* g_calls, write_enospc and write_half_then_enospc are the fixture's (cache_fixture.h). */
 
 /* Writes the first file's bytes, then the disk is full. */
 static ssize_t write_one_then_enospc(int fd, const void *buf, size_t n)
 {
     if (g_calls++ == 0) return clops_cl_real.io_write(fd, buf, n);
-    errno = ENOSPC;
-    return -1;
-}
-
-static ssize_t write_short_then_enospc(int fd, const void *buf, size_t n)
-{
-    if (g_calls++ == 0) return clops_cl_real.io_write(fd, buf, n > 1 ? n / 2 : n);
     errno = ENOSPC;
     return -1;
 }
@@ -66,21 +52,6 @@ static int rename_then_die(const char *from, const char *to)
 static void set_env_size(const char *v)
 {
     setenv("CLOPS_CACHE_MAX_SIZE", v, 1);
-}
-
-/* Names of ".tmp-*" files in the cache directory (up to 4), and their count. */
-static int temps(char names[4][32])
-{
-    int n = 0;
-    DIR *d = opendir(g_dir);
-    ck_assert_msg(d != NULL, "opendir: %s", strerror(errno));
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        if (strncmp(e->d_name, ".tmp-", 5) == 0) {
-            if (n < 4) snprintf(names[n], 32, "%.31s", e->d_name);
-            n++;
-        }
-    closedir(d);
-    return n;
 }
 
 /* Runs `fn` in a child process with an alarm as a watchdog: a hang fails the
@@ -116,19 +87,19 @@ enum { EXPORT_FULL, EXPORT_SHORT, EXPORT_RENAME, EXPORT_CASES };
 
 START_TEST(test_export_fault_keeps_pack)
 {
-    char name[32], pack[PATH_MAX + 32];
-    build_and_name(&CASE_A, name, sizeof name, NULL, "export: A");
+    char pack[PATH_MAX + 32];
+    build_entry(&CASE_A, "export: A");
     pack_path(pack, sizeof pack);
+    expect_pack_call(clops_cache_export_pack, pack, 1, "export: A");
     size_t n = 0, old_len, new_len;
-    ck_assert_int_eq(clops_cache_export_pack(pack, &n), CLOPS_SUCCESS);
     ck_assert(chmod(pack, 0640) == 0);
     unsigned char *old = read_all(pack, &old_len);
-    build_and_name(&CASE_D, name, sizeof name, NULL, "export: D"); /* the next pack would differ */
+    build_entry(&CASE_D, "export: D"); /* the next pack would differ */
     g_calls = 0;
     const char *want = NULL;
     switch (_i) {
     case EXPORT_FULL: clops_cl.io_write = write_enospc, want = strerror(ENOSPC); break;
-    case EXPORT_SHORT: clops_cl.io_write = write_short_then_enospc, want = strerror(ENOSPC); break;
+    case EXPORT_SHORT: clops_cl.io_write = write_half_then_enospc, want = strerror(ENOSPC); break;
     case EXPORT_RENAME: clops_cl.io_rename = rename_exdev, want = strerror(EXDEV); break;
     }
     const clops_status st = clops_cache_export_pack(pack, &n);
@@ -141,8 +112,7 @@ START_TEST(test_export_fault_keeps_pack)
     free(now);
     free(old);
     /* a successful export replaces it and keeps its mode */
-    ck_assert_int_eq(clops_cache_export_pack(pack, &n), CLOPS_SUCCESS);
-    ck_assert_uint_eq(n, 2);
+    expect_pack_call(clops_cache_export_pack, pack, 2, "export after the fault");
     struct stat st_pack;
     ck_assert(stat(pack, &st_pack) == 0);
     ck_assert_msg((st_pack.st_mode & 07777) == 0640, "the pack's mode is %o, want 640",
@@ -172,7 +142,7 @@ START_TEST(test_killed_writer_leftovers)
     int status;
     ck_assert(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
     char names[4][32];
-    ck_assert_int_eq(temps(names), 1);
+    ck_assert_int_eq(temps_in(g_dir, names, 4), 1);
     char tmp[PATH_MAX + 64];
     entry_file(names[0], tmp, sizeof tmp);
     struct stat st;
@@ -191,22 +161,16 @@ START_TEST(test_killed_writer_leftovers)
 
     /* it counts against the bound: with room for entry A alone, A does not stay
      * beside the leftover; once the leftover is stale it goes first and A stays */
-    char a[32];
-    uint64_t a_bytes = 0;
-    build_and_name(&CASE_A, a, sizeof a, &a_bytes, "bound: A");
+    const uint64_t a_bytes = build_entry(&CASE_A, "bound: A").bytes;
     ck_assert_int_eq(clops_cache_clear_all(&removed), CLOPS_SUCCESS);
     ck_assert_uint_eq(removed, 1);
     char v[32];
     snprintf(v, sizeof v, "%llu", (unsigned long long)a_bytes + 1024);
     set_env_size(v);
-    clops_context *ctx = new_ctx();
-    check_case(ctx, &CASE_A, CLOPS_BACKEND_OPENCL, "compiled", "bound: A beside a young leftover");
-    drop_ctx(ctx);
+    check_fresh(&CASE_A, "compiled", "bound: A beside a young leftover");
     ck_assert_msg(scan_dir().entries == 0 && exists(tmp), "A stayed beside a leftover that leaves no room for it");
     age_file(tmp, 2 * 3600);
-    ctx = new_ctx();
-    check_case(ctx, &CASE_A, CLOPS_BACKEND_OPENCL, "compiled", "bound: A beside a stale leftover");
-    drop_ctx(ctx);
+    check_fresh(&CASE_A, "compiled", "bound: A beside a stale leftover");
     ck_assert_msg(scan_dir().entries == 1 && !exists(tmp), "the stale leftover was not evicted before A");
     ck_assert_int_eq(clops_cache_clear_all(&removed), CLOPS_SUCCESS);
     ck_assert_uint_eq(removed, 1);
@@ -217,7 +181,7 @@ START_TEST(test_killed_writer_leftovers)
     ck_assert(again >= 0);
     if (again == 0) store_and_die();
     ck_assert(waitpid(again, &status, 0) == again);
-    ck_assert_int_eq(temps(names), 1);
+    ck_assert_int_eq(temps_in(g_dir, names, 4), 1);
     entry_file(names[0], tmp, sizeof tmp);
     age_file(tmp, 2 * 3600);
     ck_assert_int_eq(clops_cache_clear_all(&removed), CLOPS_SUCCESS);
@@ -277,13 +241,10 @@ static void use_fifos(void)
 
 START_TEST(test_fifos_do_not_hang)
 {
-    char name[32];
-    build_and_name(&CASE_A, name, sizeof name, NULL, "FIFO: A");
-    entry_file(name, g_fifo_entry, sizeof g_fifo_entry);
+    snprintf(g_fifo_entry, sizeof g_fifo_entry, "%s", build_entry(&CASE_A, "FIFO: A").path);
     ck_assert(unlink(g_fifo_entry) == 0 && mkfifo(g_fifo_entry, 0600) == 0);
     clops_context *ctx = new_ctx();
-    snprintf(g_fifo_tune, sizeof g_fifo_tune, "%s/tune-%016llx.txt", g_dir,
-             (unsigned long long)clops_fnv1a(CLOPS_FNV_SEED, ctx->identity, strlen(ctx->identity)));
+    tune_file_path(ctx, g_fifo_tune, sizeof g_fifo_tune);
     drop_ctx(ctx);
     ck_assert(mkfifo(g_fifo_tune, 0600) == 0);
     snprintf(g_fifo_pack, sizeof g_fifo_pack, "%s/in.pack", g_root);

@@ -131,41 +131,28 @@ START_TEST(test_eviction)
     entry_file(big, pbig, sizeof pbig);
     expect_only((const char *const[]){big}, 1, "the 16 MiB entry fits the bound");
     age_file(pbig, 3000);
-    char built[32];
-    dir_scan before = scan_dir();
-    clops_context *ctx = new_ctx();
-    check_case(ctx, &CASE_A, CLOPS_BACKEND_OPENCL, "compiled", "a build under the bound");
-    drop_ctx(ctx);
-    dir_scan after = scan_dir();
+    build_entry(&CASE_A, "a build under the bound");
+    const dir_scan after = scan_dir();
     ck_assert_msg(!scan_has(&after, big), "the build did not evict the older entry");
-    new_entry(&before, &after, built, sizeof built, NULL);
     expect_clean_cache(1, "a build under the bound");
-    ctx = new_ctx();
-    check_case(ctx, &CASE_A, CLOPS_BACKEND_OPENCL, "disk cache", "the built entry was kept");
-    drop_ctx(ctx);
+    check_fresh(&CASE_A, "disk cache", "the built entry was kept");
 }
 END_TEST
 
 START_TEST(test_prune_and_clear_counts)
 {
-    char a[32], b[32], c[32], pa[PATH_MAX + 64], pb[PATH_MAX + 64];
-    uint64_t sa, sb, sc;
-    build_and_name(&CASE_A, a, sizeof a, &sa, "A");
-    build_and_name(&CASE_B, b, sizeof b, &sb, "B");
-    build_and_name(&CASE_C, c, sizeof c, &sc, "C");
-    entry_file(a, pa, sizeof pa);
-    entry_file(b, pb, sizeof pb);
-    age_file(pa, 3000);
-    age_file(pb, 2000);
+    const built_entry a = build_entry(&CASE_A, "A"), b = build_entry(&CASE_B, "B"), c = build_entry(&CASE_C, "C");
+    age_file(a.path, 3000);
+    age_file(b.path, 2000);
     size_t removed = 99;
     ck_assert_int_eq(clops_cache_prune(&removed), CLOPS_SUCCESS); /* default bound: 256M */
     ck_assert_msg(removed == 0, "prune under the bound removed %zu", removed);
     expect_clean_cache(3, "prune under the bound");
 
-    set_max_size(sc + 100);
+    set_max_size(c.bytes + 100);
     ck_assert_int_eq(clops_cache_prune(&removed), CLOPS_SUCCESS);
     ck_assert_msg(removed == 2, "prune to one entry removed %zu, want 2", removed);
-    expect_only((const char *const[]){c}, 1, "pruned to the most recently used");
+    expect_only((const char *const[]){c.name}, 1, "pruned to the most recently used");
     ck_assert_int_eq(clops_cache_prune(&removed), CLOPS_SUCCESS);
     ck_assert_msg(removed == 0, "second prune removed %zu, want 0", removed);
 
@@ -183,8 +170,7 @@ START_TEST(test_prune_and_clear_counts)
     ck_assert_msg(removed == 0, "clearing an empty cache removed %zu", removed);
     ck_assert_int_eq(clops_cache_clear_all(NULL), CLOPS_SUCCESS);
     ck_assert_int_eq(clops_cache_prune(NULL), CLOPS_SUCCESS);
-    clops_context *ctx = new_ctx();
-    check_case(ctx, &CASE_A, CLOPS_BACKEND_OPENCL, "compiled", "after clear");
+    check_fresh(&CASE_A, "compiled", "after clear");
 }
 END_TEST
 
@@ -196,10 +182,7 @@ START_TEST(test_export_import)
     make_pack(names);
     char pack[PATH_MAX + 32];
     pack_path(pack, sizeof pack);
-    size_t n = 0;
-    clops_status st = clops_cache_import_pack(pack, &n);
-    ck_assert_msg(st == CLOPS_SUCCESS && n == 2, "clops_cache_import_pack: %s (%s), %zu entries, want 2",
-                  clops_status_name(st), clops_last_error_message(), n);
+    expect_pack_call(clops_cache_import_pack, pack, 2, "clops_cache_import_pack");
     expect_only((const char *const[]){names[0], names[1]}, 2, "imported");
     expect_clean_cache(2, "imported");
     clops_context *ctx = new_ctx();
@@ -209,7 +192,7 @@ START_TEST(test_export_import)
 
     /* importing the same entries again installs nothing and says they were there */
     clops_pack_report r;
-    st = clops_cache_import_pack_report(pack, &r);
+    clops_status st = clops_cache_import_pack_report(pack, &r);
     ck_assert_msg(st == CLOPS_SUCCESS && r.entries == 2 && r.imported == 0 && r.duplicates == 2 && r.rejected == 0 &&
                       r.other_device == 0 && r.over_limit == 0,
                   "re-import: %s, %zu entries, %zu imported, %zu duplicates", clops_status_name(st), r.entries,
@@ -217,26 +200,22 @@ START_TEST(test_export_import)
     expect_clean_cache(2, "re-imported");
 
     /* an empty cache exports an empty pack, which imports as nothing */
+    size_t n = 0;
     ck_assert_int_eq(clops_cache_clear_all(&n), CLOPS_SUCCESS);
     char empty[PATH_MAX + 32];
     snprintf(empty, sizeof empty, "%s/empty.pack", g_root);
-    st = clops_cache_export_pack(empty, &n);
-    ck_assert_msg(st == CLOPS_SUCCESS && n == 0, "empty export: %s, %zu", clops_status_name(st), n);
-    st = clops_cache_import_pack(empty, &n);
-    ck_assert_msg(st == CLOPS_SUCCESS && n == 0, "empty import: %s, %zu", clops_status_name(st), n);
+    expect_pack_call(clops_cache_export_pack, empty, 0, "empty export");
+    expect_pack_call(clops_cache_import_pack, empty, 0, "empty import");
     expect_clean_cache(0, "empty pack");
 
     /* export skips invalid entries */
-    st = clops_cache_import_pack(pack, &n);
-    ck_assert_int_eq(st, CLOPS_SUCCESS);
+    expect_pack_call(clops_cache_import_pack, pack, 2, "import again");
     char bad[PATH_MAX + 64];
     snprintf(bad, sizeof bad, "%s/00000000deadbeef.bin", g_dir);
     write_all(bad, "CLOPSBIN garbage", 16);
     char again[PATH_MAX + 32];
     snprintf(again, sizeof again, "%s/again.pack", g_root);
-    st = clops_cache_export_pack(again, &n);
-    ck_assert_msg(st == CLOPS_SUCCESS && n == 2, "export with an invalid entry: %s, %zu entries, want 2",
-                  clops_status_name(st), n);
+    expect_pack_call(clops_cache_export_pack, again, 2, "export with an invalid entry");
 
     ck_assert_int_eq(clops_cache_export_pack(NULL, &n), CLOPS_ERROR_NULL_ARGUMENT);
     ck_assert_int_eq(clops_cache_import_pack(NULL, &n), CLOPS_ERROR_NULL_ARGUMENT);
@@ -317,8 +296,7 @@ START_TEST(test_bad_pack)
     ck_assert_msg(n == 12345, "a failed import wrote the count %zu", n);
     /* nothing of a rejected pack is installed, not even its good entries */
     expect_clean_cache(0, pack_names[kind]);
-    clops_context *ctx = new_ctx();
-    check_case(ctx, &CASE_A, CLOPS_BACKEND_OPENCL, "compiled", "after a rejected pack");
+    check_fresh(&CASE_A, "compiled", "after a rejected pack");
 }
 END_TEST
 
@@ -349,12 +327,11 @@ END_TEST
  * "disabled:" line is rewritten): loaded from disk, run on the device. */
 START_TEST(test_no_compiler_crafted_entry)
 {
-    char a[32];
-    build_and_name(&CASE_A, a, sizeof a, NULL, "warming");
+    const built_entry a = build_entry(&CASE_A, "warming");
     listing l;
     list_entries(&l);
     size_t klen;
-    const char *key = listed_key(&l, a, &klen);
+    const char *key = listed_key(&l, a.name, &klen);
     const char *line = memmem(key, klen, "\ndisabled: \n", 12);
     ck_assert_msg(line != NULL, "the key has no empty \"disabled:\" line");
     const size_t head = (size_t)(line - key) + 11, nk = klen + strlen("compiler");
@@ -362,10 +339,8 @@ START_TEST(test_no_compiler_crafted_entry)
     memcpy(k2, key, head);
     memcpy(k2 + head, "compiler", 8);
     memcpy(k2 + head + 8, key + head, klen - head);
-    char pa[PATH_MAX + 64];
-    entry_file(a, pa, sizeof pa);
     size_t len;
-    unsigned char *data = read_all(pa, &len);
+    unsigned char *data = read_all(a.path, &len);
     clops_cache_config cfg;
     clops_cache_config_from_env(&cfg);
     clops_cache_store(&cfg, k2, nk, data + ENTRY_HEADER_BYTES + klen, len - ENTRY_HEADER_BYTES - klen);
@@ -398,9 +373,7 @@ START_TEST(test_no_compiler_warm_cache)
         make_pack(names);
         pack_path(pack, sizeof pack);
         setenv("CLOPS_DISABLE", "compiler", 1);
-        size_t n = 0;
-        clops_status st = clops_cache_import_pack(pack, &n);
-        ck_assert_msg(st == CLOPS_SUCCESS && n == 2, "import: %s, %zu", clops_status_name(st), n);
+        expect_pack_call(clops_cache_import_pack, pack, 2, "import");
     } else {
         clops_context *ctx = new_ctx();
         check_case(ctx, &CASE_A, CLOPS_BACKEND_OPENCL, "compiled", "warming with a compiler");
@@ -417,22 +390,7 @@ END_TEST
 
 /* ---- injected file-system faults ------------------------------------------------------------------------- */
 
-static int g_calls;
-
-static ssize_t write_enospc(int fd, const void *buf, size_t n)
-{
-    (void)fd, (void)buf, (void)n;
-    errno = ENOSPC;
-    return -1;
-}
-
-static ssize_t write_half_then_enospc(int fd, const void *buf, size_t n)
-{
-    if (g_calls++ == 0)
-        return clops_cl_real.io_write(fd, buf, n > 1 ? n / 2 : n);
-    errno = ENOSPC;
-    return -1;
-}
+/* write_enospc and write_half_then_enospc are the fixture's (cache_fixture.h). */
 
 static ssize_t write_zero(int fd, const void *buf, size_t n)
 {
@@ -529,36 +487,21 @@ START_TEST(test_fault)
 
     /* the seam restored: the same programs compile (nothing was cached) and are stored */
     clops_cl = clops_cl_real;
-    ctx = new_ctx();
-    check_case(ctx, &CASE_A, CLOPS_BACKEND_OPENCL, "compiled", "after the fault");
+    check_fresh(&CASE_A, "compiled", "after the fault");
     expect_clean_cache(1, "after the fault");
 }
 END_TEST
 
 /* ---- what an export writes over ------------------------------------------------------------------------------ */
 
-/* Temporary files (".tmp-*") in the pack's directory. */
-static int temps_in_root(void)
-{
-    int n = 0;
-    DIR *d = opendir(g_root);
-    ck_assert_msg(d != NULL, "opendir(%s): %s", g_root, strerror(errno));
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        n += strncmp(e->d_name, ".tmp-", 5) == 0;
-    closedir(d);
-    return n;
-}
-
 /* A failed export leaves the old pack byte for byte; a FIFO in place of the pack is refused, not replaced. */
 START_TEST(test_export_keeps_target)
 {
-    char name[32];
-    build_and_name(&CASE_A, name, sizeof name, NULL, "export: A");
+    build_entry(&CASE_A, "export: A");
     char pack[PATH_MAX + 32];
     pack_path(pack, sizeof pack);
+    expect_pack_call(clops_cache_export_pack, pack, 1, "export: A");
     size_t n = 0;
-    ck_assert_int_eq(clops_cache_export_pack(pack, &n), CLOPS_SUCCESS);
-    ck_assert_uint_eq(n, 1);
     size_t old_len, new_len;
     unsigned char *old = read_all(pack, &old_len);
 
@@ -571,7 +514,7 @@ START_TEST(test_export_keeps_target)
     ck_assert_msg(new_len == old_len && memcmp(now, old, old_len) == 0, "a failed export changed the old pack");
     free(now);
     free(old);
-    ck_assert_int_eq(temps_in_root(), 0);
+    ck_assert_int_eq(temps_in(g_root, NULL, 0), 0);
 
     char fifo[PATH_MAX + 32];
     snprintf(fifo, sizeof fifo, "%s/pack.fifo", g_root);
@@ -580,7 +523,7 @@ START_TEST(test_export_keeps_target)
     ck_assert_msg(st == CLOPS_ERROR_CACHE_IO, "export to a FIFO: %s, want CLOPS_ERROR_CACHE_IO", clops_status_name(st));
     struct stat sb;
     ck_assert_msg(stat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode), "the FIFO was replaced");
-    ck_assert_int_eq(temps_in_root(), 0);
+    ck_assert_int_eq(temps_in(g_root, NULL, 0), 0);
 }
 END_TEST
 

@@ -18,12 +18,6 @@
 
 /* ---- tuning database ------------------------------------------------------------------------------------------ */
 
-static void tune_file_path(const clops_context *ctx, char *out, size_t size)
-{
-    snprintf(out, size, "%s/tune-%016llx.txt", g_dir,
-             (unsigned long long)clops_fnv1a(CLOPS_FNV_SEED, ctx->identity, strlen(ctx->identity)));
-}
-
 /* The case's operator: its local size, origin and build options. */
 typedef struct op_choice {
     char origin[16];
