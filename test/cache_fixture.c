@@ -263,6 +263,20 @@ const char *listed_key(const listing *l, const char *file, size_t *len)
     return NULL;
 }
 
+/* clops_cache_list_entries() visits `n` files, of which `invalid` do not parse
+ * and `misnamed` parse but are not named after their key's hash. */
+void expect_listing(size_t n, size_t invalid, size_t misnamed, const char *label)
+{
+    listing l;
+    list_entries(&l);
+    ck_assert_msg(l.n == n, "%s: clops_cache_list_entries visited %zu entries, want %zu", label, l.n, n);
+    ck_assert_msg(l.invalid == invalid, "%s: %zu entries do not parse (key NULL), want %zu", label, l.invalid,
+                  invalid);
+    ck_assert_msg(l.misnamed == misnamed, "%s: %zu entries are not named after their key's hash, want %zu", label,
+                  l.misnamed, misnamed);
+    listing_free(&l);
+}
+
 /* The directory holds exactly `want` entries, each of which parses (key read
  * back), is named after its key's hash, and no temporary file is left. */
 void expect_clean_cache(int want, const char *label)
@@ -270,14 +284,8 @@ void expect_clean_cache(int want, const char *label)
     dir_scan s = scan_dir();
     ck_assert_msg(s.entries == want, "%s: %d entries in %s, want %d", label, s.entries, g_dir, want);
     ck_assert_msg(s.temps == 0, "%s: %d temporary files left in %s", label, s.temps, g_dir);
-    if (!s.present)
-        return;
-    listing l;
-    list_entries(&l);
-    ck_assert_msg(l.n == (size_t)want, "%s: clops_cache_list_entries visited %zu entries, want %d", label, l.n, want);
-    ck_assert_msg(l.invalid == 0, "%s: %zu entries do not parse (key NULL)", label, l.invalid);
-    ck_assert_msg(l.misnamed == 0, "%s: %zu entries are not named after their key's hash", label, l.misnamed);
-    listing_free(&l);
+    if (s.present)
+        expect_listing((size_t)want, 0, 0, label);
 }
 
 /* ---- operator cases ---------------------------------------------------------------------------- */

@@ -88,6 +88,9 @@ void list_cb(void *user, const char *file, uint64_t bytes, long long last_used, 
 void list_entries(listing *l);
 void listing_free(listing *l);
 const char *listed_key(const listing *l, const char *file, size_t *len);
+/* clops_cache_list_entries() visits `n` files, of which `invalid` do not parse
+ * and `misnamed` parse but are not named after their key's hash. */
+void expect_listing(size_t n, size_t invalid, size_t misnamed, const char *label);
 /* The directory holds exactly `want` entries, each of which parses (key read
  * back), is named after its key's hash, and no temporary file is left. */
 void expect_clean_cache(int want, const char *label);

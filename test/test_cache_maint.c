@@ -434,39 +434,47 @@ static ssize_t write_after_rmdir(int fd, const void *buf, size_t n)
     return clops_cl_real.io_write(fd, buf, n);
 }
 
-enum {
-    FAULT_WRITE,
-    FAULT_SHORT_WRITE,
-    FAULT_WRITE_ZERO,
-    FAULT_RENAME,
-    FAULT_FSYNC,
-    FAULT_CREATE,
-    FAULT_MKDIR,
-    FAULT_VANISH,
-    FAULT_CASES
+/* One injected fault: the seam calls it replaces (NULL: the real one). */
+typedef struct fault_case {
+    const char *name;
+    ssize_t (*io_write)(int fd, const void *buf, size_t n);
+    int (*io_rename)(const char *from, const char *to);
+    int (*io_fsync)(int fd);
+    int (*io_create)(const char *path, mode_t mode);
+    int (*io_mkdir)(const char *path, mode_t mode);
+    int counts;          /* the fault counts its calls in g_calls: the test must reach it */
+    int removes_dir;     /* the cache directory is gone afterwards */
+} fault_case;
+
+static const fault_case faults[] = {
+    {"write fails (ENOSPC)", .io_write = write_enospc},
+    {"half written, then ENOSPC", .io_write = write_half_then_enospc, .counts = 1},
+    {"write returns 0", .io_write = write_zero},
+    {"rename fails (ENOENT)", .io_rename = rename_enoent},
+    {"fsync fails (EIO)", .io_fsync = fsync_eio},
+    {"creating the temporary file fails (ENOSPC)", .io_create = create_enospc},
+    {"mkdir fails (EACCES)", .io_mkdir = mkdir_eacces},
+    {"directory removed mid-write", .io_write = write_after_rmdir, .counts = 1, .removes_dir = 1},
 };
-static const char *const fault_names[FAULT_CASES] = {
-    "write fails (ENOSPC)", "half written, then ENOSPC", "write returns 0", "rename fails (ENOENT)",
-    "fsync fails (EIO)", "creating the temporary file fails (ENOSPC)", "mkdir fails (EACCES)",
-    "directory removed mid-write"};
+#define FAULT_CASES (int)(sizeof faults / sizeof faults[0])
 
 START_TEST(test_fault)
 {
-    const int kind = _i;
+    const fault_case *f = &faults[_i];
+    const char *label = f->name;
     g_calls = 0;
-    switch (kind) {
-    case FAULT_WRITE: clops_cl.io_write = write_enospc; break;
-    case FAULT_SHORT_WRITE: clops_cl.io_write = write_half_then_enospc; break;
-    case FAULT_WRITE_ZERO: clops_cl.io_write = write_zero; break;
-    case FAULT_RENAME: clops_cl.io_rename = rename_enoent; break;
-    case FAULT_FSYNC: clops_cl.io_fsync = fsync_eio; break;
-    case FAULT_CREATE: clops_cl.io_create = create_enospc; break;
-    case FAULT_MKDIR: clops_cl.io_mkdir = mkdir_eacces; break;
-    case FAULT_VANISH: clops_cl.io_write = write_after_rmdir; break;
-    }
-    const char *label = fault_names[(unsigned)kind % FAULT_CASES];
+    if (f->io_write)
+        clops_cl.io_write = f->io_write;
+    if (f->io_rename)
+        clops_cl.io_rename = f->io_rename;
+    if (f->io_fsync)
+        clops_cl.io_fsync = f->io_fsync;
+    if (f->io_create)
+        clops_cl.io_create = f->io_create;
+    if (f->io_mkdir)
+        clops_cl.io_mkdir = f->io_mkdir;
     clops_context *ctx = new_ctx();
-    if (kind == FAULT_MKDIR)
+    if (f->io_mkdir)
         ck_assert_msg(strncmp(clops_context_cache_status(ctx), "unavailable", 11) == 0 &&
                           strstr(clops_context_cache_status(ctx), strerror(EACCES)),
                       "mkdir failing: cache status \"%s\"", clops_context_cache_status(ctx));
@@ -476,12 +484,12 @@ START_TEST(test_fault)
     check_case(ctx, &CASE_A, CLOPS_BACKEND_OPENCL, "compiled", label);
     check_case(ctx, &CASE_D, CLOPS_BACKEND_OPENCL, "compiled", label);
     check_case(ctx, &CASE_A, CLOPS_BACKEND_OPENCL, "in-process", label);
-    if (kind == FAULT_SHORT_WRITE || kind == FAULT_VANISH)
+    if (f->counts)
         ck_assert_msg(g_calls > 0, "%s: the fault was never reached", label);
     dir_scan s = scan_dir();
     ck_assert_msg(s.entries == 0 && s.temps == 0, "%s: %d entries and %d temporary files left", label, s.entries,
                   s.temps);
-    if (kind == FAULT_VANISH)
+    if (f->removes_dir)
         ck_assert_msg(!s.present, "the removed directory came back");
     drop_ctx(ctx);
 

@@ -170,34 +170,95 @@ START_TEST(test_tune_quick)
 }
 END_TEST
 
-enum {
-    TUNE_VALID,
-    TUNE_VALID_TUNE_OFF,
-    TUNE_GARBAGE,
-    TUNE_WRONG_DEVICE,
-    TUNE_WRONG_MAGIC,
-    TUNE_GARBAGE_LINES,
-    TUNE_OVERLONG_LINE,
-    TUNE_LOCAL_ZERO,
-    TUNE_CHUNK_ZERO,
-    TUNE_CHUNK_TEXT,
-    TUNE_LOCAL_TOO_BIG,
-    TUNE_FOUR_FIELDS,
-    TUNE_LOCAL_FOUR,
-    TUNE_TRUNCATED,
-    TUNE_EMPTY,
-    TUNE_CASES
+/* What a context makes of a tuning database file. */
+enum { USES_HEURISTIC, USES_TUNED, LOCAL_REFUSED /* the line parses; the scheduler refuses its local size */ };
+
+/* Database files. In `text`, "@D" stands for the device's name, "@K" for the
+ * variant's key, "@L" for a valid line for it (chunk 64, local size 1,16,1),
+ * "@X" for 2,099 x's and "@R" for 600 random bytes without a NUL. */
+typedef struct tune_case {
+    const char *name, *text;
+    int expect;
+    int tune_off; /* CLOPS_TUNE=off while the context reads the file */
+} tune_case;
+
+static const tune_case tune_cases[] = {
+    {"valid database", "clops-tune 1\ndevice @D\n@L", USES_TUNED, 0},
+    {"valid, CLOPS_TUNE=off", "clops-tune 1\ndevice @D\n@L", USES_HEURISTIC, 1},
+    {"binary garbage", "@R", USES_HEURISTIC, 0},
+    {"another device's name", "clops-tune 1\ndevice @D-other\n@L", USES_HEURISTIC, 0},
+    {"another format version", "clops-tune 2\ndevice @D\n@L", USES_HEURISTIC, 0},
+    /* malformed lines are skipped one by one */
+    {"garbage lines around",
+     "clops-tune 1\ndevice @D\n\x01\x02 garbage\n\t\t\t\t\n@K not\ta\tline\n@Lmore garbage\t1\t2\n", USES_TUNED, 0},
+    {"an overlong line first", "clops-tune 1\ndevice @D\n@X\t1\t1,1,1\t1\t1\n@L", USES_TUNED, 0},
+    {"local size 0", "clops-tune 1\ndevice @D\n@K\t64\t0,16,1\t1\t1\n", USES_HEURISTIC, 0},
+    {"chunk 0", "clops-tune 1\ndevice @D\n@K\t0\t1,16,1\t1\t1\n", USES_HEURISTIC, 0},
+    {"chunk not a number", "clops-tune 1\ndevice @D\n@K\t64x\t1,16,1\t1\t1\n", USES_HEURISTIC, 0},
+    {"local size past the device's", "clops-tune 1\ndevice @D\n@K\t64\t65536,1,1\t1\t1\n", LOCAL_REFUSED, 0},
+    {"four fields", "clops-tune 1\ndevice @D\n@K\t64\t1,16,1\t1\n", USES_HEURISTIC, 0},
+    {"four local sizes", "clops-tune 1\ndevice @D\n@K\t64\t1,16,1,1\t1\t1\n", USES_HEURISTIC, 0},
+    {"truncated line", "clops-tune 1\ndevice @D\n@K\t64\t1,1", USES_HEURISTIC, 0},
+    {"empty file", "", USES_HEURISTIC, 0},
 };
-static const char *const tune_names[TUNE_CASES] = {
-    "valid database",           "valid, CLOPS_TUNE=off",   "binary garbage",        "another device's name",
-    "another format version",   "garbage lines around",    "an overlong line first", "local size 0",
-    "chunk 0",                  "chunk not a number",      "local size past the device's", "four fields",
-    "four local sizes",         "truncated line",          "empty file"};
+#define TUNE_CASES (int)(sizeof tune_cases / sizeof tune_cases[0])
+
+/* Appends `n` bytes to the text being built in out[0..size). */
+static void append(char *out, size_t size, size_t *len, const char *s, size_t n)
+{
+    ck_assert_msg(*len + n < size, "test bug: tuning database text longer than %zu bytes", size);
+    memcpy(out + *len, s, n);
+    *len += n;
+    out[*len] = '\0';
+}
+
+/* A tune_case's text with its placeholders filled in. */
+static void fill_text(const char *tmpl, const char *device, const char *key, const char *line, char *out, size_t size)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (const char *t = tmpl; *t; t++) {
+        char buf[2100];
+        const char *s = t;
+        size_t n = 1;
+        if (t[0] == '@' && t[1]) {
+            switch (*++t) {
+            case 'D':
+                s = device;
+                n = strlen(device);
+                break;
+            case 'K':
+                s = key;
+                n = strlen(key);
+                break;
+            case 'L':
+                s = line;
+                n = strlen(line);
+                break;
+            case 'X':
+                n = sizeof buf - 1;
+                memset(buf, 'x', n);
+                s = buf;
+                break;
+            case 'R':
+                n = 600;
+                tc_fill_random((unsigned char *)buf, n, 3);
+                for (size_t i = 0; i < n; i++)
+                    buf[i] = buf[i] ? buf[i] : '\n';
+                s = buf;
+                break;
+            default:
+                ck_abort_msg("test bug: placeholder @%c", *t);
+            }
+        }
+        append(out, size, &len, s, n);
+    }
+}
 
 START_TEST(test_tune_database_file)
 {
-    const int kind = _i;
-    const char *label = tune_names[kind];
+    const tune_case *tc = &tune_cases[_i];
+    const char *label = tc->name;
     /* the untuned choice, and the variant's key */
     setenv("CLOPS_TUNE", "off", 1);
     clops_context *ctx = new_ctx();
@@ -215,78 +276,18 @@ START_TEST(test_tune_database_file)
     char line[CLOPS_OPTIONS_MAX + 64], text[8192];
     snprintf(line, sizeof line, "%s\t%u\t%zu,%zu,%zu\t12.500\t10.000\n", base.tune_key, chunk, local[0], local[1],
              local[2]);
-    const char *k = base.tune_key;
-    int tuned = 0;
-    switch (kind) {
-    case TUNE_VALID:
-        snprintf(text, sizeof text, "clops-tune 1\ndevice %s\n%s", device, line);
-        tuned = 1;
-        break;
-    case TUNE_VALID_TUNE_OFF:
-        snprintf(text, sizeof text, "clops-tune 1\ndevice %s\n%s", device, line);
+    fill_text(tc->text, device, base.tune_key, line, text, sizeof text);
+    if (tc->tune_off)
         setenv("CLOPS_TUNE", "off", 1);
-        break;
-    case TUNE_GARBAGE: {
-        unsigned char junk[600];
-        tc_fill_random(junk, sizeof junk, 3);
-        for (size_t i = 0; i < sizeof junk; i++)
-            text[i] = junk[i] ? (char)junk[i] : '\n';
-        text[sizeof junk] = '\0';
-        break;
-    }
-    case TUNE_WRONG_DEVICE:
-        snprintf(text, sizeof text, "clops-tune 1\ndevice %s-other\n%s", device, line);
-        break;
-    case TUNE_WRONG_MAGIC:
-        snprintf(text, sizeof text, "clops-tune 2\ndevice %s\n%s", device, line);
-        break;
-    case TUNE_GARBAGE_LINES:
-        snprintf(text, sizeof text, "clops-tune 1\ndevice %s\n\x01\x02 garbage\n\t\t\t\t\n%s not\ta\tline\n%s"
-                 "more garbage\t1\t2\n", device, k, line);
-        tuned = 1; /* malformed lines are skipped one by one */
-        break;
-    case TUNE_OVERLONG_LINE: {
-        char longline[2100];
-        memset(longline, 'x', sizeof longline - 1);
-        longline[sizeof longline - 1] = '\0';
-        snprintf(text, sizeof text, "clops-tune 1\ndevice %s\n%s\t1\t1,1,1\t1\t1\n%s", device, longline, line);
-        tuned = 1;
-        break;
-    }
-    case TUNE_LOCAL_ZERO:
-        snprintf(text, sizeof text, "clops-tune 1\ndevice %s\n%s\t%u\t0,16,1\t1\t1\n", device, k, chunk);
-        break;
-    case TUNE_CHUNK_ZERO:
-        snprintf(text, sizeof text, "clops-tune 1\ndevice %s\n%s\t0\t1,16,1\t1\t1\n", device, k);
-        break;
-    case TUNE_CHUNK_TEXT:
-        snprintf(text, sizeof text, "clops-tune 1\ndevice %s\n%s\t64x\t1,16,1\t1\t1\n", device, k);
-        break;
-    case TUNE_LOCAL_TOO_BIG:
-        snprintf(text, sizeof text, "clops-tune 1\ndevice %s\n%s\t%u\t65536,1,1\t1\t1\n", device, k, chunk);
-        break;
-    case TUNE_FOUR_FIELDS:
-        snprintf(text, sizeof text, "clops-tune 1\ndevice %s\n%s\t%u\t1,16,1\t1\n", device, k, chunk);
-        break;
-    case TUNE_LOCAL_FOUR:
-        snprintf(text, sizeof text, "clops-tune 1\ndevice %s\n%s\t%u\t1,16,1,1\t1\t1\n", device, k, chunk);
-        break;
-    case TUNE_TRUNCATED:
-        snprintf(text, sizeof text, "clops-tune 1\ndevice %s\n%s\t%u\t1,1", device, k, chunk);
-        break;
-    case TUNE_EMPTY:
-        text[0] = '\0';
-        break;
-    }
     write_all(path, text, strlen(text));
     ctx = new_ctx();
     const op_choice got = choose(ctx, &CASE_T, label);
     drop_ctx(ctx);
-    if (tuned) {
+    if (tc->expect == USES_TUNED) {
         expect_tuned(&got, chunk, local, label);
-    } else if (kind == TUNE_LOCAL_TOO_BIG) {
-        /* The line parses; the scheduler refuses its local size and picks its own
-         * (the line's chunk length, a valid one, is still used). */
+    } else if (tc->expect == LOCAL_REFUSED) {
+        /* The scheduler picks its own local size (the line's chunk length, a
+         * valid one, is still used). */
         ck_assert_msg(strcmp(got.origin, "heuristic") == 0 && memcmp(got.local, base.local, sizeof got.local) == 0,
                       "%s: local %zu,%zu,%zu (%s), want the heuristic's %zu,%zu,%zu", label, got.local[0],
                       got.local[1], got.local[2], got.origin, base.local[0], base.local[1], base.local[2]);
