@@ -147,13 +147,9 @@ START_TEST(test_corrupt_entry)
     case CORRUPT_VERSION:
         put_le(data + 8, 2, 4);
         break;
-    case CORRUPT_LENGTH: {
-        uint64_t plen = 0;
-        for (int i = 7; i >= 0; i--)
-            plen = plen << 8 | data[16 + i];
-        put_le(data + 16, plen + 1, 8);
+    case CORRUPT_LENGTH:
+        put_le(data + 16, clops_get_u64(data + 16) + 1, 8);
         break;
-    }
     case CORRUPT_APPENDED:
         data = realloc(data, len + 5);
         ck_assert(data != NULL);
@@ -247,9 +243,7 @@ START_TEST(test_stale_key_version)
     const built_entry a = build_entry(&CASE_A, "warming");
     size_t len;
     unsigned char *data = read_all(a.path, &len);
-    uint32_t klen = 0;
-    for (int i = 3; i >= 0; i--)
-        klen = klen << 8 | data[12 + i];
+    const uint32_t klen = clops_get_u32(data + 12);
     char *key = (char *)data + ENTRY_HEADER_BYTES;
     char *ver = memmem(key, klen, "\nclops " CLOPS_VERSION_STRING "\n", strlen(CLOPS_VERSION_STRING) + 8);
     ck_assert_msg(ver != NULL, "the key has no \"clops %s\" line", CLOPS_VERSION_STRING);

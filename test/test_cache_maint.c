@@ -247,9 +247,7 @@ START_TEST(test_bad_pack)
     pack_path(pack, sizeof pack);
     size_t len;
     unsigned char *data = read_all(pack, &len);
-    uint64_t len1 = 0;
-    for (int i = 7; i >= 0; i--)
-        len1 = len1 << 8 | data[16 + i];
+    const uint64_t len1 = clops_get_u64(data + 16);
     const size_t second = 16 + 8 + (size_t)len1 + 8; /* the second entry's first byte */
     ck_assert_msg(memcmp(data, "CLOPSPAK", 8) == 0 && second < len, "unexpected pack layout");
     size_t new_len = len;
