@@ -515,4 +515,28 @@ static inline void tc_check_all_paths(const clops_operator_desc *desc, const tc_
     tc_check_all_paths_status(desc, b, CLOPS_SUCCESS, want, want, esize, label);
 }
 
+/* ---- dupd ---- */
+
+/* For a test that needs an OpenCL device: 1 when there is none (it says on
+ * stderr that `test` was skipped; the caller returns), else 0. */
+static inline int tc_skip_without_device(const char *test)
+{
+    if (tc_dev_ctx)
+        return 0;
+    fprintf(stderr, "SKIP %s: no OpenCL device\n", test);
+    return 1;
+}
+
+/* Releases `n` cl_mem objects; NULL ones are skipped. */
+static inline void tc_release_mems(const cl_mem *mems, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (mems[i])
+            clReleaseMemObject(mems[i]);
+}
+
+/* TC_RELEASE_MEMS(a, b, ...) releases the cl_mem objects a, b, ... */
+#define TC_RELEASE_MEMS(...)                                                                                           \
+    tc_release_mems((const cl_mem[]){__VA_ARGS__}, sizeof((const cl_mem[]){__VA_ARGS__}) / sizeof(cl_mem))
+
 #endif /* CLOPS_TEST_COMMON_H */

@@ -71,15 +71,36 @@ static void expect_status(clops_status st, clops_status want, const char *what)
                   clops_status_name(want));
 }
 
+/* Prepares case `c` into *p and returns an operator for it on `ctx`. */
+static clops_operator *prepared_operator(tc_prepared *p, const tc_case *c, clops_context *ctx)
+{
+    ck_assert_int_eq(tc_prepare(p, c, tc_seed_of(c->name)), 0);
+    clops_operator *op = NULL;
+    expect_status(clops_operator_create(ctx, &p->desc, &op), CLOPS_SUCCESS, "create");
+    return op;
+}
+
+/* The run's cl_mem buffers on g_cl: the input and the indices (NULL when the
+ * operator has none) hold p's data, the output p's sentinel. */
+static clops_buffers upload(const tc_prepared *p)
+{
+    cl_int err;
+    clops_buffers b = {NULL, NULL, NULL};
+    b.input = clCreateBuffer(g_cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, p->bufs.in_bytes, p->in, &err);
+    if (p->bufs.idx_bytes)
+        b.indices = clCreateBuffer(g_cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, p->bufs.idx_bytes, p->idx, &err);
+    b.output = clCreateBuffer(g_cl, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, p->bufs.out_bytes, p->sentinel, &err);
+    ck_assert(b.input && (b.indices || !p->bufs.idx_bytes) && b.output);
+    return b;
+}
+
 /* execute_host on an in-order queue held by a command that never starts: the
  * deadline ends the wait, the message names the device, the output is untouched;
  * once the queue moves again the same operator gives the right bytes. */
 START_TEST(execute_host_times_out)
 {
     tc_prepared p;
-    ck_assert_int_eq(tc_prepare(&p, &D2S, tc_seed_of(D2S.name)), 0);
-    clops_operator *op = NULL;
-    expect_status(clops_operator_create(g_ctx, &p.desc, &op), CLOPS_SUCCESS, "create");
+    clops_operator *op = prepared_operator(&p, &D2S, g_ctx);
     void *out = tc_memdup(p.sentinel, p.bufs.out_bytes);
     cl_event u = user_event();
     ck_assert_int_eq(clEnqueueMarkerWithWaitList(g_queue, 1, &u, NULL), CL_SUCCESS);
@@ -105,27 +126,21 @@ END_TEST
 START_TEST(last_status_times_out)
 {
     tc_prepared p;
-    ck_assert_int_eq(tc_prepare(&p, &UNPOOL, tc_seed_of(UNPOOL.name)), 0);
-    clops_operator *op = NULL;
-    expect_status(clops_operator_create(g_ctx, &p.desc, &op), CLOPS_SUCCESS, "create");
-    cl_int err;
-    cl_mem in = clCreateBuffer(g_cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, p.bufs.in_bytes, p.in, &err);
-    cl_mem idx = clCreateBuffer(g_cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, p.bufs.idx_bytes, p.idx, &err);
-    cl_mem out = clCreateBuffer(g_cl, CL_MEM_READ_WRITE, p.bufs.out_bytes, NULL, &err);
-    ck_assert(in && idx && out);
+    clops_operator *op = prepared_operator(&p, &UNPOOL, g_ctx);
+    const clops_buffers b = upload(&p);
     cl_event u = user_event(), done = NULL;
-    expect_status(clops_operator_execute(op, &(clops_buffers){in, idx, out}, 1, &u, &done), CLOPS_SUCCESS,
-                  "execute behind a user event");
+    expect_status(clops_operator_execute(op, &b, 1, &u, &done), CLOPS_SUCCESS, "execute behind a user event");
     expect_status(clops_operator_last_status(op), CLOPS_ERROR_DEVICE_TIMEOUT, "last_status before the event");
     ck_assert_int_eq(clSetUserEventStatus(u, CL_COMPLETE), CL_SUCCESS);
     expect_status(clops_operator_last_status(op), CLOPS_SUCCESS, "last_status after the event");
     void *got = tc_malloc(p.bufs.out_bytes);
-    ck_assert_int_eq(clEnqueueReadBuffer(g_queue, out, CL_TRUE, 0, p.bufs.out_bytes, got, 1, &done, NULL), CL_SUCCESS);
+    ck_assert_int_eq(clEnqueueReadBuffer(g_queue, b.output, CL_TRUE, 0, p.bufs.out_bytes, got, 1, &done, NULL),
+                     CL_SUCCESS);
     ck_assert_msg(memcmp(got, p.want, p.bufs.out_bytes) == 0, "wrong result after the wait");
     free(got);
     clReleaseEvent(done);
     clReleaseEvent(u);
-    clReleaseMemObject(in), clReleaseMemObject(idx), clReleaseMemObject(out);
+    tc_release_buffers(b.input, b.indices, b.output);
     clops_operator_free(op);
     tc_release(&p);
 }
@@ -137,23 +152,16 @@ static void failed_command(double timeout)
 {
     clops_context *ctx = context_with(timeout, 0, CLOPS_CACHE_POLICY_READ_WRITE);
     tc_prepared p;
-    ck_assert_int_eq(tc_prepare(&p, &UNPOOL, tc_seed_of(UNPOOL.name)), 0);
-    clops_operator *op = NULL;
-    expect_status(clops_operator_create(ctx, &p.desc, &op), CLOPS_SUCCESS, "create");
-    cl_int err;
-    cl_mem in = clCreateBuffer(g_cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, p.bufs.in_bytes, p.in, &err);
-    cl_mem idx = clCreateBuffer(g_cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, p.bufs.idx_bytes, p.idx, &err);
-    cl_mem out = clCreateBuffer(g_cl, CL_MEM_READ_WRITE, p.bufs.out_bytes, NULL, &err);
-    ck_assert(in && idx && out);
+    clops_operator *op = prepared_operator(&p, &UNPOOL, ctx);
+    const clops_buffers b = upload(&p);
     cl_event u = user_event();
-    expect_status(clops_operator_execute(op, &(clops_buffers){in, idx, out}, 1, &u, NULL), CLOPS_SUCCESS,
-                  "execute behind a user event");
+    expect_status(clops_operator_execute(op, &b, 1, &u, NULL), CLOPS_SUCCESS, "execute behind a user event");
     ck_assert_int_eq(clSetUserEventStatus(u, -1), CL_SUCCESS);
     expect_status(clops_operator_last_status(op), CLOPS_ERROR_DEVICE_LOST, "last_status after a failed event");
     ck_assert_msg(strstr(clops_last_error_message(), clops_context_device_name(ctx)) != NULL,
                   "the message \"%s\" does not name the device", clops_last_error_message());
     clReleaseEvent(u);
-    clReleaseMemObject(in), clReleaseMemObject(idx), clReleaseMemObject(out);
+    tc_release_buffers(b.input, b.indices, b.output);
     clops_operator_free(op);
     clops_context_free(ctx);
     tc_release(&p);
@@ -172,26 +180,22 @@ START_TEST(fallback_maps_time_out)
 {
     clops_context *ctx = context_with(TIMEOUT_SECONDS, CLOPS_CAPABILITY_COMPILER, CLOPS_CACHE_POLICY_OFF);
     tc_prepared p;
-    ck_assert_int_eq(tc_prepare(&p, &D2S, tc_seed_of(D2S.name)), 0);
-    clops_operator *op = NULL;
-    expect_status(clops_operator_create(ctx, &p.desc, &op), CLOPS_SUCCESS, "create");
+    clops_operator *op = prepared_operator(&p, &D2S, ctx);
     clops_operator_info info;
     clops_operator_get_info(op, &info);
     ck_assert_msg(info.backend == CLOPS_BACKEND_HOST, "without a compiler the operator should run on the host");
-    cl_int err;
-    cl_mem in = clCreateBuffer(g_cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, p.bufs.in_bytes, p.in, &err);
-    cl_mem out = clCreateBuffer(g_cl, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, p.bufs.out_bytes, p.sentinel, &err);
-    ck_assert(in && out);
+    const clops_buffers b = upload(&p);
     cl_event u = user_event();
-    expect_status(clops_operator_execute(op, &(clops_buffers){in, NULL, out}, 1, &u, NULL),
-                  CLOPS_ERROR_DEVICE_TIMEOUT, "fallback execute behind a user event");
+    expect_status(clops_operator_execute(op, &b, 1, &u, NULL), CLOPS_ERROR_DEVICE_TIMEOUT,
+                  "fallback execute behind a user event");
     ck_assert_int_eq(clSetUserEventStatus(u, CL_COMPLETE), CL_SUCCESS);
     void *got = tc_malloc(p.bufs.out_bytes);
-    ck_assert_int_eq(clEnqueueReadBuffer(g_queue, out, CL_TRUE, 0, p.bufs.out_bytes, got, 0, NULL, NULL), CL_SUCCESS);
+    ck_assert_int_eq(clEnqueueReadBuffer(g_queue, b.output, CL_TRUE, 0, p.bufs.out_bytes, got, 0, NULL, NULL),
+                     CL_SUCCESS);
     ck_assert_msg(memcmp(got, p.sentinel, p.bufs.out_bytes) == 0, "a timed-out fallback wrote the output");
     free(got);
     clReleaseEvent(u);
-    clReleaseMemObject(in), clReleaseMemObject(out);
+    tc_release_buffers(b.input, b.indices, b.output);
     clops_operator_free(op);
     clops_context_free(ctx);
     tc_release(&p);
@@ -204,9 +208,6 @@ int main(void)
     if (need >= 0) return need;
     Suite *s = suite_create("deadline");
     TCase *tc = tc_fixture_case(s, "deadline", setup, teardown);
-    tcase_add_test(tc, execute_host_times_out);
-    tcase_add_test(tc, last_status_times_out);
-    tcase_add_test(tc, failed_command_is_device_lost);
-    tcase_add_test(tc, fallback_maps_time_out);
+    TC_TESTS(tc, execute_host_times_out, last_status_times_out, failed_command_is_device_lost, fallback_maps_time_out);
     return tc_run_nofork(s);
 }

@@ -28,10 +28,11 @@
  * Environment: CLOPS_FAULTS_MAX_N (default 48) bounds N per function;
  * CLOPS_FAULTS_VERBOSE=1 prints each census (which calls an entry point makes).
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* nftw, for tc_rm_rf */
 #define CLOPS_CL_API_NO_MACROS /* this file calls the real OpenCL by name */
 
 #include "fault_engine.h"
+#include "test_fs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -269,28 +270,6 @@ static const char *const scenario_names[] = {"context create", "operator create"
 static char cold_root[256];
 static unsigned cold_serial;
 
-/* Removes a cache directory made for one cold run (entries, temporaries, itself). */
-static void remove_tree(const char *dir)
-{
-    DIR *dp = opendir(dir);
-    if (dp) {
-        struct dirent *e;
-        while ((e = readdir(dp)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            char path[512];
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            struct stat st;
-            if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
-                remove_tree(path);
-            else
-                unlink(path);
-        }
-        closedir(dp);
-    }
-    rmdir(dir);
-}
-
 /* A fallback operator: every clBuildProgram fails to build, on a cache-less context. */
 static clops_context *fallback_context(const op_data *d, clops_operator **op)
 {
@@ -415,7 +394,7 @@ static long run_once(scenario sc, const op_data *d, fn_id f, long at, int persis
                 unsetenv("CLOPS_CACHE_DIR");
             char run_dir[300];
             snprintf(run_dir, sizeof run_dir, "%s/run%u", cold_root, cold_serial - 1);
-            remove_tree(run_dir);
+            tc_rm_rf(run_dir);
         }
         break;
     }
@@ -632,7 +611,7 @@ START_TEST(test_operator_create_cold)
     ck_assert_msg(mkdtemp(cold_root) != NULL, "mkdtemp: %s", strerror(errno));
     sweep(SC_OPERATOR_COLD, &ops[cold_ops[_i]], cold_functions,
           (int)(sizeof cold_functions / sizeof cold_functions[0]));
-    remove_tree(cold_root);
+    tc_rm_rf(cold_root);
     report_problems(op_cases[cold_ops[_i]].name);
 }
 END_TEST
@@ -670,30 +649,17 @@ START_TEST(test_build_failure_without_log)
 }
 END_TEST
 
-START_TEST(test_execute_cl)
-{
-    if (!have_device())
-        return;
-    sweep(SC_EXECUTE_CL, &ops[_i], NULL, 0);
-    report_problems(op_cases[_i].name);
-}
-END_TEST
+/* Every execute scenario on every operator: _i is scenario * NUM_OPS + operator. */
+static const scenario execute_scenarios[] = {SC_EXECUTE_CL, SC_EXECUTE_FALLBACK, SC_EXECUTE_HOST};
+#define NUM_EXECUTE_RUNS (int)(sizeof execute_scenarios / sizeof execute_scenarios[0] * NUM_OPS)
 
-START_TEST(test_execute_fallback)
+START_TEST(test_execute)
 {
     if (!have_device())
         return;
-    sweep(SC_EXECUTE_FALLBACK, &ops[_i], NULL, 0);
-    report_problems(op_cases[_i].name);
-}
-END_TEST
-
-START_TEST(test_execute_host)
-{
-    if (!have_device())
-        return;
-    sweep(SC_EXECUTE_HOST, &ops[_i], NULL, 0);
-    report_problems(op_cases[_i].name);
+    const int op = _i % NUM_OPS;
+    sweep(execute_scenarios[_i / NUM_OPS], &ops[op], NULL, 0);
+    report_problems(op_cases[op].name);
 }
 END_TEST
 
@@ -712,9 +678,7 @@ static Suite *faults_suite(void)
 
     tc = tc_suite_case(s, "execute", 0);
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_loop_test(tc, test_execute_cl, 0, NUM_OPS);
-    tcase_add_loop_test(tc, test_execute_fallback, 0, NUM_OPS);
-    tcase_add_loop_test(tc, test_execute_host, 0, NUM_OPS);
+    tcase_add_loop_test(tc, test_execute, 0, NUM_EXECUTE_RUNS);
     return s;
 }
 

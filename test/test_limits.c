@@ -468,11 +468,23 @@ static uint64_t elements(const uint32_t s[4])
     return (uint64_t)s[0] * s[1] * s[2] * s[3];
 }
 
+/* big_round_trip of uint8 sizes `s` on the host backend, when the machine allows. */
+static void big_on_host(const char *what, const uint32_t s[4])
+{
+    if (big_case_allowed(what, 3 * elements(s)))
+        big_round_trip(tc_host_ctx, "the host backend", s);
+}
+
+/* The same on the OpenCL device: host input and output, and the device's copies of both. */
+static void big_on_device(const char *what, const uint32_t s[4])
+{
+    if (big_case_allowed(what, 9 * elements(s) / 2))
+        big_round_trip(tc_dev_ctx, clops_context_device_name(tc_dev_ctx), s);
+}
+
 START_TEST(test_past_2g_host)
 {
-    const uint64_t n = elements(over_2g);
-    if (big_case_allowed("uint8 past 2^31 elements on the host backend", 3 * n))
-        big_round_trip(tc_host_ctx, "the host backend", over_2g);
+    big_on_host("uint8 past 2^31 elements on the host backend", over_2g);
 }
 END_TEST
 
@@ -488,17 +500,13 @@ START_TEST(test_past_2g_device)
                 device_max_alloc(), n);
         return;
     }
-    /* Host input and output, and the device's copies of both. */
-    if (big_case_allowed("uint8 past 2^31 elements on the OpenCL device", 9 * n / 2))
-        big_round_trip(tc_dev_ctx, clops_context_device_name(tc_dev_ctx), over_2g);
+    big_on_device("uint8 past 2^31 elements on the OpenCL device", over_2g);
 }
 END_TEST
 
 START_TEST(test_past_4g_host)
 {
-    const uint64_t n = elements(over_4g);
-    if (big_case_allowed("uint8 past 2^32 elements on the host backend", 3 * n))
-        big_round_trip(tc_host_ctx, "the host backend", over_4g);
+    big_on_host("uint8 past 2^32 elements on the host backend", over_4g);
 }
 END_TEST
 
@@ -521,8 +529,7 @@ START_TEST(test_past_4g_device)
                 device_max_alloc());
         return;
     }
-    if (big_case_allowed("uint8 past 2^32 elements on the OpenCL device", 9 * n / 2))
-        big_round_trip(tc_dev_ctx, clops_context_device_name(tc_dev_ctx), over_4g);
+    big_on_device("uint8 past 2^32 elements on the OpenCL device", over_4g);
 }
 END_TEST
 

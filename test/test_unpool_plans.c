@@ -194,10 +194,8 @@ END_TEST
  * the same elements, and compare each execution with the reference. */
 START_TEST(test_claims_wrap)
 {
-    if (!tc_dev_ctx) {
-        fprintf(stderr, "SKIP test_claims_wrap: no OpenCL device\n");
+    if (tc_skip_without_device("test_claims_wrap"))
         return;
-    }
     const uint32_t in[4] = {IN_N, IN_C, IN_H, IN_W}, out[4] = {IN_N, IN_C, 10, 10};
     clops_tensor_desc tx = {CLOPS_DATA_TYPE_UINT32, {IN_N, IN_C, IN_H, IN_W}, NULL};
     clops_tensor_desc ti = {CLOPS_DATA_TYPE_UINT32, {IN_N, IN_C, IN_H, IN_W}, NULL};
@@ -324,9 +322,7 @@ static void run_behind_user_event(const async_case *a, long bad)
     free(got);
     clReleaseEvent(done);
     clReleaseEvent(gate);
-    clReleaseMemObject(bx);
-    clReleaseMemObject(bi);
-    clReleaseMemObject(by);
+    tc_release_buffers(bx, bi, by);
     clops_operator_free(op);
     free(x);
     free(y0);
@@ -336,10 +332,8 @@ static void run_behind_user_event(const async_case *a, long bad)
 
 START_TEST(test_behind_user_event)
 {
-    if (!tc_dev_ctx) {
-        fprintf(stderr, "SKIP test_behind_user_event: no OpenCL device\n");
+    if (tc_skip_without_device("test_behind_user_event"))
         return;
-    }
     const async_case *a = &async_cases[_i];
     run_behind_user_event(a, -1);
     run_behind_user_event(a, 0);

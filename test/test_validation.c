@@ -332,13 +332,81 @@ START_TEST(test_data_type_mismatch)
 END_TEST
 
 /* ---- 5. block size and order ------------------------------------------------------------------------- */
+/* DepthToSpace and SpaceToDepth descriptors that must be rejected with `want`, each
+ * differing from a valid one in its block size, order, channels, spatial sizes or
+ * output sizes; one test per status below runs its rows in this order. */
+typedef struct ds_reject {
+    clops_operator_type op;
+    clops_data_type type;
+    uint32_t in[4], out[4], block;
+    clops_depth_space_order order;
+    clops_status want;
+    const char *needle, *what;
+} ds_reject;
+
+static const ds_reject ds_rejects[] = {
+    {D2S, F32, {1, 8, 2, 3}, {1, 8, 2, 3}, 0, DCR, CLOPS_ERROR_INVALID_BLOCK_SIZE,
+     "0", "DepthToSpace block size 0"},
+    {S2D, F32, {1, 8, 2, 3}, {1, 8, 2, 3}, 0, CRD, CLOPS_ERROR_INVALID_BLOCK_SIZE,
+     "0", "SpaceToDepth block size 0"},
+    {D2S, F32, {1, 8, 2, 3}, {1, 2, 4, 6}, 2, (clops_depth_space_order)2, CLOPS_ERROR_INVALID_ORDER,
+     "2", "DepthToSpace order 2"},
+    {S2D, F32, {1, 2, 4, 6}, {1, 8, 2, 3}, 2, (clops_depth_space_order)7, CLOPS_ERROR_INVALID_ORDER,
+     "7", "SpaceToDepth order 7"},
+    {S2D, F32, {1, 2, 4, 6}, {1, 8, 2, 3}, 2, (clops_depth_space_order)-1, CLOPS_ERROR_INVALID_ORDER,
+     "-1|4294967295", "SpaceToDepth order -1"},
+    {D2S, F32, {1, 7, 2, 3}, {1, 1, 4, 6}, 2, DCR, CLOPS_ERROR_CHANNELS_NOT_DIVISIBLE,
+     "7", "DepthToSpace 7 channels, block 2"},
+    {D2S, F32, {1, 18, 2, 3}, {1, 1, 8, 12}, 4, CRD, CLOPS_ERROR_CHANNELS_NOT_DIVISIBLE,
+     "18", "DepthToSpace 18 channels, block 4"},
+    {S2D, F32, {1, 2, 5, 6}, {1, 8, 2, 3}, 2, DCR, CLOPS_ERROR_SPATIAL_NOT_DIVISIBLE,
+     "5", "SpaceToDepth height 5, block 2"},
+    {S2D, F32, {1, 2, 4, 7}, {1, 8, 2, 3}, 2, CRD, CLOPS_ERROR_SPATIAL_NOT_DIVISIBLE,
+     "7", "SpaceToDepth width 7, block 2"},
+    {S2D, F32, {1, 1, 9, 9}, {1, 1, 9, 9}, 2, DCR, CLOPS_ERROR_SPATIAL_NOT_DIVISIBLE,
+     "9", "SpaceToDepth 9x9, block 2"},
+    {D2S, F32, {2, 8, 2, 3}, {3, 2, 4, 6}, 2, DCR, CLOPS_ERROR_OUTPUT_SIZE_MISMATCH,
+     "3", "DepthToSpace 2x8x2x3 b2 -> N 3 (want 2)"},
+    {D2S, F32, {2, 8, 2, 3}, {2, 9, 4, 6}, 2, CRD, CLOPS_ERROR_OUTPUT_SIZE_MISMATCH,
+     "9", "DepthToSpace 2x8x2x3 b2 -> C 9 (want 2)"},
+    {D2S, F32, {2, 8, 2, 3}, {2, 2, 13, 6}, 2, DCR, CLOPS_ERROR_OUTPUT_SIZE_MISMATCH,
+     "13", "DepthToSpace 2x8x2x3 b2 -> H 13 (want 4)"},
+    {D2S, F32, {2, 8, 2, 3}, {2, 2, 4, 17}, 2, CRD, CLOPS_ERROR_OUTPUT_SIZE_MISMATCH,
+     "17", "DepthToSpace 2x8x2x3 b2 -> W 17 (want 6)"},
+    {D2S, F32, {1, 8, 2, 3}, {1, 8, 2, 3}, 2, DCR, CLOPS_ERROR_OUTPUT_SIZE_MISMATCH,
+     "8|2", "DepthToSpace output = input sizes"},
+    {S2D, F32, {2, 2, 4, 6}, {5, 8, 2, 3}, 2, CRD, CLOPS_ERROR_OUTPUT_SIZE_MISMATCH,
+     "5", "SpaceToDepth 2x2x4x6 b2 -> N 5 (want 2)"},
+    {S2D, F32, {2, 2, 4, 6}, {2, 11, 2, 3}, 2, DCR, CLOPS_ERROR_OUTPUT_SIZE_MISMATCH,
+     "11", "SpaceToDepth 2x2x4x6 b2 -> C 11 (want 8)"},
+    {S2D, F32, {2, 2, 4, 6}, {2, 8, 19, 3}, 2, CRD, CLOPS_ERROR_OUTPUT_SIZE_MISMATCH,
+     "19", "SpaceToDepth 2x2x4x6 b2 -> H 19 (want 2)"},
+    {S2D, F32, {2, 2, 4, 6}, {2, 8, 2, 23}, 2, DCR, CLOPS_ERROR_OUTPUT_SIZE_MISMATCH,
+     "23", "SpaceToDepth 2x2x4x6 b2 -> W 23 (want 3)"},
+    /* the erroneous published S2D formula {N, C/b^2, H*b, W*b} */
+    {S2D, F32, {1, 8, 4, 6}, {1, 2, 8, 12}, 2, CRD, CLOPS_ERROR_OUTPUT_SIZE_MISMATCH,
+     "2|8|12", "SpaceToDepth with DepthToSpace's output rule"},
+};
+
+/* expect_invalid for every row of ds_rejects whose status is `want`. */
+static void expect_ds_rejects(clops_status want)
+{
+    int rows = 0;
+    for (size_t k = 0; k < sizeof ds_rejects / sizeof ds_rejects[0]; k++) {
+        const ds_reject *c = &ds_rejects[k];
+        if (c->want != want)
+            continue;
+        ds_desc d;
+        make_ds(&d, c->op, c->type, c->in, c->out, c->block, c->order);
+        expect_invalid(&d.op, c->want, c->needle, c->what);
+        rows++;
+    }
+    ck_assert_msg(rows > 0, "no descriptor in ds_rejects is meant to give %s", clops_status_name(want));
+}
+
 START_TEST(test_invalid_block_size)
 {
-    ds_desc d;
-    make_ds(&d, D2S, F32, d2s_in, d2s_in, 0, DCR);
-    expect_invalid(&d.op, CLOPS_ERROR_INVALID_BLOCK_SIZE, "0", "DepthToSpace block size 0");
-    make_ds(&d, S2D, F32, d2s_in, d2s_in, 0, CRD);
-    expect_invalid(&d.op, CLOPS_ERROR_INVALID_BLOCK_SIZE, "0", "SpaceToDepth block size 0");
+    expect_ds_rejects(CLOPS_ERROR_INVALID_BLOCK_SIZE);
 }
 END_TEST
 
@@ -432,68 +500,26 @@ END_TEST
 
 START_TEST(test_invalid_order)
 {
-    ds_desc d;
-    make_ds(&d, D2S, F32, d2s_in, d2s_out, 2, (clops_depth_space_order)2);
-    expect_invalid(&d.op, CLOPS_ERROR_INVALID_ORDER, "2", "DepthToSpace order 2");
-    make_ds(&d, S2D, F32, d2s_out, d2s_in, 2, (clops_depth_space_order)7);
-    expect_invalid(&d.op, CLOPS_ERROR_INVALID_ORDER, "7", "SpaceToDepth order 7");
-    make_ds(&d, S2D, F32, d2s_out, d2s_in, 2, (clops_depth_space_order)-1);
-    expect_invalid(&d.op, CLOPS_ERROR_INVALID_ORDER, "-1|4294967295", "SpaceToDepth order -1");
+    expect_ds_rejects(CLOPS_ERROR_INVALID_ORDER);
 }
 END_TEST
 
 /* ---- 5. shape rules ------------------------------------------------------------------------------------- */
 START_TEST(test_channels_not_divisible)
 {
-    ds_desc d;
-    const uint32_t in7[4] = {1, 7, 2, 3}, out7[4] = {1, 1, 4, 6};
-    make_ds(&d, D2S, F32, in7, out7, 2, DCR);
-    expect_invalid(&d.op, CLOPS_ERROR_CHANNELS_NOT_DIVISIBLE, "7", "DepthToSpace 7 channels, block 2");
-    const uint32_t in18[4] = {1, 18, 2, 3}, out18[4] = {1, 1, 8, 12};
-    make_ds(&d, D2S, F32, in18, out18, 4, CRD);
-    expect_invalid(&d.op, CLOPS_ERROR_CHANNELS_NOT_DIVISIBLE, "18", "DepthToSpace 18 channels, block 4");
+    expect_ds_rejects(CLOPS_ERROR_CHANNELS_NOT_DIVISIBLE);
 }
 END_TEST
 
 START_TEST(test_spatial_not_divisible)
 {
-    ds_desc d;
-    const uint32_t inh[4] = {1, 2, 5, 6}, outh[4] = {1, 8, 2, 3};
-    make_ds(&d, S2D, F32, inh, outh, 2, DCR);
-    expect_invalid(&d.op, CLOPS_ERROR_SPATIAL_NOT_DIVISIBLE, "5", "SpaceToDepth height 5, block 2");
-    const uint32_t inw[4] = {1, 2, 4, 7}, outw[4] = {1, 8, 2, 3};
-    make_ds(&d, S2D, F32, inw, outw, 2, CRD);
-    expect_invalid(&d.op, CLOPS_ERROR_SPATIAL_NOT_DIVISIBLE, "7", "SpaceToDepth width 7, block 2");
-    const uint32_t in9[4] = {1, 1, 9, 9}, out9[4] = {1, 1, 9, 9};
-    make_ds(&d, S2D, F32, in9, out9, 2, DCR);
-    expect_invalid(&d.op, CLOPS_ERROR_SPATIAL_NOT_DIVISIBLE, "9", "SpaceToDepth 9x9, block 2");
+    expect_ds_rejects(CLOPS_ERROR_SPATIAL_NOT_DIVISIBLE);
 }
 END_TEST
 
 START_TEST(test_output_size_mismatch)
 {
-    static const struct {
-        clops_operator_type op;
-        uint32_t in[4], out[4];
-        const char *needle, *what;
-    } cases[] = {
-        {D2S, {2, 8, 2, 3}, {3, 2, 4, 6}, "3", "DepthToSpace 2x8x2x3 b2 -> N 3 (want 2)"},
-        {D2S, {2, 8, 2, 3}, {2, 9, 4, 6}, "9", "DepthToSpace 2x8x2x3 b2 -> C 9 (want 2)"},
-        {D2S, {2, 8, 2, 3}, {2, 2, 13, 6}, "13", "DepthToSpace 2x8x2x3 b2 -> H 13 (want 4)"},
-        {D2S, {2, 8, 2, 3}, {2, 2, 4, 17}, "17", "DepthToSpace 2x8x2x3 b2 -> W 17 (want 6)"},
-        {D2S, {1, 8, 2, 3}, {1, 8, 2, 3}, "8|2", "DepthToSpace output = input sizes"},
-        {S2D, {2, 2, 4, 6}, {5, 8, 2, 3}, "5", "SpaceToDepth 2x2x4x6 b2 -> N 5 (want 2)"},
-        {S2D, {2, 2, 4, 6}, {2, 11, 2, 3}, "11", "SpaceToDepth 2x2x4x6 b2 -> C 11 (want 8)"},
-        {S2D, {2, 2, 4, 6}, {2, 8, 19, 3}, "19", "SpaceToDepth 2x2x4x6 b2 -> H 19 (want 2)"},
-        {S2D, {2, 2, 4, 6}, {2, 8, 2, 23}, "23", "SpaceToDepth 2x2x4x6 b2 -> W 23 (want 3)"},
-        /* the erroneous published S2D formula {N, C/b^2, H*b, W*b} */
-        {S2D, {1, 8, 4, 6}, {1, 2, 8, 12}, "2|8|12", "SpaceToDepth with DepthToSpace's output rule"},
-    };
-    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        ds_desc d;
-        make_ds(&d, cases[k].op, F32, cases[k].in, cases[k].out, 2, (clops_depth_space_order)(k % 2));
-        expect_invalid(&d.op, CLOPS_ERROR_OUTPUT_SIZE_MISMATCH, cases[k].needle, cases[k].what);
-    }
+    expect_ds_rejects(CLOPS_ERROR_OUTPUT_SIZE_MISMATCH);
 }
 END_TEST
 

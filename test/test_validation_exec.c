@@ -187,10 +187,8 @@ static void expect_cl_exec(clops_operator *op, cl_mem in, cl_mem idx, cl_mem out
 
 START_TEST(test_cl_buffer_errors)
 {
-    if (!tc_dev_ctx) {
-        fprintf(stderr, "SKIP test_cl_buffer_errors: no OpenCL device\n");
+    if (tc_skip_without_device("test_cl_buffer_errors"))
         return;
-    }
     ds_desc d;
     small_d2s(&d);
     clops_operator *op = tc_create(tc_dev_ctx, &d.op, "cl_mem buffer errors", "OpenCL");
@@ -224,12 +222,7 @@ START_TEST(test_cl_buffer_errors)
     expect_cl_exec(op, x, ix, y, CLOPS_SUCCESS, NULL, "cl_mem MaxUnpooling, good buffers");
     clops_operator_free(op);
 
-    clReleaseMemObject(x);
-    clReleaseMemObject(ix);
-    clReleaseMemObject(y);
-    clReleaseMemObject(a);
-    clReleaseMemObject(b);
-    clReleaseMemObject(small);
+    TC_RELEASE_MEMS(x, ix, y, a, b, small);
 }
 END_TEST
 
@@ -237,10 +230,8 @@ END_TEST
  * with CL_INVALID_CONTEXT and a message naming what is foreign. */
 START_TEST(test_cl_other_context)
 {
-    if (!tc_dev_ctx) {
-        fprintf(stderr, "SKIP test_cl_other_context: no OpenCL device\n");
+    if (tc_skip_without_device("test_cl_other_context"))
         return;
-    }
     cl_device_id dev = NULL;
     TC_CL_CHECK(clGetCommandQueueInfo(clops_context_queue(tc_dev_ctx), CL_QUEUE_DEVICE, sizeof dev, &dev, NULL),
                 "the context's device");
@@ -275,9 +266,7 @@ START_TEST(test_cl_other_context)
     check_message("queue of another cl_context", "clops_context_create_from_cl", "queue belongs to another cl_context");
     ck_assert_ptr_null(ctx);
     clReleaseCommandQueue(q);
-    clReleaseMemObject(a);
-    clReleaseMemObject(b);
-    clReleaseMemObject(foreign);
+    TC_RELEASE_MEMS(a, b, foreign);
     clReleaseContext(other);
 }
 END_TEST
@@ -285,10 +274,8 @@ END_TEST
 /* "Same memory" includes sub-buffers of one parent whose touched ranges overlap. */
 START_TEST(test_cl_sub_buffer_aliasing)
 {
-    if (!tc_dev_ctx) {
-        fprintf(stderr, "SKIP test_cl_sub_buffer_aliasing: no OpenCL device\n");
+    if (tc_skip_without_device("test_cl_sub_buffer_aliasing"))
         return;
-    }
     cl_context c = clops_context_cl_context(tc_dev_ctx);
     cl_device_id dev = NULL;
     TC_CL_CHECK(clGetContextInfo(c, CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL), "CL_CONTEXT_DEVICES");
@@ -320,10 +307,7 @@ START_TEST(test_cl_sub_buffer_aliasing)
     expect_cl_exec(op, sub0, NULL, sub2, CLOPS_ERROR_ALIASED_BUFFERS, NULL,
                    "input = sub-buffer [0, 2A), output = sub-buffer [0, 64)");
     expect_cl_exec(op, sub2, NULL, sub1, CLOPS_SUCCESS, NULL, "disjoint sub-buffers [0, 64) and [A, A+64)");
-    clReleaseMemObject(sub0);
-    clReleaseMemObject(sub1);
-    clReleaseMemObject(sub2);
-    clReleaseMemObject(parent);
+    TC_RELEASE_MEMS(sub0, sub1, sub2, parent);
     clops_operator_free(op);
 }
 END_TEST
@@ -363,8 +347,7 @@ START_TEST(test_execute_wrong_backend)
         ASSERT_STATUS(st, CLOPS_ERROR_WRONG_BACKEND, "MaxUnpooling with cl_mem on the host context",
                       "clops_operator_execute");
         clops_operator_free(op);
-        clReleaseMemObject(a);
-        clReleaseMemObject(b);
+        TC_RELEASE_MEMS(a, b);
     }
 }
 END_TEST

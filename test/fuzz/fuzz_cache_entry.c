@@ -15,7 +15,7 @@
  *   Then clops_cache_list visits whatever is in the directory, and the
  *   directory is emptied for the next input.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
 #include "fuzz_common.h"
 
 #include <sys/stat.h>

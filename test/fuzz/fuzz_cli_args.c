@@ -16,7 +16,7 @@
  * they are slow (or allocate near the device's limit) by design, not wrong.
  * Whatever the vector, the CLI must return 0, 1 or 2 without crashing.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
 #include "fuzz_common.h"
 
 #include <sys/stat.h>
@@ -108,8 +108,7 @@ static void remove_leftovers(void)
         if (!keep) {
             char path[1024];
             snprintf(path, sizeof path, "%s/%s", fz_tmpdir(), e->d_name);
-            if (unlink(path) != 0)
-                fz_remove_tree(path);
+            tc_rm_rf(path);
         }
     }
     closedir(d);

@@ -1,7 +1,8 @@
 /*
  * fuzz_common.h - what the libFuzzer targets of test/fuzz share: a reader that
  * takes typed values off the fuzzer's bytes (zeros once they run out), and
- * temporary paths. Header only; each target includes it once.
+ * temporary paths. Header only; each target includes it once, after defining
+ * _XOPEN_SOURCE 700 (nftw, for tc_rm_rf of test_fs.h).
  */
 #ifndef CLOPS_FUZZ_COMMON_H
 #define CLOPS_FUZZ_COMMON_H
@@ -13,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "test_fs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -51,31 +54,12 @@ static inline uint64_t fz_u64(fz_reader *r)
     return fz_bytes(r, 8);
 }
 
-/* Removes a directory tree (files, subdirectories, itself). */
-static inline void fz_remove_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            char path[1024];
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            if (unlink(path) != 0)
-                fz_remove_tree(path);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
-}
-
 static char fz_dir[256];
 
 static inline void fz_cleanup(void)
 {
     if (fz_dir[0])
-        fz_remove_tree(fz_dir);
+        tc_rm_rf(fz_dir);
 }
 
 /* A directory of our own under $TMPDIR (or /tmp), made once per process and

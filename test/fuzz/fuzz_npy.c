@@ -7,7 +7,7 @@
  * a round trip: written back with npy_write_atomic() (C order) and read again,
  * it gives the same elements in the same logical order.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
 #include "fuzz_common.h"
 
 #include "npy.h"

@@ -16,7 +16,7 @@
  *     untouched with CLOPS_ERROR_INDEX_OUT_OF_RANGE;
  *   - one byte short of a span must give CLOPS_ERROR_BUFFER_TOO_SMALL.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
 #include "fuzz_common.h"
 
 #include <clops/clops.h>
