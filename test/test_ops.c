@@ -14,6 +14,16 @@
 static const uint32_t block_sizes[] = {1, 2, 3, 4, 8};
 #define NUM_BLOCKS 5
 
+/* The input sizes of a case whose shallow side is `base` {N, C, H, W} before the
+ * block: DepthToSpace reads {N, C*b*b, H, W}, SpaceToDepth {N, C, H*b, W*b}. */
+static void ds_in_sizes(clops_operator_type op, uint32_t b, const uint32_t base[4], uint32_t in[4])
+{
+    const int d2s = op == CLOPS_OPERATOR_DEPTH_TO_SPACE;
+    in[0] = base[0];
+    in[1] = d2s ? base[1] * b * b : base[1];
+    in[2] = d2s ? base[2] : base[2] * b;
+    in[3] = d2s ? base[3] : base[3] * b;
+}
 
 static void ds_run(const ds_case *c, const void *input, uint64_t seed, uint32_t tail)
 {
@@ -57,59 +67,6 @@ static void ds_example(clops_operator_type op, clops_data_type type, clops_depth
 /* ---- the published examples ------------------------------------------------------------ */
 static const uint32_t dml_out_sizes[4] = {1, 2, 4, 6};
 
-START_TEST(test_dml_depth_to_space_dcr_example)
-{
-    ds_example(CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_UINT32, CLOPS_ORDER_DEPTH_COLUMN_ROW, 2, dml_in_sizes,
-               dml_input, dml_out_sizes, dml_output_dcr, "DML DEPTH_TO_SPACE1 example 1 (DCR)");
-}
-END_TEST
-
-START_TEST(test_dml_depth_to_space_crd_example)
-{
-    ds_example(CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_UINT32, CLOPS_ORDER_COLUMN_ROW_DEPTH, 2, dml_in_sizes,
-               dml_input, dml_out_sizes, dml_output_crd, "DML DEPTH_TO_SPACE1 example 2 (CRD)");
-}
-END_TEST
-
-/* dml_space_to_depth.md: input (Sizes:{1, 2, 4, 6}) -> output (Sizes:{1, 8, 2, 3}),
- * which is the correct rule {N, C*b^2, H/b, W/b}; the page's text formula
- * {N, C/b^2, H*b, W*b} is a known error (spec README) and must be rejected. */
-static const uint32_t dml_s2d_input[1 * 2 * 4 * 6] = {
-    0,  18, 1,  19, 2,  20, 36, 54, 37, 55, 38, 56, 3,  21, 4,  22, 5,  23, 39, 57, 40, 58, 41, 59,
-    9,  27, 10, 28, 11, 29, 45, 63, 46, 64, 47, 65, 12, 30, 13, 31, 14, 32, 48, 66, 49, 67, 50, 68,
-};
-static const uint32_t dml_s2d_output[1 * 8 * 2 * 3] = {
-    0,  1,  2,  3,  4,  5,  9,  10, 11, 12, 13, 14, 18, 19, 20, 21, 22, 23, 27, 28, 29, 30, 31, 32,
-    36, 37, 38, 39, 40, 41, 45, 46, 47, 48, 49, 50, 54, 55, 56, 57, 58, 59, 63, 64, 65, 66, 67, 68,
-};
-
-START_TEST(test_dml_space_to_depth_example)
-{
-    ds_example(CLOPS_OPERATOR_SPACE_TO_DEPTH, CLOPS_DATA_TYPE_UINT32, CLOPS_ORDER_DEPTH_COLUMN_ROW, 2, dml_out_sizes,
-               dml_s2d_input, dml_in_sizes, dml_s2d_output, "DML SPACE_TO_DEPTH example");
-
-    /* The erroneous published formula: {1, 2/4, 4*2, 6*2} = {1, 0, 8, 12}. */
-    clops_tensor_desc tin = {CLOPS_DATA_TYPE_UINT32, {1, 2, 4, 6}, NULL};
-    clops_tensor_desc tbad = {CLOPS_DATA_TYPE_UINT32, {1, 0, 8, 12}, NULL};
-    clops_space_to_depth_desc sd = {&tin, &tbad, 2, CLOPS_ORDER_DEPTH_COLUMN_ROW};
-    clops_operator_desc desc = {CLOPS_OPERATOR_SPACE_TO_DEPTH, &sd};
-    clops_status st = clops_operator_validate(&desc);
-    ck_assert_msg(st == CLOPS_ERROR_OUTPUT_SIZE_MISMATCH,
-                  "SpaceToDepth 1x2x4x6 block 2 with the page's erroneous output sizes 1x0x8x12: got %s, want "
-                  "CLOPS_ERROR_OUTPUT_SIZE_MISMATCH",
-                  clops_status_name(st));
-}
-END_TEST
-
-/* SpaceToDepth CRD is the inverse of DepthToSpace CRD: applied to DML example 2's
- * output it must give the example's input back (derived from the spec). */
-START_TEST(test_dml_space_to_depth_crd_inverts_example)
-{
-    ds_example(CLOPS_OPERATOR_SPACE_TO_DEPTH, CLOPS_DATA_TYPE_UINT32, CLOPS_ORDER_COLUMN_ROW_DEPTH, 2, dml_out_sizes,
-               dml_output_crd, dml_in_sizes, dml_input, "inverse of DML example 2");
-}
-END_TEST
-
 /* onnx_depth_to_space.txt: default_mode_example and crd_mode_example, float32,
  * written out as the spec prints them. */
 static const float onnx_x[48] = {
@@ -125,17 +82,57 @@ static const float onnx_y_crd[48] = {
     36., 45., 37., 46., 38., 47., 54., 63., 55., 64., 56., 65., 39., 48., 40., 49., 41., 50., 57., 66., 58., 67., 59., 68.,
 };
 
-START_TEST(test_onnx_depth_to_space_dcr_example)
-{
-    ds_example(CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_FLOAT32, CLOPS_ORDER_DEPTH_COLUMN_ROW, 2, dml_in_sizes,
-               onnx_x, dml_out_sizes, onnx_y_dcr, "ONNX test_depthtospace_example (mode DCR)");
-}
-END_TEST
+/* dml_space_to_depth.md's example, input (Sizes:{1, 2, 4, 6}) -> output (Sizes:{1, 8, 2, 3}),
+ * prints DML example 1 the other way round (its input is dml_output_dcr, its output
+ * dml_input), which is the correct rule {N, C*b^2, H/b, W/b}; the page's text formula
+ * {N, C/b^2, H*b, W*b} = {1, 2/4, 4*2, 6*2} is a known error (spec README) and must
+ * be rejected. */
+static const uint32_t dml_s2d_misprinted_out[4] = {1, 0, 8, 12};
 
-START_TEST(test_onnx_depth_to_space_crd_example)
+/* Every example has block 2. `rejected_out`: output sizes validation must refuse, or NULL. */
+static const struct example {
+    clops_operator_type op;
+    clops_data_type type;
+    clops_depth_space_order order;
+    const uint32_t *in_sizes, *out_sizes, *rejected_out;
+    const void *input, *expected;
+    const char *what;
+} examples[] = {
+    {CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_UINT32, CLOPS_ORDER_DEPTH_COLUMN_ROW, dml_in_sizes, dml_out_sizes,
+     NULL, dml_input, dml_output_dcr, "DML DEPTH_TO_SPACE1 example 1 (DCR)"},
+    {CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_UINT32, CLOPS_ORDER_COLUMN_ROW_DEPTH, dml_in_sizes, dml_out_sizes,
+     NULL, dml_input, dml_output_crd, "DML DEPTH_TO_SPACE1 example 2 (CRD)"},
+    {CLOPS_OPERATOR_SPACE_TO_DEPTH, CLOPS_DATA_TYPE_UINT32, CLOPS_ORDER_DEPTH_COLUMN_ROW, dml_out_sizes, dml_in_sizes,
+     dml_s2d_misprinted_out, dml_output_dcr, dml_input, "DML SPACE_TO_DEPTH example"},
+    /* SpaceToDepth CRD is the inverse of DepthToSpace CRD: applied to DML example 2's
+     * output it must give the example's input back (derived from the spec). */
+    {CLOPS_OPERATOR_SPACE_TO_DEPTH, CLOPS_DATA_TYPE_UINT32, CLOPS_ORDER_COLUMN_ROW_DEPTH, dml_out_sizes, dml_in_sizes,
+     NULL, dml_output_crd, dml_input, "inverse of DML example 2"},
+    {CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_FLOAT32, CLOPS_ORDER_DEPTH_COLUMN_ROW, dml_in_sizes, dml_out_sizes,
+     NULL, onnx_x, onnx_y_dcr, "ONNX test_depthtospace_example (mode DCR)"},
+    {CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_FLOAT32, CLOPS_ORDER_COLUMN_ROW_DEPTH, dml_in_sizes, dml_out_sizes,
+     NULL, onnx_x, onnx_y_crd, "ONNX test_depthtospace_crd_mode_example (mode CRD)"},
+};
+#define NUM_EXAMPLES (sizeof examples / sizeof examples[0])
+
+START_TEST(test_published_example)
 {
-    ds_example(CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_FLOAT32, CLOPS_ORDER_COLUMN_ROW_DEPTH, 2, dml_in_sizes,
-               onnx_x, dml_out_sizes, onnx_y_crd, "ONNX test_depthtospace_crd_mode_example (mode CRD)");
+    const struct example *e = &examples[_i];
+    ds_example(e->op, e->type, e->order, 2, e->in_sizes, e->input, e->out_sizes, e->expected, e->what);
+    if (!e->rejected_out)
+        return;
+    const uint32_t *in = e->in_sizes, *bad = e->rejected_out;
+    clops_tensor_desc tin = {e->type, {in[0], in[1], in[2], in[3]}, NULL};
+    clops_tensor_desc tbad = {e->type, {bad[0], bad[1], bad[2], bad[3]}, NULL};
+    clops_depth_to_space_desc dd = {&tin, &tbad, 2, e->order};
+    clops_space_to_depth_desc sd = {&tin, &tbad, 2, e->order};
+    clops_operator_desc desc = {e->op, e->op == CLOPS_OPERATOR_DEPTH_TO_SPACE ? (const void *)&dd : (const void *)&sd};
+    clops_status st = clops_operator_validate(&desc);
+    char a[64], b[64];
+    ck_assert_msg(st == CLOPS_ERROR_OUTPUT_SIZE_MISMATCH,
+                  "%s %s block 2 with the page's erroneous output sizes %s: got %s, want "
+                  "CLOPS_ERROR_OUTPUT_SIZE_MISMATCH",
+                  op_name(e->op), tc_shape_str(a, sizeof a, in), tc_shape_str(b, sizeof b, bad), clops_status_name(st));
 }
 END_TEST
 
@@ -154,13 +151,8 @@ static void table_case(int i, clops_operator_type op)
     clops_depth_space_order order = (clops_depth_space_order)((i / TC_NUM_TYPES) % 2);
     uint32_t b = block_sizes[i / (TC_NUM_TYPES * 2)];
     for (size_t s = 0; s < NUM_TABLE_SHAPES; s++) {
-        const uint32_t *sh = table_shapes[s];
         ds_case c = {op, t->type, order, b, {0, 0, 0, 0}, LAYOUT_PACKED, LAYOUT_PACKED};
-        if (op == CLOPS_OPERATOR_DEPTH_TO_SPACE) {
-            c.in_sizes[0] = sh[0], c.in_sizes[1] = sh[1] * b * b, c.in_sizes[2] = sh[2], c.in_sizes[3] = sh[3];
-        } else {
-            c.in_sizes[0] = sh[0], c.in_sizes[1] = sh[1], c.in_sizes[2] = sh[2] * b, c.in_sizes[3] = sh[3] * b;
-        }
+        ds_in_sizes(op, b, table_shapes[s], c.in_sizes);
         ds_run(&c, NULL, 1000u * (uint64_t)i + s + (op == CLOPS_OPERATOR_SPACE_TO_DEPTH ? 500000u : 0u), 7);
     }
 }
@@ -207,12 +199,18 @@ static const clops_data_type strided_types[] = {
 #define NUM_STRIDED_TYPES (sizeof strided_types / sizeof strided_types[0])
 #define STRIDED_CASES (NUM_STRIDED_TYPES * 2 * 2)
 
+/* Case `i` of a loop over strided_types x orders x operators (block and sizes
+ * still 0, layouts packed). */
+static ds_case strided_case(int i)
+{
+    ds_case c = {(i / (NUM_STRIDED_TYPES * 2)) == 0 ? CLOPS_OPERATOR_DEPTH_TO_SPACE : CLOPS_OPERATOR_SPACE_TO_DEPTH,
+                 strided_types[i % NUM_STRIDED_TYPES], (clops_depth_space_order)((i / NUM_STRIDED_TYPES) % 2), 0,
+                 {0, 0, 0, 0}, LAYOUT_PACKED, LAYOUT_PACKED};
+    return c;
+}
+
 START_TEST(test_strided)
 {
-    clops_data_type type = strided_types[_i % NUM_STRIDED_TYPES];
-    clops_depth_space_order order = (clops_depth_space_order)((_i / NUM_STRIDED_TYPES) % 2);
-    clops_operator_type op = (_i / (NUM_STRIDED_TYPES * 2)) == 0 ? CLOPS_OPERATOR_DEPTH_TO_SPACE
-                                                                 : CLOPS_OPERATOR_SPACE_TO_DEPTH;
     /* (input layout, output layout, block) */
     static const struct {
         layout in, out;
@@ -223,14 +221,11 @@ START_TEST(test_strided)
         {LAYOUT_BCAST_N, LAYOUT_PACKED, 2}, {LAYOUT_BCAST_H, LAYOUT_PADDED, 2}, {LAYOUT_BCAST_C, LAYOUT_NHWC, 3},
         {LAYOUT_BCAST_W, LAYOUT_PACKED, 2},
     };
+    static const uint32_t base[4] = {3, 2, 3, 5};
     for (size_t k = 0; k < sizeof combos / sizeof combos[0]; k++) {
-        uint32_t b = combos[k].b;
-        ds_case c = {op, type, order, b, {0, 0, 0, 0}, combos[k].in, combos[k].out};
-        if (op == CLOPS_OPERATOR_DEPTH_TO_SPACE) {
-            c.in_sizes[0] = 3, c.in_sizes[1] = 2 * b * b, c.in_sizes[2] = 3, c.in_sizes[3] = 5;
-        } else {
-            c.in_sizes[0] = 3, c.in_sizes[1] = 2, c.in_sizes[2] = 3 * b, c.in_sizes[3] = 5 * b;
-        }
+        ds_case c = strided_case(_i);
+        c.block = combos[k].b, c.in_layout = combos[k].in, c.out_layout = combos[k].out;
+        ds_in_sizes(c.op, c.block, base, c.in_sizes);
         ds_run(&c, NULL, 9000u + 100u * (uint64_t)_i + k, 5);
     }
 }
@@ -245,27 +240,19 @@ END_TEST
 
 START_TEST(test_wide)
 {
-    clops_data_type type = strided_types[_i % NUM_STRIDED_TYPES];
-    clops_depth_space_order order = (clops_depth_space_order)((_i / NUM_STRIDED_TYPES) % 2);
-    clops_operator_type op = (_i / (NUM_STRIDED_TYPES * 2)) == 0 ? CLOPS_OPERATOR_DEPTH_TO_SPACE
-                                                                 : CLOPS_OPERATOR_SPACE_TO_DEPTH;
-    const uint32_t L = 2 * (uint32_t)(512 / tc_type(type)->size) + 5;
+    const ds_case base = strided_case(_i);
+    const uint32_t L = 2 * (uint32_t)(512 / tc_type(base.type)->size) + 5;
+    const uint32_t rows[4] = {2, 1, 2, L}, channels[4] = {1, L, 2, 3};
     for (uint32_t b = 2; b <= 3; b++) {
         /* Long rows, packed. */
-        ds_case c = {op, type, order, b, {0, 0, 0, 0}, LAYOUT_PACKED, LAYOUT_PACKED};
-        if (op == CLOPS_OPERATOR_DEPTH_TO_SPACE) {
-            c.in_sizes[0] = 2, c.in_sizes[1] = b * b, c.in_sizes[2] = 2, c.in_sizes[3] = L;
-        } else {
-            c.in_sizes[0] = 2, c.in_sizes[1] = 1, c.in_sizes[2] = 2 * b, c.in_sizes[3] = L * b;
-        }
+        ds_case c = base;
+        c.block = b;
+        ds_in_sizes(c.op, b, rows, c.in_sizes);
         ds_run(&c, NULL, 12000u + 10u * (uint64_t)_i + b, 9);
         /* Many channels, NHWC on both sides (channels contiguous). */
-        ds_case n = {op, type, order, b, {0, 0, 0, 0}, LAYOUT_NHWC, LAYOUT_NHWC};
-        if (op == CLOPS_OPERATOR_DEPTH_TO_SPACE) {
-            n.in_sizes[0] = 1, n.in_sizes[1] = L * b * b, n.in_sizes[2] = 2, n.in_sizes[3] = 3;
-        } else {
-            n.in_sizes[0] = 1, n.in_sizes[1] = L, n.in_sizes[2] = 2 * b, n.in_sizes[3] = 3 * b;
-        }
+        ds_case n = base;
+        n.block = b, n.in_layout = LAYOUT_NHWC, n.out_layout = LAYOUT_NHWC;
+        ds_in_sizes(n.op, b, channels, n.in_sizes);
         ds_run(&n, NULL, 13000u + 10u * (uint64_t)_i + b, 9);
     }
 }
@@ -474,9 +461,7 @@ static Suite *ops_suite(void)
     Suite *s = suite_create("ops");
 
     TCase *tc = tc_suite_case(s, "examples", -1);
-    TC_TESTS(tc, test_dml_depth_to_space_dcr_example, test_dml_depth_to_space_crd_example,
-             test_dml_space_to_depth_example, test_dml_space_to_depth_crd_inverts_example,
-             test_onnx_depth_to_space_dcr_example, test_onnx_depth_to_space_crd_example);
+    tcase_add_loop_test(tc, test_published_example, 0, (int)NUM_EXAMPLES);
 
     tc = tc_suite_case(s, "table", -1);
     tcase_add_loop_test(tc, test_depth_to_space_table, 0, (int)TABLE_CASES);
