@@ -352,27 +352,21 @@ static void bit_pattern_case(clops_data_type type, const void *patterns, const c
     }
 }
 
-START_TEST(test_bit_patterns_float32)
-{
-    bit_pattern_case(CLOPS_DATA_TYPE_FLOAT32, pat_f32, "FLOAT32 NaN payloads / sNaN / -0.0 / denormals");
-}
-END_TEST
+static const struct {
+    clops_data_type type;
+    const void *patterns;
+    const char *what;
+} bit_pattern_types[] = {
+    {CLOPS_DATA_TYPE_FLOAT32, pat_f32, "FLOAT32 NaN payloads / sNaN / -0.0 / denormals"},
+    {CLOPS_DATA_TYPE_FLOAT64, pat_f64, "FLOAT64 NaN payloads / sNaN / -0.0 / denormals"},
+    {CLOPS_DATA_TYPE_FLOAT16, pat_f16, "FLOAT16 NaN payloads / sNaN / -0.0 / denormals"},
+    {CLOPS_DATA_TYPE_BFLOAT16, pat_bf16, "BFLOAT16 NaN payloads / sNaN / -0.0 / denormals"},
+};
+#define NUM_BIT_PATTERN_TYPES (sizeof bit_pattern_types / sizeof bit_pattern_types[0])
 
-START_TEST(test_bit_patterns_float64)
+START_TEST(test_bit_patterns)
 {
-    bit_pattern_case(CLOPS_DATA_TYPE_FLOAT64, pat_f64, "FLOAT64 NaN payloads / sNaN / -0.0 / denormals");
-}
-END_TEST
-
-START_TEST(test_bit_patterns_float16)
-{
-    bit_pattern_case(CLOPS_DATA_TYPE_FLOAT16, pat_f16, "FLOAT16 NaN payloads / sNaN / -0.0 / denormals");
-}
-END_TEST
-
-START_TEST(test_bit_patterns_bfloat16)
-{
-    bit_pattern_case(CLOPS_DATA_TYPE_BFLOAT16, pat_bf16, "BFLOAT16 NaN payloads / sNaN / -0.0 / denormals");
+    bit_pattern_case(bit_pattern_types[_i].type, bit_pattern_types[_i].patterns, bit_pattern_types[_i].what);
 }
 END_TEST
 
@@ -480,8 +474,8 @@ static Suite *ops_suite(void)
     tcase_add_loop_test(tc, test_big_blocks, 0, BIG_BLOCK_CASES);
 
     tc = tc_suite_case(s, "bit_patterns", -1);
-    TC_TESTS(tc, test_bit_patterns_float32, test_bit_patterns_float64, test_bit_patterns_float16,
-             test_bit_patterns_bfloat16, test_bit_patterns_complex);
+    tcase_add_loop_test(tc, test_bit_patterns, 0, (int)NUM_BIT_PATTERN_TYPES);
+    tcase_add_test(tc, test_bit_patterns_complex);
 
     tc = tc_suite_case(s, "empty", -1);
     tcase_add_test(tc, test_empty);
