@@ -82,51 +82,57 @@ static const float onnx_y_crd[48] = {
     36., 45., 37., 46., 38., 47., 54., 63., 55., 64., 56., 65., 39., 48., 40., 49., 41., 50., 57., 66., 58., 67., 59., 68.,
 };
 
-/* dml_space_to_depth.md's example, input (Sizes:{1, 2, 4, 6}) -> output (Sizes:{1, 8, 2, 3}),
- * prints DML example 1 the other way round (its input is dml_output_dcr, its output
- * dml_input), which is the correct rule {N, C*b^2, H/b, W/b}; the page's text formula
- * {N, C/b^2, H*b, W*b} = {1, 2/4, 4*2, 6*2} is a known error (spec README) and must
- * be rejected. */
-static const uint32_t dml_s2d_misprinted_out[4] = {1, 0, 8, 12};
-
-/* Every example has block 2. `rejected_out`: output sizes validation must refuse, or NULL. */
-static const struct example {
-    clops_operator_type op;
+/* A published example's tensors: `deep` {1, 8, 2, 3} and its DepthToSpace block 2,
+ * `shallow[order]` {1, 2, 4, 6}, in DCR and CRD order. */
+typedef struct example_pair {
     clops_data_type type;
+    const void *deep, *shallow[2];
+} example_pair;
+static const example_pair dml_pair = {CLOPS_DATA_TYPE_UINT32, dml_input, {dml_output_dcr, dml_output_crd}};
+static const example_pair onnx_pair = {CLOPS_DATA_TYPE_FLOAT32, onnx_x, {onnx_y_dcr, onnx_y_crd}};
+
+/* The examples, block 2: DepthToSpace maps a pair's deep tensor to its shallow one,
+ * SpaceToDepth the shallow one back. dml_space_to_depth.md's example, input
+ * (Sizes:{1, 2, 4, 6}) -> output (Sizes:{1, 8, 2, 3}), prints DML example 1 the
+ * other way round, which is the correct rule {N, C*b^2, H/b, W/b}; SpaceToDepth CRD
+ * is the inverse of DepthToSpace CRD, so DML example 2 read backwards must hold too
+ * (derived from the spec). */
+static const struct example {
+    const example_pair *pair;
+    clops_operator_type op;
     clops_depth_space_order order;
-    const uint32_t *in_sizes, *out_sizes, *rejected_out;
-    const void *input, *expected;
     const char *what;
 } examples[] = {
-    {CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_UINT32, CLOPS_ORDER_DEPTH_COLUMN_ROW, dml_in_sizes, dml_out_sizes,
-     NULL, dml_input, dml_output_dcr, "DML DEPTH_TO_SPACE1 example 1 (DCR)"},
-    {CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_UINT32, CLOPS_ORDER_COLUMN_ROW_DEPTH, dml_in_sizes, dml_out_sizes,
-     NULL, dml_input, dml_output_crd, "DML DEPTH_TO_SPACE1 example 2 (CRD)"},
-    {CLOPS_OPERATOR_SPACE_TO_DEPTH, CLOPS_DATA_TYPE_UINT32, CLOPS_ORDER_DEPTH_COLUMN_ROW, dml_out_sizes, dml_in_sizes,
-     dml_s2d_misprinted_out, dml_output_dcr, dml_input, "DML SPACE_TO_DEPTH example"},
-    /* SpaceToDepth CRD is the inverse of DepthToSpace CRD: applied to DML example 2's
-     * output it must give the example's input back (derived from the spec). */
-    {CLOPS_OPERATOR_SPACE_TO_DEPTH, CLOPS_DATA_TYPE_UINT32, CLOPS_ORDER_COLUMN_ROW_DEPTH, dml_out_sizes, dml_in_sizes,
-     NULL, dml_output_crd, dml_input, "inverse of DML example 2"},
-    {CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_FLOAT32, CLOPS_ORDER_DEPTH_COLUMN_ROW, dml_in_sizes, dml_out_sizes,
-     NULL, onnx_x, onnx_y_dcr, "ONNX test_depthtospace_example (mode DCR)"},
-    {CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_FLOAT32, CLOPS_ORDER_COLUMN_ROW_DEPTH, dml_in_sizes, dml_out_sizes,
-     NULL, onnx_x, onnx_y_crd, "ONNX test_depthtospace_crd_mode_example (mode CRD)"},
+    {&dml_pair, CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_ORDER_DEPTH_COLUMN_ROW, "DML DEPTH_TO_SPACE1 example 1 (DCR)"},
+    {&dml_pair, CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_ORDER_COLUMN_ROW_DEPTH, "DML DEPTH_TO_SPACE1 example 2 (CRD)"},
+    {&dml_pair, CLOPS_OPERATOR_SPACE_TO_DEPTH, CLOPS_ORDER_DEPTH_COLUMN_ROW, "DML SPACE_TO_DEPTH example"},
+    {&dml_pair, CLOPS_OPERATOR_SPACE_TO_DEPTH, CLOPS_ORDER_COLUMN_ROW_DEPTH, "inverse of DML example 2"},
+    {&onnx_pair, CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_ORDER_DEPTH_COLUMN_ROW, "ONNX test_depthtospace_example (mode DCR)"},
+    {&onnx_pair, CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_ORDER_COLUMN_ROW_DEPTH,
+     "ONNX test_depthtospace_crd_mode_example (mode CRD)"},
 };
 #define NUM_EXAMPLES (sizeof examples / sizeof examples[0])
+
+/* dml_space_to_depth.md's text formula {N, C/b^2, H*b, W*b} = {1, 2/4, 4*2, 6*2} is a
+ * known error (spec README): SpaceToDepth must reject those output sizes. */
+static const uint32_t dml_s2d_misprinted_out[4] = {1, 0, 8, 12};
 
 START_TEST(test_published_example)
 {
     const struct example *e = &examples[_i];
-    ds_example(e->op, e->type, e->order, 2, e->in_sizes, e->input, e->out_sizes, e->expected, e->what);
-    if (!e->rejected_out)
+    const example_pair *p = e->pair;
+    const void *shallow = p->shallow[e->order];
+    if (e->op == CLOPS_OPERATOR_DEPTH_TO_SPACE) {
+        ds_example(e->op, p->type, e->order, 2, dml_in_sizes, p->deep, dml_out_sizes, shallow, e->what);
         return;
-    const uint32_t *in = e->in_sizes, *bad = e->rejected_out;
-    clops_tensor_desc tin = {e->type, {in[0], in[1], in[2], in[3]}, NULL};
-    clops_tensor_desc tbad = {e->type, {bad[0], bad[1], bad[2], bad[3]}, NULL};
-    clops_depth_to_space_desc dd = {&tin, &tbad, 2, e->order};
+    }
+    ds_example(e->op, p->type, e->order, 2, dml_out_sizes, shallow, dml_in_sizes, p->deep, e->what);
+
+    const uint32_t *in = dml_out_sizes, *bad = dml_s2d_misprinted_out;
+    clops_tensor_desc tin = {p->type, {in[0], in[1], in[2], in[3]}, NULL};
+    clops_tensor_desc tbad = {p->type, {bad[0], bad[1], bad[2], bad[3]}, NULL};
     clops_space_to_depth_desc sd = {&tin, &tbad, 2, e->order};
-    clops_operator_desc desc = {e->op, e->op == CLOPS_OPERATOR_DEPTH_TO_SPACE ? (const void *)&dd : (const void *)&sd};
+    clops_operator_desc desc = {e->op, &sd};
     clops_status st = clops_operator_validate(&desc);
     char a[64], b[64];
     ck_assert_msg(st == CLOPS_ERROR_OUTPUT_SIZE_MISMATCH,
