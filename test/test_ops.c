@@ -30,37 +30,31 @@ static void ds_run(const ds_case *c, const void *input, uint64_t seed, uint32_t 
     ds_run_on(c, input, seed, tail, NULL, TC_PATHS_ALL);
 }
 
-/* Runs a fixed example: `input` packed, `expected` packed output. Also checks
- * that the reference agrees with the published example. */
-static void ds_example(clops_operator_type op, clops_data_type type, clops_depth_space_order order,
-                       uint32_t block, const uint32_t in_sizes[4], const void *input,
-                       const uint32_t out_sizes[4], const void *expected, const char *what)
+/* Runs a fixed example of packed case `c`: `input` and the `expected` output. Also
+ * checks that the reference agrees with the published example. */
+static void ds_example(const ds_case *c, const void *input, const void *expected, const char *what)
 {
+    ds_descs d;
+    ds_describe(c, NULL, NULL, &d);
     char label[256];
     char a[64], b[64];
-    snprintf(label, sizeof label, "%s: %s %s %s block %u, %s -> %s", what, op_name(op), tc_type(type)->name,
-             tc_order_name(order), block, tc_shape_str(a, sizeof a, in_sizes), tc_shape_str(b, sizeof b, out_sizes));
-    size_t es = tc_type(type)->size;
-    clops_tensor_desc tin = {type, {in_sizes[0], in_sizes[1], in_sizes[2], in_sizes[3]}, NULL};
-    clops_tensor_desc tout = {type, {out_sizes[0], out_sizes[1], out_sizes[2], out_sizes[3]}, NULL};
-    clops_depth_to_space_desc dd = {&tin, &tout, block, order};
-    clops_space_to_depth_desc sd = {&tin, &tout, block, order};
-    clops_operator_desc desc = {op, op == CLOPS_OPERATOR_DEPTH_TO_SPACE ? (const void *)&dd : (const void *)&sd};
-    size_t in_bytes = tc_tensor_bytes(&tin), out_bytes = tc_tensor_bytes(&tout);
+    snprintf(label, sizeof label, "%s: %s %s %s block %u, %s -> %s", what, op_name(c->op), tc_type(c->type)->name,
+             tc_order_name(c->order), c->block, tc_shape_str(a, sizeof a, c->in_sizes),
+             tc_shape_str(b, sizeof b, d.out.sizes));
+    size_t es = tc_type(c->type)->size;
+    size_t in_bytes = tc_tensor_bytes(&d.in), out_bytes = tc_tensor_bytes(&d.out);
 
     /* The reference reproduces the published example. */
     void *refout = tc_malloc(out_bytes);
     memset(refout, 0xEE, out_bytes);
-    ds_case c = {op, type, order, block, {in_sizes[0], in_sizes[1], in_sizes[2], in_sizes[3]},
-                 LAYOUT_PACKED, LAYOUT_PACKED};
-    ds_reference(&c, input, NULL, refout, NULL, label);
+    ds_reference(c, input, NULL, refout, NULL, label);
     tc_check_bytes(refout, expected, out_bytes, es, label, "reference.c against the spec example");
     free(refout);
 
     void *init = tc_malloc(out_bytes);
     tc_fill_sentinel(init, out_bytes);
     tc_bufs bufs = {input, in_bytes, NULL, 0, init, out_bytes};
-    tc_check_all_paths(&desc, &bufs, expected, es, label);
+    tc_check_all_paths(&d.desc, &bufs, expected, es, label);
     free(init);
 }
 
@@ -122,23 +116,23 @@ START_TEST(test_published_example)
     const struct example *e = &examples[_i];
     const example_pair *p = e->pair;
     const void *shallow = p->shallow[e->order];
-    if (e->op == CLOPS_OPERATOR_DEPTH_TO_SPACE) {
-        ds_example(e->op, p->type, e->order, 2, dml_in_sizes, p->deep, dml_out_sizes, shallow, e->what);
+    const int d2s = e->op == CLOPS_OPERATOR_DEPTH_TO_SPACE;
+    ds_case c = {e->op, p->type, e->order, 2, {0, 0, 0, 0}, LAYOUT_PACKED, LAYOUT_PACKED};
+    memcpy(c.in_sizes, d2s ? dml_in_sizes : dml_out_sizes, sizeof c.in_sizes);
+    ds_example(&c, d2s ? p->deep : shallow, d2s ? shallow : p->deep, e->what);
+    if (d2s)
         return;
-    }
-    ds_example(e->op, p->type, e->order, 2, dml_out_sizes, shallow, dml_in_sizes, p->deep, e->what);
 
-    const uint32_t *in = dml_out_sizes, *bad = dml_s2d_misprinted_out;
-    clops_tensor_desc tin = {p->type, {in[0], in[1], in[2], in[3]}, NULL};
-    clops_tensor_desc tbad = {p->type, {bad[0], bad[1], bad[2], bad[3]}, NULL};
-    clops_space_to_depth_desc sd = {&tin, &tbad, 2, e->order};
-    clops_operator_desc desc = {e->op, &sd};
-    clops_status st = clops_operator_validate(&desc);
+    ds_descs d;
+    ds_describe(&c, NULL, NULL, &d);
+    memcpy(d.out.sizes, dml_s2d_misprinted_out, sizeof d.out.sizes);
+    clops_status st = clops_operator_validate(&d.desc);
     char a[64], b[64];
     ck_assert_msg(st == CLOPS_ERROR_OUTPUT_SIZE_MISMATCH,
                   "%s %s block 2 with the page's erroneous output sizes %s: got %s, want "
                   "CLOPS_ERROR_OUTPUT_SIZE_MISMATCH",
-                  op_name(e->op), tc_shape_str(a, sizeof a, in), tc_shape_str(b, sizeof b, bad), clops_status_name(st));
+                  op_name(e->op), tc_shape_str(a, sizeof a, c.in_sizes), tc_shape_str(b, sizeof b, d.out.sizes),
+                  clops_status_name(st));
 }
 END_TEST
 
@@ -336,12 +330,15 @@ static void bit_pattern_case(clops_data_type type, const void *patterns, const c
 
     /* 1x16x1x1 -> DepthToSpace block 4 -> 1x1x4x4: with one output channel both
      * orders keep the elements in memory order, so the output is the input. */
-    const uint32_t s_deep[4] = {1, 16, 1, 1}, s_flat[4] = {1, 1, 4, 4};
     for (int o = 0; o < 2; o++) {
         char w[160];
         snprintf(w, sizeof w, "%s bit patterns (identity permutation)", what);
-        ds_example(CLOPS_OPERATOR_DEPTH_TO_SPACE, type, (clops_depth_space_order)o, 4, s_deep, in16, s_flat, in16, w);
-        ds_example(CLOPS_OPERATOR_SPACE_TO_DEPTH, type, (clops_depth_space_order)o, 4, s_flat, in16, s_deep, in16, w);
+        ds_case deep = {CLOPS_OPERATOR_DEPTH_TO_SPACE, type, (clops_depth_space_order)o, 4, {1, 16, 1, 1},
+                        LAYOUT_PACKED, LAYOUT_PACKED};
+        ds_example(&deep, in16, in16, w);
+        ds_case flat = {CLOPS_OPERATOR_SPACE_TO_DEPTH, type, (clops_depth_space_order)o, 4, {1, 1, 4, 4},
+                        LAYOUT_PACKED, LAYOUT_PACKED};
+        ds_example(&flat, in16, in16, w);
     }
 
     /* A real permutation of the patterns, against the reference: 2x8x2x2, block 2. */
@@ -406,20 +403,17 @@ START_TEST(test_empty)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
             for (int o = 0; o < 2; o++) {
-                const uint32_t b = 2;
-                uint32_t os[4];
-                ds_out_sizes(cases[k].op, b, cases[k].in, os);
+                const uint32_t *in = cases[k].in;
+                ds_case c = {cases[k].op, types[t], (clops_depth_space_order)o, 2, {in[0], in[1], in[2], in[3]},
+                             LAYOUT_PACKED, LAYOUT_PACKED};
+                ds_descs d;
+                ds_describe(&c, NULL, NULL, &d);
                 char label[200], a[64], bb[64];
-                snprintf(label, sizeof label, "empty %s %s %s block 2: %s -> %s", op_name(cases[k].op),
-                         tc_type(types[t])->name, tc_order_name((clops_depth_space_order)o),
-                         tc_shape_str(a, sizeof a, cases[k].in), tc_shape_str(bb, sizeof bb, os));
-                clops_tensor_desc tin = {types[t], {cases[k].in[0], cases[k].in[1], cases[k].in[2], cases[k].in[3]},
-                                         NULL};
-                clops_tensor_desc tout = {types[t], {os[0], os[1], os[2], os[3]}, NULL};
-                clops_depth_to_space_desc dd = {&tin, &tout, b, (clops_depth_space_order)o};
-                clops_operator_desc desc = {cases[k].op, &dd};
-                ck_assert_msg(tc_tensor_bytes(&tin) == 0 && tc_tensor_bytes(&tout) == 0, "%s: test bug", label);
-                clops_status st = clops_operator_validate(&desc);
+                snprintf(label, sizeof label, "empty %s %s %s block 2: %s -> %s", op_name(c.op),
+                         tc_type(c.type)->name, tc_order_name(c.order), tc_shape_str(a, sizeof a, in),
+                         tc_shape_str(bb, sizeof bb, d.out.sizes));
+                ck_assert_msg(tc_tensor_bytes(&d.in) == 0 && tc_tensor_bytes(&d.out) == 0, "%s: test bug", label);
+                clops_status st = clops_operator_validate(&d.desc);
                 ck_assert_msg(st == CLOPS_SUCCESS, "%s: validate gave %s (%s), want success", label,
                               clops_status_name(st), clops_last_error_message());
 
@@ -429,11 +423,11 @@ START_TEST(test_empty)
 
                 /* NULL buffers of 0 bytes: fine, nothing to read or write. */
                 tc_bufs none = {NULL, 0, NULL, 0, NULL, 0};
-                tc_check_all_paths(&desc, &none, init, 1, label);
+                tc_check_all_paths(&d.desc, &none, init, 1, label);
 
                 /* Real buffers: the output must stay untouched. */
                 tc_bufs some = {inb, sizeof inb, NULL, 0, init, sizeof init};
-                tc_check_all_paths(&desc, &some, init, 1, label);
+                tc_check_all_paths(&d.desc, &some, init, 1, label);
             }
 }
 END_TEST
