@@ -101,7 +101,8 @@ static const struct example {
     {&dml_pair, CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_ORDER_COLUMN_ROW_DEPTH, "DML DEPTH_TO_SPACE1 example 2 (CRD)"},
     {&dml_pair, CLOPS_OPERATOR_SPACE_TO_DEPTH, CLOPS_ORDER_DEPTH_COLUMN_ROW, "DML SPACE_TO_DEPTH example"},
     {&dml_pair, CLOPS_OPERATOR_SPACE_TO_DEPTH, CLOPS_ORDER_COLUMN_ROW_DEPTH, "inverse of DML example 2"},
-    {&onnx_pair, CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_ORDER_DEPTH_COLUMN_ROW, "ONNX test_depthtospace_example (mode DCR)"},
+    {&onnx_pair, CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_ORDER_DEPTH_COLUMN_ROW,
+     "ONNX test_depthtospace_example (mode DCR)"},
     {&onnx_pair, CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_ORDER_COLUMN_ROW_DEPTH,
      "ONNX test_depthtospace_crd_mode_example (mode CRD)"},
 };
@@ -119,15 +120,18 @@ START_TEST(test_published_example)
     const int d2s = e->op == CLOPS_OPERATOR_DEPTH_TO_SPACE;
     ds_case c = {e->op, p->type, e->order, 2, {0, 0, 0, 0}, LAYOUT_PACKED, LAYOUT_PACKED};
     memcpy(c.in_sizes, d2s ? dml_in_sizes : dml_out_sizes, sizeof c.in_sizes);
+    ds_descs d;
+    ds_describe(&c, NULL, NULL, &d);
+    char a[64], b[64];
+    ck_assert_msg(memcmp(d.out.sizes, d2s ? dml_out_sizes : dml_in_sizes, sizeof d.out.sizes) == 0,
+                  "%s: test bug, ds_out_sizes gives %s, not the published output sizes", e->what,
+                  tc_shape_str(a, sizeof a, d.out.sizes));
     ds_example(&c, d2s ? p->deep : shallow, d2s ? shallow : p->deep, e->what);
     if (d2s)
         return;
 
-    ds_descs d;
-    ds_describe(&c, NULL, NULL, &d);
     memcpy(d.out.sizes, dml_s2d_misprinted_out, sizeof d.out.sizes);
     clops_status st = clops_operator_validate(&d.desc);
-    char a[64], b[64];
     ck_assert_msg(st == CLOPS_ERROR_OUTPUT_SIZE_MISMATCH,
                   "%s %s block 2 with the page's erroneous output sizes %s: got %s, want "
                   "CLOPS_ERROR_OUTPUT_SIZE_MISMATCH",
