@@ -19,17 +19,6 @@ uint64_t ref_element_count(const uint32_t sizes[4])
     return (uint64_t)sizes[0] * sizes[1] * sizes[2] * sizes[3];
 }
 
-uint64_t ref_span_elements(const uint32_t sizes[4], const uint64_t strides[4])
-{
-    uint64_t span = 1;
-    for (int d = 0; d < 4; d++) {
-        if (sizes[d] == 0)
-            return 0;
-        span += (uint64_t)(sizes[d] - 1) * strides[d];
-    }
-    return span;
-}
-
 void ref_tensor_init(ref_tensor *t, void *data, size_t elem_size, const uint32_t sizes[4],
                      const uint64_t *strides)
 {
@@ -49,6 +38,29 @@ static unsigned char *at(const ref_tensor *t, uint64_t n, uint64_t c, uint64_t h
     return (unsigned char *)t->data + off * t->elem_size;
 }
 
+/* The element pairs both operators move, between the deep tensor {N, C*b*b, H, W}
+ * and the shallow one {N, C, H*b, W*b}: deep channel (i*b+j)*C + c (DCR) or
+ * c*b*b + i*b + j (CRD) at (h, w) is shallow channel c at (h*b+i, w*b+j).
+ * Copies deep to shallow (DepthToSpace) or shallow to deep (SpaceToDepth). */
+static void move_blocks(const ref_tensor *deep, const ref_tensor *shallow, uint64_t b, ref_order order,
+                        int to_shallow)
+{
+    const uint64_t N = deep->sizes[0], C = shallow->sizes[1], H = deep->sizes[2], W = deep->sizes[3];
+    for (uint64_t n = 0; n < N; n++)
+        for (uint64_t c = 0; c < C; c++)
+            for (uint64_t h = 0; h < H; h++)
+                for (uint64_t w = 0; w < W; w++)
+                    for (uint64_t i = 0; i < b; i++)
+                        for (uint64_t j = 0; j < b; j++) {
+                            uint64_t dc = order == REF_ORDER_DCR ? (i * b + j) * C + c : c * b * b + i * b + j;
+                            unsigned char *d = at(deep, n, dc, h, w), *s = at(shallow, n, c, h * b + i, w * b + j);
+                            if (to_shallow)
+                                memcpy(s, d, deep->elem_size);
+                            else
+                                memcpy(d, s, deep->elem_size);
+                        }
+}
+
 int ref_depth_to_space(const ref_tensor *x, const ref_tensor *y, uint32_t block, ref_order order)
 {
     const uint64_t b = block;
@@ -57,21 +69,9 @@ int ref_depth_to_space(const ref_tensor *x, const ref_tensor *y, uint32_t block,
     const uint64_t N = x->sizes[0], C = x->sizes[1], H = x->sizes[2], W = x->sizes[3];
     if (C % (b * b) != 0)
         return -1;
-    const uint64_t Cout = C / (b * b);
-    if (y->sizes[0] != N || y->sizes[1] != Cout || y->sizes[2] != H * b || y->sizes[3] != W * b)
+    if (y->sizes[0] != N || y->sizes[1] != C / (b * b) || y->sizes[2] != H * b || y->sizes[3] != W * b)
         return -1;
-
-    for (uint64_t n = 0; n < N; n++)
-        for (uint64_t c = 0; c < Cout; c++)
-            for (uint64_t h = 0; h < H; h++)
-                for (uint64_t w = 0; w < W; w++)
-                    for (uint64_t i = 0; i < b; i++)
-                        for (uint64_t j = 0; j < b; j++) {
-                            uint64_t ic = order == REF_ORDER_DCR ? (i * b + j) * Cout + c
-                                                                 : c * b * b + i * b + j;
-                            memcpy(at(y, n, c, h * b + i, w * b + j), at(x, n, ic, h, w),
-                                   x->elem_size);
-                        }
+    move_blocks(x, y, b, order, 1);
     return 0;
 }
 
@@ -83,21 +83,9 @@ int ref_space_to_depth(const ref_tensor *x, const ref_tensor *y, uint32_t block,
     const uint64_t N = x->sizes[0], C = x->sizes[1], H = x->sizes[2], W = x->sizes[3];
     if (H % b != 0 || W % b != 0)
         return -1;
-    const uint64_t Ho = H / b, Wo = W / b;
-    if (y->sizes[0] != N || y->sizes[1] != C * b * b || y->sizes[2] != Ho || y->sizes[3] != Wo)
+    if (y->sizes[0] != N || y->sizes[1] != C * b * b || y->sizes[2] != H / b || y->sizes[3] != W / b)
         return -1;
-
-    for (uint64_t n = 0; n < N; n++)
-        for (uint64_t c = 0; c < C; c++)
-            for (uint64_t h = 0; h < Ho; h++)
-                for (uint64_t w = 0; w < Wo; w++)
-                    for (uint64_t i = 0; i < b; i++)
-                        for (uint64_t j = 0; j < b; j++) {
-                            uint64_t oc = order == REF_ORDER_DCR ? (i * b + j) * C + c
-                                                                 : c * b * b + i * b + j;
-                            memcpy(at(y, n, oc, h, w), at(x, n, c, h * b + i, w * b + j),
-                                   x->elem_size);
-                        }
+    move_blocks(y, x, b, order, 0);
     return 0;
 }
 

@@ -35,10 +35,6 @@ typedef enum ref_index_kind {
 /* Packed row-major NCHW strides for `sizes`. */
 void ref_packed_strides(const uint32_t sizes[4], uint64_t strides[4]);
 
-/* Elements a tensor's strides reach: 0 if any size is 0, else
- * 1 + sum((size[d] - 1) * stride[d]). */
-uint64_t ref_span_elements(const uint32_t sizes[4], const uint64_t strides[4]);
-
 /* Product of the four sizes. */
 uint64_t ref_element_count(const uint32_t sizes[4]);
 

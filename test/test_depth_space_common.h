@@ -97,6 +97,27 @@ static void ds_label(char *buf, size_t n, const ds_case *c, uint64_t seed)
              layout_name(c->in_layout), tc_shape_str(b, sizeof b, os), layout_name(c->out_layout), seed);
 }
 
+/* The descriptors of case `c` with the given strides (NULL: packed); the output
+ * sizes follow the operator's rule. `desc` points into `d`. */
+typedef struct ds_descs {
+    clops_tensor_desc in, out;
+    clops_depth_to_space_desc d2s;
+    clops_space_to_depth_desc s2d;
+    clops_operator_desc desc;
+} ds_descs;
+
+static void ds_describe(const ds_case *c, const uint64_t *in_st, const uint64_t *out_st, ds_descs *d)
+{
+    uint32_t os[4];
+    ds_out_sizes(c->op, c->block, c->in_sizes, os);
+    d->in = (clops_tensor_desc){c->type, {c->in_sizes[0], c->in_sizes[1], c->in_sizes[2], c->in_sizes[3]}, in_st};
+    d->out = (clops_tensor_desc){c->type, {os[0], os[1], os[2], os[3]}, out_st};
+    d->d2s = (clops_depth_to_space_desc){&d->in, &d->out, c->block, c->order};
+    d->s2d = (clops_space_to_depth_desc){&d->in, &d->out, c->block, c->order};
+    d->desc = (clops_operator_desc){c->op, c->op == CLOPS_OPERATOR_DEPTH_TO_SPACE ? (const void *)&d->d2s
+                                                                                 : (const void *)&d->s2d};
+}
+
 /* Computes the expected output buffer with the reference: a copy of `out_init`
  * with the output elements written. */
 static void ds_reference(const ds_case *c, const void *in, const uint64_t *in_st, void *want,
@@ -130,16 +151,11 @@ static void ds_run_on(const ds_case *c, const void *input, uint64_t seed, uint32
     const uint64_t *in_st = layout_strides(c->in_layout, c->in_sizes, ist);
     const uint64_t *out_st = layout_strides(c->out_layout, os, ost);
 
-    clops_tensor_desc tin = {c->type, {c->in_sizes[0], c->in_sizes[1], c->in_sizes[2], c->in_sizes[3]}, in_st};
-    clops_tensor_desc tout = {c->type, {os[0], os[1], os[2], os[3]}, out_st};
-    clops_depth_to_space_desc dd = {&tin, &tout, c->block, c->order};
-    clops_operator_desc desc = {c->op, &dd}; /* D2S and S2D descriptors have the same layout */
-    clops_space_to_depth_desc sd = {&tin, &tout, c->block, c->order};
-    if (c->op == CLOPS_OPERATOR_SPACE_TO_DEPTH)
-        desc.desc = &sd;
+    ds_descs d;
+    ds_describe(c, in_st, out_st, &d);
 
-    size_t in_bytes = tc_tensor_bytes(&tin);
-    size_t out_span_bytes = tc_tensor_bytes(&tout);
+    size_t in_bytes = tc_tensor_bytes(&d.in);
+    size_t out_span_bytes = tc_tensor_bytes(&d.out);
     size_t out_bytes = out_span_bytes + (size_t)tail * es;
     void *in = tc_malloc(in_bytes);
     if (input)
@@ -151,16 +167,16 @@ static void ds_run_on(const ds_case *c, const void *input, uint64_t seed, uint32
     void *want = tc_memdup(init, out_bytes);
     ds_reference(c, in, in_st, want, out_st, label);
 
-    clops_status vs = clops_operator_validate(&desc);
+    clops_status vs = clops_operator_validate(&d.desc);
     ck_assert_msg(vs == CLOPS_SUCCESS, "%s: clops_operator_validate returned %s (%s)", label,
                   clops_status_name(vs), clops_last_error_message());
 
     tc_bufs b = {in, in_bytes, NULL, 0, init, out_bytes};
     if (only)
-        tc_check_context_paths(only, "caller's out-of-order queue", paths, &desc, &b, CLOPS_SUCCESS, want, want, es,
-                               label);
+        tc_check_context_paths(only, "caller's out-of-order queue", paths, &d.desc, &b, CLOPS_SUCCESS, want, want,
+                               es, label);
     else
-        tc_check_all_paths(&desc, &b, want, es, label);
+        tc_check_all_paths(&d.desc, &b, want, es, label);
     free(in);
     free(init);
     free(want);
@@ -179,13 +195,13 @@ static void round_trip(clops_data_type type, clops_depth_space_order order, uint
     size_t es = tc_type(type)->size;
     clops_operator_type first = d2s_first ? CLOPS_OPERATOR_DEPTH_TO_SPACE : CLOPS_OPERATOR_SPACE_TO_DEPTH;
     clops_operator_type second = d2s_first ? CLOPS_OPERATOR_SPACE_TO_DEPTH : CLOPS_OPERATOR_DEPTH_TO_SPACE;
-    uint32_t ms[4];
-    ds_out_sizes(first, b, xs, ms);
-    clops_tensor_desc tx = {type, {xs[0], xs[1], xs[2], xs[3]}, NULL};
-    clops_tensor_desc tm = {type, {ms[0], ms[1], ms[2], ms[3]}, NULL};
-    clops_depth_to_space_desc d1 = {&tx, &tm, b, order}, d2 = {&tm, &tx, b, order};
-    clops_operator_desc o1 = {first, &d1}, o2 = {second, &d2};
-    size_t xb = tc_tensor_bytes(&tx), mb = tc_tensor_bytes(&tm);
+    ds_case first_case = {first, type, order, b, {xs[0], xs[1], xs[2], xs[3]}, LAYOUT_PACKED, LAYOUT_PACKED};
+    ds_descs d1, d2;
+    ds_describe(&first_case, NULL, NULL, &d1);
+    ds_case second_case = {second, type, order, b, {0, 0, 0, 0}, LAYOUT_PACKED, LAYOUT_PACKED};
+    memcpy(second_case.in_sizes, d1.out.sizes, sizeof second_case.in_sizes);
+    ds_describe(&second_case, NULL, NULL, &d2);
+    size_t xb = tc_tensor_bytes(&d1.in), mb = tc_tensor_bytes(&d1.out);
 
     unsigned char *x = tc_malloc(xb), *mid = tc_malloc(mb), *back = tc_malloc(xb);
     tc_fill_random(x, xb, seed);
@@ -193,8 +209,8 @@ static void round_trip(clops_data_type type, clops_depth_space_order order, uint
     for (int bi = 0; bi < (only ? 1 : tc_backend_count()); bi++) {
         clops_context *ctx = only ? only : tc_backend(bi);
         const char *ctx_name = only ? "caller's out-of-order queue" : tc_backend_name(bi);
-        clops_operator *op1 = tc_create(ctx, &o1, label, ctx_name);
-        clops_operator *op2 = tc_create(ctx, &o2, label, ctx_name);
+        clops_operator *op1 = tc_create(ctx, &d1.desc, label, ctx_name);
+        clops_operator *op2 = tc_create(ctx, &d2.desc, label, ctx_name);
         char path[96];
 
         if (paths & TC_PATH_EXECUTE_HOST) {

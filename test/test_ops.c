@@ -14,101 +14,52 @@
 static const uint32_t block_sizes[] = {1, 2, 3, 4, 8};
 #define NUM_BLOCKS 5
 
+/* The input sizes of a case whose shallow side is `base` {N, C, H, W} before the
+ * block: DepthToSpace reads {N, C*b*b, H, W}, SpaceToDepth {N, C, H*b, W*b}. */
+static void ds_in_sizes(clops_operator_type op, uint32_t b, const uint32_t base[4], uint32_t in[4])
+{
+    const int d2s = op == CLOPS_OPERATOR_DEPTH_TO_SPACE;
+    in[0] = base[0];
+    in[1] = d2s ? base[1] * b * b : base[1];
+    in[2] = d2s ? base[2] : base[2] * b;
+    in[3] = d2s ? base[3] : base[3] * b;
+}
 
 static void ds_run(const ds_case *c, const void *input, uint64_t seed, uint32_t tail)
 {
     ds_run_on(c, input, seed, tail, NULL, TC_PATHS_ALL);
 }
 
-/* Runs a fixed example: `input` packed, `expected` packed output. Also checks
- * that the reference agrees with the published example. */
-static void ds_example(clops_operator_type op, clops_data_type type, clops_depth_space_order order,
-                       uint32_t block, const uint32_t in_sizes[4], const void *input,
-                       const uint32_t out_sizes[4], const void *expected, const char *what)
+/* Runs a fixed example of packed case `c`: `input` and the `expected` output. Also
+ * checks that the reference agrees with the published example. */
+static void ds_example(const ds_case *c, const void *input, const void *expected, const char *what)
 {
+    ds_descs d;
+    ds_describe(c, NULL, NULL, &d);
     char label[256];
     char a[64], b[64];
-    snprintf(label, sizeof label, "%s: %s %s %s block %u, %s -> %s", what, op_name(op), tc_type(type)->name,
-             tc_order_name(order), block, tc_shape_str(a, sizeof a, in_sizes), tc_shape_str(b, sizeof b, out_sizes));
-    size_t es = tc_type(type)->size;
-    clops_tensor_desc tin = {type, {in_sizes[0], in_sizes[1], in_sizes[2], in_sizes[3]}, NULL};
-    clops_tensor_desc tout = {type, {out_sizes[0], out_sizes[1], out_sizes[2], out_sizes[3]}, NULL};
-    clops_depth_to_space_desc dd = {&tin, &tout, block, order};
-    clops_space_to_depth_desc sd = {&tin, &tout, block, order};
-    clops_operator_desc desc = {op, op == CLOPS_OPERATOR_DEPTH_TO_SPACE ? (const void *)&dd : (const void *)&sd};
-    size_t in_bytes = tc_tensor_bytes(&tin), out_bytes = tc_tensor_bytes(&tout);
+    snprintf(label, sizeof label, "%s: %s %s %s block %u, %s -> %s", what, op_name(c->op), tc_type(c->type)->name,
+             tc_order_name(c->order), c->block, tc_shape_str(a, sizeof a, c->in_sizes),
+             tc_shape_str(b, sizeof b, d.out.sizes));
+    size_t es = tc_type(c->type)->size;
+    size_t in_bytes = tc_tensor_bytes(&d.in), out_bytes = tc_tensor_bytes(&d.out);
 
     /* The reference reproduces the published example. */
     void *refout = tc_malloc(out_bytes);
     memset(refout, 0xEE, out_bytes);
-    ds_case c = {op, type, order, block, {in_sizes[0], in_sizes[1], in_sizes[2], in_sizes[3]},
-                 LAYOUT_PACKED, LAYOUT_PACKED};
-    ds_reference(&c, input, NULL, refout, NULL, label);
+    ds_reference(c, input, NULL, refout, NULL, label);
     tc_check_bytes(refout, expected, out_bytes, es, label, "reference.c against the spec example");
     free(refout);
 
     void *init = tc_malloc(out_bytes);
     tc_fill_sentinel(init, out_bytes);
     tc_bufs bufs = {input, in_bytes, NULL, 0, init, out_bytes};
-    tc_check_all_paths(&desc, &bufs, expected, es, label);
+    tc_check_all_paths(&d.desc, &bufs, expected, es, label);
     free(init);
 }
 
 /* ---- the published examples ------------------------------------------------------------ */
 static const uint32_t dml_out_sizes[4] = {1, 2, 4, 6};
-
-START_TEST(test_dml_depth_to_space_dcr_example)
-{
-    ds_example(CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_UINT32, CLOPS_ORDER_DEPTH_COLUMN_ROW, 2, dml_in_sizes,
-               dml_input, dml_out_sizes, dml_output_dcr, "DML DEPTH_TO_SPACE1 example 1 (DCR)");
-}
-END_TEST
-
-START_TEST(test_dml_depth_to_space_crd_example)
-{
-    ds_example(CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_UINT32, CLOPS_ORDER_COLUMN_ROW_DEPTH, 2, dml_in_sizes,
-               dml_input, dml_out_sizes, dml_output_crd, "DML DEPTH_TO_SPACE1 example 2 (CRD)");
-}
-END_TEST
-
-/* dml_space_to_depth.md: input (Sizes:{1, 2, 4, 6}) -> output (Sizes:{1, 8, 2, 3}),
- * which is the correct rule {N, C*b^2, H/b, W/b}; the page's text formula
- * {N, C/b^2, H*b, W*b} is a known error (spec README) and must be rejected. */
-static const uint32_t dml_s2d_input[1 * 2 * 4 * 6] = {
-    0,  18, 1,  19, 2,  20, 36, 54, 37, 55, 38, 56, 3,  21, 4,  22, 5,  23, 39, 57, 40, 58, 41, 59,
-    9,  27, 10, 28, 11, 29, 45, 63, 46, 64, 47, 65, 12, 30, 13, 31, 14, 32, 48, 66, 49, 67, 50, 68,
-};
-static const uint32_t dml_s2d_output[1 * 8 * 2 * 3] = {
-    0,  1,  2,  3,  4,  5,  9,  10, 11, 12, 13, 14, 18, 19, 20, 21, 22, 23, 27, 28, 29, 30, 31, 32,
-    36, 37, 38, 39, 40, 41, 45, 46, 47, 48, 49, 50, 54, 55, 56, 57, 58, 59, 63, 64, 65, 66, 67, 68,
-};
-
-START_TEST(test_dml_space_to_depth_example)
-{
-    ds_example(CLOPS_OPERATOR_SPACE_TO_DEPTH, CLOPS_DATA_TYPE_UINT32, CLOPS_ORDER_DEPTH_COLUMN_ROW, 2, dml_out_sizes,
-               dml_s2d_input, dml_in_sizes, dml_s2d_output, "DML SPACE_TO_DEPTH example");
-
-    /* The erroneous published formula: {1, 2/4, 4*2, 6*2} = {1, 0, 8, 12}. */
-    clops_tensor_desc tin = {CLOPS_DATA_TYPE_UINT32, {1, 2, 4, 6}, NULL};
-    clops_tensor_desc tbad = {CLOPS_DATA_TYPE_UINT32, {1, 0, 8, 12}, NULL};
-    clops_space_to_depth_desc sd = {&tin, &tbad, 2, CLOPS_ORDER_DEPTH_COLUMN_ROW};
-    clops_operator_desc desc = {CLOPS_OPERATOR_SPACE_TO_DEPTH, &sd};
-    clops_status st = clops_operator_validate(&desc);
-    ck_assert_msg(st == CLOPS_ERROR_OUTPUT_SIZE_MISMATCH,
-                  "SpaceToDepth 1x2x4x6 block 2 with the page's erroneous output sizes 1x0x8x12: got %s, want "
-                  "CLOPS_ERROR_OUTPUT_SIZE_MISMATCH",
-                  clops_status_name(st));
-}
-END_TEST
-
-/* SpaceToDepth CRD is the inverse of DepthToSpace CRD: applied to DML example 2's
- * output it must give the example's input back (derived from the spec). */
-START_TEST(test_dml_space_to_depth_crd_inverts_example)
-{
-    ds_example(CLOPS_OPERATOR_SPACE_TO_DEPTH, CLOPS_DATA_TYPE_UINT32, CLOPS_ORDER_COLUMN_ROW_DEPTH, 2, dml_out_sizes,
-               dml_output_crd, dml_in_sizes, dml_input, "inverse of DML example 2");
-}
-END_TEST
 
 /* onnx_depth_to_space.txt: default_mode_example and crd_mode_example, float32,
  * written out as the spec prints them. */
@@ -125,17 +76,67 @@ static const float onnx_y_crd[48] = {
     36., 45., 37., 46., 38., 47., 54., 63., 55., 64., 56., 65., 39., 48., 40., 49., 41., 50., 57., 66., 58., 67., 59., 68.,
 };
 
-START_TEST(test_onnx_depth_to_space_dcr_example)
-{
-    ds_example(CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_FLOAT32, CLOPS_ORDER_DEPTH_COLUMN_ROW, 2, dml_in_sizes,
-               onnx_x, dml_out_sizes, onnx_y_dcr, "ONNX test_depthtospace_example (mode DCR)");
-}
-END_TEST
+/* A published example's tensors: `deep` {1, 8, 2, 3} and its DepthToSpace block 2,
+ * `shallow[order]` {1, 2, 4, 6}, in DCR and CRD order. */
+typedef struct example_pair {
+    clops_data_type type;
+    const void *deep, *shallow[2];
+} example_pair;
+static const example_pair dml_pair = {CLOPS_DATA_TYPE_UINT32, dml_input, {dml_output_dcr, dml_output_crd}};
+static const example_pair onnx_pair = {CLOPS_DATA_TYPE_FLOAT32, onnx_x, {onnx_y_dcr, onnx_y_crd}};
 
-START_TEST(test_onnx_depth_to_space_crd_example)
+/* The examples, block 2: DepthToSpace maps a pair's deep tensor to its shallow one,
+ * SpaceToDepth the shallow one back. dml_space_to_depth.md's example, input
+ * (Sizes:{1, 2, 4, 6}) -> output (Sizes:{1, 8, 2, 3}), prints DML example 1 the
+ * other way round, which is the correct rule {N, C*b^2, H/b, W/b}; SpaceToDepth CRD
+ * is the inverse of DepthToSpace CRD, so DML example 2 read backwards must hold too
+ * (derived from the spec). */
+static const struct example {
+    const example_pair *pair;
+    clops_operator_type op;
+    clops_depth_space_order order;
+    const char *what;
+} examples[] = {
+    {&dml_pair, CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_ORDER_DEPTH_COLUMN_ROW, "DML DEPTH_TO_SPACE1 example 1 (DCR)"},
+    {&dml_pair, CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_ORDER_COLUMN_ROW_DEPTH, "DML DEPTH_TO_SPACE1 example 2 (CRD)"},
+    {&dml_pair, CLOPS_OPERATOR_SPACE_TO_DEPTH, CLOPS_ORDER_DEPTH_COLUMN_ROW, "DML SPACE_TO_DEPTH example"},
+    {&dml_pair, CLOPS_OPERATOR_SPACE_TO_DEPTH, CLOPS_ORDER_COLUMN_ROW_DEPTH, "inverse of DML example 2"},
+    {&onnx_pair, CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_ORDER_DEPTH_COLUMN_ROW,
+     "ONNX test_depthtospace_example (mode DCR)"},
+    {&onnx_pair, CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_ORDER_COLUMN_ROW_DEPTH,
+     "ONNX test_depthtospace_crd_mode_example (mode CRD)"},
+};
+#define NUM_EXAMPLES (sizeof examples / sizeof examples[0])
+
+/* dml_space_to_depth.md's text formula {N, C/b^2, H*b, W*b} = {1, 2/4, 4*2, 6*2} is a
+ * known error (spec README): SpaceToDepth must reject those output sizes. */
+static const uint32_t dml_s2d_misprinted_out[4] = {1, 0, 8, 12};
+
+START_TEST(test_published_example)
 {
-    ds_example(CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_FLOAT32, CLOPS_ORDER_COLUMN_ROW_DEPTH, 2, dml_in_sizes,
-               onnx_x, dml_out_sizes, onnx_y_crd, "ONNX test_depthtospace_crd_mode_example (mode CRD)");
+    const struct example *e = &examples[_i];
+    const example_pair *p = e->pair;
+    const void *shallow = p->shallow[e->order];
+    const int d2s = e->op == CLOPS_OPERATOR_DEPTH_TO_SPACE;
+    ds_case c = {e->op, p->type, e->order, 2, {0, 0, 0, 0}, LAYOUT_PACKED, LAYOUT_PACKED};
+    memcpy(c.in_sizes, d2s ? dml_in_sizes : dml_out_sizes, sizeof c.in_sizes);
+    ds_descs d;
+    ds_describe(&c, NULL, NULL, &d);
+    char a[64], b[64];
+    ck_assert_msg(memcmp(d.out.sizes, d2s ? dml_out_sizes : dml_in_sizes, sizeof d.out.sizes) == 0,
+                  "%s: test bug, ds_out_sizes gives %s, not the published output sizes", e->what,
+                  tc_shape_str(a, sizeof a, d.out.sizes));
+    ds_example(&c, d2s ? p->deep : shallow, d2s ? shallow : p->deep, e->what);
+    if (d2s)
+        return;
+
+    memcpy(d.out.sizes, dml_s2d_misprinted_out, sizeof d.out.sizes);
+    clops_status st = clops_operator_validate(&d.desc);
+    ck_assert_msg(st == CLOPS_ERROR_OUTPUT_SIZE_MISMATCH,
+                  "%s %s block 2 with the page's erroneous output sizes %s: got %s, want "
+                  "CLOPS_ERROR_OUTPUT_SIZE_MISMATCH",
+                  op_name(e->op), tc_shape_str(a, sizeof a, c.in_sizes), tc_shape_str(b, sizeof b, d.out.sizes),
+                  clops_status_name(st));
 }
 END_TEST
 
@@ -154,13 +155,8 @@ static void table_case(int i, clops_operator_type op)
     clops_depth_space_order order = (clops_depth_space_order)((i / TC_NUM_TYPES) % 2);
     uint32_t b = block_sizes[i / (TC_NUM_TYPES * 2)];
     for (size_t s = 0; s < NUM_TABLE_SHAPES; s++) {
-        const uint32_t *sh = table_shapes[s];
         ds_case c = {op, t->type, order, b, {0, 0, 0, 0}, LAYOUT_PACKED, LAYOUT_PACKED};
-        if (op == CLOPS_OPERATOR_DEPTH_TO_SPACE) {
-            c.in_sizes[0] = sh[0], c.in_sizes[1] = sh[1] * b * b, c.in_sizes[2] = sh[2], c.in_sizes[3] = sh[3];
-        } else {
-            c.in_sizes[0] = sh[0], c.in_sizes[1] = sh[1], c.in_sizes[2] = sh[2] * b, c.in_sizes[3] = sh[3] * b;
-        }
+        ds_in_sizes(op, b, table_shapes[s], c.in_sizes);
         ds_run(&c, NULL, 1000u * (uint64_t)i + s + (op == CLOPS_OPERATOR_SPACE_TO_DEPTH ? 500000u : 0u), 7);
     }
 }
@@ -207,12 +203,18 @@ static const clops_data_type strided_types[] = {
 #define NUM_STRIDED_TYPES (sizeof strided_types / sizeof strided_types[0])
 #define STRIDED_CASES (NUM_STRIDED_TYPES * 2 * 2)
 
+/* Case `i` of a loop over strided_types x orders x operators (block and sizes
+ * still 0, layouts packed). */
+static ds_case strided_case(int i)
+{
+    ds_case c = {(i / (NUM_STRIDED_TYPES * 2)) == 0 ? CLOPS_OPERATOR_DEPTH_TO_SPACE : CLOPS_OPERATOR_SPACE_TO_DEPTH,
+                 strided_types[i % NUM_STRIDED_TYPES], (clops_depth_space_order)((i / NUM_STRIDED_TYPES) % 2), 0,
+                 {0, 0, 0, 0}, LAYOUT_PACKED, LAYOUT_PACKED};
+    return c;
+}
+
 START_TEST(test_strided)
 {
-    clops_data_type type = strided_types[_i % NUM_STRIDED_TYPES];
-    clops_depth_space_order order = (clops_depth_space_order)((_i / NUM_STRIDED_TYPES) % 2);
-    clops_operator_type op = (_i / (NUM_STRIDED_TYPES * 2)) == 0 ? CLOPS_OPERATOR_DEPTH_TO_SPACE
-                                                                 : CLOPS_OPERATOR_SPACE_TO_DEPTH;
     /* (input layout, output layout, block) */
     static const struct {
         layout in, out;
@@ -223,14 +225,11 @@ START_TEST(test_strided)
         {LAYOUT_BCAST_N, LAYOUT_PACKED, 2}, {LAYOUT_BCAST_H, LAYOUT_PADDED, 2}, {LAYOUT_BCAST_C, LAYOUT_NHWC, 3},
         {LAYOUT_BCAST_W, LAYOUT_PACKED, 2},
     };
+    static const uint32_t base[4] = {3, 2, 3, 5};
     for (size_t k = 0; k < sizeof combos / sizeof combos[0]; k++) {
-        uint32_t b = combos[k].b;
-        ds_case c = {op, type, order, b, {0, 0, 0, 0}, combos[k].in, combos[k].out};
-        if (op == CLOPS_OPERATOR_DEPTH_TO_SPACE) {
-            c.in_sizes[0] = 3, c.in_sizes[1] = 2 * b * b, c.in_sizes[2] = 3, c.in_sizes[3] = 5;
-        } else {
-            c.in_sizes[0] = 3, c.in_sizes[1] = 2, c.in_sizes[2] = 3 * b, c.in_sizes[3] = 5 * b;
-        }
+        ds_case c = strided_case(_i);
+        c.block = combos[k].b, c.in_layout = combos[k].in, c.out_layout = combos[k].out;
+        ds_in_sizes(c.op, c.block, base, c.in_sizes);
         ds_run(&c, NULL, 9000u + 100u * (uint64_t)_i + k, 5);
     }
 }
@@ -245,27 +244,19 @@ END_TEST
 
 START_TEST(test_wide)
 {
-    clops_data_type type = strided_types[_i % NUM_STRIDED_TYPES];
-    clops_depth_space_order order = (clops_depth_space_order)((_i / NUM_STRIDED_TYPES) % 2);
-    clops_operator_type op = (_i / (NUM_STRIDED_TYPES * 2)) == 0 ? CLOPS_OPERATOR_DEPTH_TO_SPACE
-                                                                 : CLOPS_OPERATOR_SPACE_TO_DEPTH;
-    const uint32_t L = 2 * (uint32_t)(512 / tc_type(type)->size) + 5;
+    const ds_case base = strided_case(_i);
+    const uint32_t L = 2 * (uint32_t)(512 / tc_type(base.type)->size) + 5;
+    const uint32_t rows[4] = {2, 1, 2, L}, channels[4] = {1, L, 2, 3};
     for (uint32_t b = 2; b <= 3; b++) {
         /* Long rows, packed. */
-        ds_case c = {op, type, order, b, {0, 0, 0, 0}, LAYOUT_PACKED, LAYOUT_PACKED};
-        if (op == CLOPS_OPERATOR_DEPTH_TO_SPACE) {
-            c.in_sizes[0] = 2, c.in_sizes[1] = b * b, c.in_sizes[2] = 2, c.in_sizes[3] = L;
-        } else {
-            c.in_sizes[0] = 2, c.in_sizes[1] = 1, c.in_sizes[2] = 2 * b, c.in_sizes[3] = L * b;
-        }
+        ds_case c = base;
+        c.block = b;
+        ds_in_sizes(c.op, b, rows, c.in_sizes);
         ds_run(&c, NULL, 12000u + 10u * (uint64_t)_i + b, 9);
         /* Many channels, NHWC on both sides (channels contiguous). */
-        ds_case n = {op, type, order, b, {0, 0, 0, 0}, LAYOUT_NHWC, LAYOUT_NHWC};
-        if (op == CLOPS_OPERATOR_DEPTH_TO_SPACE) {
-            n.in_sizes[0] = 1, n.in_sizes[1] = L * b * b, n.in_sizes[2] = 2, n.in_sizes[3] = 3;
-        } else {
-            n.in_sizes[0] = 1, n.in_sizes[1] = L, n.in_sizes[2] = 2 * b, n.in_sizes[3] = 3 * b;
-        }
+        ds_case n = base;
+        n.block = b, n.in_layout = LAYOUT_NHWC, n.out_layout = LAYOUT_NHWC;
+        ds_in_sizes(n.op, b, channels, n.in_sizes);
         ds_run(&n, NULL, 13000u + 10u * (uint64_t)_i + b, 9);
     }
 }
@@ -343,12 +334,15 @@ static void bit_pattern_case(clops_data_type type, const void *patterns, const c
 
     /* 1x16x1x1 -> DepthToSpace block 4 -> 1x1x4x4: with one output channel both
      * orders keep the elements in memory order, so the output is the input. */
-    const uint32_t s_deep[4] = {1, 16, 1, 1}, s_flat[4] = {1, 1, 4, 4};
     for (int o = 0; o < 2; o++) {
         char w[160];
         snprintf(w, sizeof w, "%s bit patterns (identity permutation)", what);
-        ds_example(CLOPS_OPERATOR_DEPTH_TO_SPACE, type, (clops_depth_space_order)o, 4, s_deep, in16, s_flat, in16, w);
-        ds_example(CLOPS_OPERATOR_SPACE_TO_DEPTH, type, (clops_depth_space_order)o, 4, s_flat, in16, s_deep, in16, w);
+        ds_case deep = {CLOPS_OPERATOR_DEPTH_TO_SPACE, type, (clops_depth_space_order)o, 4, {1, 16, 1, 1},
+                        LAYOUT_PACKED, LAYOUT_PACKED};
+        ds_example(&deep, in16, in16, w);
+        ds_case flat = {CLOPS_OPERATOR_SPACE_TO_DEPTH, type, (clops_depth_space_order)o, 4, {1, 1, 4, 4},
+                        LAYOUT_PACKED, LAYOUT_PACKED};
+        ds_example(&flat, in16, in16, w);
     }
 
     /* A real permutation of the patterns, against the reference: 2x8x2x2, block 2. */
@@ -365,27 +359,21 @@ static void bit_pattern_case(clops_data_type type, const void *patterns, const c
     }
 }
 
-START_TEST(test_bit_patterns_float32)
-{
-    bit_pattern_case(CLOPS_DATA_TYPE_FLOAT32, pat_f32, "FLOAT32 NaN payloads / sNaN / -0.0 / denormals");
-}
-END_TEST
+static const struct {
+    clops_data_type type;
+    const void *patterns;
+    const char *what;
+} bit_pattern_types[] = {
+    {CLOPS_DATA_TYPE_FLOAT32, pat_f32, "FLOAT32 NaN payloads / sNaN / -0.0 / denormals"},
+    {CLOPS_DATA_TYPE_FLOAT64, pat_f64, "FLOAT64 NaN payloads / sNaN / -0.0 / denormals"},
+    {CLOPS_DATA_TYPE_FLOAT16, pat_f16, "FLOAT16 NaN payloads / sNaN / -0.0 / denormals"},
+    {CLOPS_DATA_TYPE_BFLOAT16, pat_bf16, "BFLOAT16 NaN payloads / sNaN / -0.0 / denormals"},
+};
+#define NUM_BIT_PATTERN_TYPES (sizeof bit_pattern_types / sizeof bit_pattern_types[0])
 
-START_TEST(test_bit_patterns_float64)
+START_TEST(test_bit_patterns)
 {
-    bit_pattern_case(CLOPS_DATA_TYPE_FLOAT64, pat_f64, "FLOAT64 NaN payloads / sNaN / -0.0 / denormals");
-}
-END_TEST
-
-START_TEST(test_bit_patterns_float16)
-{
-    bit_pattern_case(CLOPS_DATA_TYPE_FLOAT16, pat_f16, "FLOAT16 NaN payloads / sNaN / -0.0 / denormals");
-}
-END_TEST
-
-START_TEST(test_bit_patterns_bfloat16)
-{
-    bit_pattern_case(CLOPS_DATA_TYPE_BFLOAT16, pat_bf16, "BFLOAT16 NaN payloads / sNaN / -0.0 / denormals");
+    bit_pattern_case(bit_pattern_types[_i].type, bit_pattern_types[_i].patterns, bit_pattern_types[_i].what);
 }
 END_TEST
 
@@ -419,20 +407,17 @@ START_TEST(test_empty)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
             for (int o = 0; o < 2; o++) {
-                const uint32_t b = 2;
-                uint32_t os[4];
-                ds_out_sizes(cases[k].op, b, cases[k].in, os);
+                const uint32_t *in = cases[k].in;
+                ds_case c = {cases[k].op, types[t], (clops_depth_space_order)o, 2, {in[0], in[1], in[2], in[3]},
+                             LAYOUT_PACKED, LAYOUT_PACKED};
+                ds_descs d;
+                ds_describe(&c, NULL, NULL, &d);
                 char label[200], a[64], bb[64];
-                snprintf(label, sizeof label, "empty %s %s %s block 2: %s -> %s", op_name(cases[k].op),
-                         tc_type(types[t])->name, tc_order_name((clops_depth_space_order)o),
-                         tc_shape_str(a, sizeof a, cases[k].in), tc_shape_str(bb, sizeof bb, os));
-                clops_tensor_desc tin = {types[t], {cases[k].in[0], cases[k].in[1], cases[k].in[2], cases[k].in[3]},
-                                         NULL};
-                clops_tensor_desc tout = {types[t], {os[0], os[1], os[2], os[3]}, NULL};
-                clops_depth_to_space_desc dd = {&tin, &tout, b, (clops_depth_space_order)o};
-                clops_operator_desc desc = {cases[k].op, &dd};
-                ck_assert_msg(tc_tensor_bytes(&tin) == 0 && tc_tensor_bytes(&tout) == 0, "%s: test bug", label);
-                clops_status st = clops_operator_validate(&desc);
+                snprintf(label, sizeof label, "empty %s %s %s block 2: %s -> %s", op_name(c.op),
+                         tc_type(c.type)->name, tc_order_name(c.order), tc_shape_str(a, sizeof a, in),
+                         tc_shape_str(bb, sizeof bb, d.out.sizes));
+                ck_assert_msg(tc_tensor_bytes(&d.in) == 0 && tc_tensor_bytes(&d.out) == 0, "%s: test bug", label);
+                clops_status st = clops_operator_validate(&d.desc);
                 ck_assert_msg(st == CLOPS_SUCCESS, "%s: validate gave %s (%s), want success", label,
                               clops_status_name(st), clops_last_error_message());
 
@@ -442,11 +427,11 @@ START_TEST(test_empty)
 
                 /* NULL buffers of 0 bytes: fine, nothing to read or write. */
                 tc_bufs none = {NULL, 0, NULL, 0, NULL, 0};
-                tc_check_all_paths(&desc, &none, init, 1, label);
+                tc_check_all_paths(&d.desc, &none, init, 1, label);
 
                 /* Real buffers: the output must stay untouched. */
                 tc_bufs some = {inb, sizeof inb, NULL, 0, init, sizeof init};
-                tc_check_all_paths(&desc, &some, init, 1, label);
+                tc_check_all_paths(&d.desc, &some, init, 1, label);
             }
 }
 END_TEST
@@ -474,9 +459,7 @@ static Suite *ops_suite(void)
     Suite *s = suite_create("ops");
 
     TCase *tc = tc_suite_case(s, "examples", -1);
-    TC_TESTS(tc, test_dml_depth_to_space_dcr_example, test_dml_depth_to_space_crd_example,
-             test_dml_space_to_depth_example, test_dml_space_to_depth_crd_inverts_example,
-             test_onnx_depth_to_space_dcr_example, test_onnx_depth_to_space_crd_example);
+    tcase_add_loop_test(tc, test_published_example, 0, (int)NUM_EXAMPLES);
 
     tc = tc_suite_case(s, "table", -1);
     tcase_add_loop_test(tc, test_depth_to_space_table, 0, (int)TABLE_CASES);
@@ -495,8 +478,8 @@ static Suite *ops_suite(void)
     tcase_add_loop_test(tc, test_big_blocks, 0, BIG_BLOCK_CASES);
 
     tc = tc_suite_case(s, "bit_patterns", -1);
-    TC_TESTS(tc, test_bit_patterns_float32, test_bit_patterns_float64, test_bit_patterns_float16,
-             test_bit_patterns_bfloat16, test_bit_patterns_complex);
+    tcase_add_loop_test(tc, test_bit_patterns, 0, (int)NUM_BIT_PATTERN_TYPES);
+    tcase_add_test(tc, test_bit_patterns_complex);
 
     tc = tc_suite_case(s, "empty", -1);
     tcase_add_test(tc, test_empty);

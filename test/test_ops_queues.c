@@ -17,10 +17,11 @@ START_TEST(test_wait_list_user_event)
     const char *label = "DepthToSpace UINT32 DML example 1 behind a user event";
     cl_context c = clops_context_cl_context(tc_dev_ctx);
     cl_command_queue q = clops_context_queue(tc_dev_ctx);
-    clops_tensor_desc tin = {CLOPS_DATA_TYPE_UINT32, {1, 8, 2, 3}, NULL}, tout = {CLOPS_DATA_TYPE_UINT32, {1, 2, 4, 6}, NULL};
-    clops_depth_to_space_desc dd = {&tin, &tout, 2, CLOPS_ORDER_DEPTH_COLUMN_ROW};
-    clops_operator_desc desc = {CLOPS_OPERATOR_DEPTH_TO_SPACE, &dd};
-    clops_operator *op = tc_create(tc_dev_ctx, &desc, label, "OpenCL device");
+    const ds_case example = {CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_UINT32, CLOPS_ORDER_DEPTH_COLUMN_ROW, 2,
+                             {1, 8, 2, 3}, LAYOUT_PACKED, LAYOUT_PACKED};
+    ds_descs d;
+    ds_describe(&example, NULL, NULL, &d);
+    clops_operator *op = tc_create(tc_dev_ctx, &d.desc, label, "OpenCL device");
     uint32_t init[48], got[48];
     tc_fill_sentinel(init, sizeof init);
     cl_int err;
@@ -50,10 +51,10 @@ START_TEST(test_wait_list_user_event)
 
     /* An empty operator has nothing to run, but its event still follows the wait list. */
     const char *label0 = "empty SpaceToDepth 0x2x4x6 behind a user event";
-    clops_tensor_desc tin0 = {CLOPS_DATA_TYPE_UINT32, {0, 2, 4, 6}, NULL}, tout0 = {CLOPS_DATA_TYPE_UINT32, {0, 8, 2, 3}, NULL};
-    clops_space_to_depth_desc sd = {&tin0, &tout0, 2, CLOPS_ORDER_COLUMN_ROW_DEPTH};
-    clops_operator_desc desc0 = {CLOPS_OPERATOR_SPACE_TO_DEPTH, &sd};
-    op = tc_create(tc_dev_ctx, &desc0, label0, "OpenCL device");
+    const ds_case empty = {CLOPS_OPERATOR_SPACE_TO_DEPTH, CLOPS_DATA_TYPE_UINT32, CLOPS_ORDER_COLUMN_ROW_DEPTH, 2,
+                           {0, 2, 4, 6}, LAYOUT_PACKED, LAYOUT_PACKED};
+    ds_describe(&empty, NULL, NULL, &d);
+    op = tc_create(tc_dev_ctx, &d.desc, label0, "OpenCL device");
     gate = clCreateUserEvent(c, &err);
     ck_assert_msg(err == CL_SUCCESS, "%s: clCreateUserEvent %d", label0, (int)err);
     clops_buffers none = {NULL, NULL, NULL};
@@ -112,18 +113,16 @@ static void out_of_order_repeat(unsigned paths)
         return;
     const char *label = "DepthToSpace FLOAT32 DCR block 2, 2x64x128x128 -> 2x16x256x256, 20 runs on the caller's "
                         "out-of-order queue";
-    clops_tensor_desc tin = {CLOPS_DATA_TYPE_FLOAT32, {2, 64, 128, 128}, NULL};
-    clops_tensor_desc tout = {CLOPS_DATA_TYPE_FLOAT32, {2, 16, 256, 256}, NULL};
-    clops_depth_to_space_desc dd = {&tin, &tout, 2, CLOPS_ORDER_DEPTH_COLUMN_ROW};
-    clops_operator_desc desc = {CLOPS_OPERATOR_DEPTH_TO_SPACE, &dd};
-    const size_t bytes = tc_tensor_bytes(&tin);
+    const ds_case c = {CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_FLOAT32, CLOPS_ORDER_DEPTH_COLUMN_ROW, 2,
+                       {2, 64, 128, 128}, LAYOUT_PACKED, LAYOUT_PACKED};
+    ds_descs d;
+    ds_describe(&c, NULL, NULL, &d);
+    const size_t bytes = tc_tensor_bytes(&d.in);
     unsigned char *x = tc_malloc(bytes), *want = tc_malloc(bytes), *init = tc_malloc(bytes), *out = tc_malloc(bytes);
     tc_fill_random(x, bytes, 18000u);
     tc_fill_sentinel(init, bytes);
-    ds_case c = {CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_FLOAT32, CLOPS_ORDER_DEPTH_COLUMN_ROW, 2,
-                 {2, 64, 128, 128}, LAYOUT_PACKED, LAYOUT_PACKED};
     ds_reference(&c, x, NULL, want, NULL, label);
-    clops_operator *op = tc_create(ooo, &desc, label, "caller's out-of-order queue");
+    clops_operator *op = tc_create(ooo, &d.desc, label, "caller's out-of-order queue");
     tc_bufs b = {x, bytes, NULL, 0, init, bytes};
     for (int run = 0; run < 20; run++) {
         char path[96];

@@ -28,6 +28,29 @@ static double half_to_double(uint16_t h)
     return sign ? -v : v;
 }
 
+/* An integer element of `size` bytes (1, 2, 4 or 8), signed or not, as a double. */
+static double int_key(const unsigned char *p, size_t size, int is_signed)
+{
+    uint64_t u;
+    if (size == 1) {
+        u = p[0];
+    } else if (size == 2) {
+        uint16_t v;
+        memcpy(&v, p, 2);
+        u = v;
+    } else if (size == 4) {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        u = v;
+    } else {
+        memcpy(&u, p, 8);
+    }
+    const unsigned bits = 8u * (unsigned)size;
+    if (is_signed && bits < 64 && (u >> (bits - 1)) & 1)
+        u |= UINT64_MAX << bits; /* sign-extend */
+    return is_signed ? (double)(int64_t)u : (double)u;
+}
+
 /* The value an element compares by (complex: the real part); NaN sorts lowest. */
 static double elem_key(clops_data_type t, const unsigned char *p)
 {
@@ -59,51 +82,15 @@ static double elem_key(clops_data_type t, const unsigned char *p)
         d = f;
         break;
     }
-    case CLOPS_DATA_TYPE_UINT8:
-    case CLOPS_DATA_TYPE_BOOL:
-        d = p[0];
-        break;
     case CLOPS_DATA_TYPE_INT8:
-        d = (int8_t)p[0];
+    case CLOPS_DATA_TYPE_INT16:
+    case CLOPS_DATA_TYPE_INT32:
+    case CLOPS_DATA_TYPE_INT64:
+        d = int_key(p, tc_type(t)->size, 1);
         break;
-    case CLOPS_DATA_TYPE_UINT16: {
-        uint16_t v;
-        memcpy(&v, p, 2);
-        d = v;
+    default: /* the unsigned integers and BOOL; tc_type() fails on an unknown type */
+        d = int_key(p, tc_type(t)->size, 0);
         break;
-    }
-    case CLOPS_DATA_TYPE_INT16: {
-        int16_t v;
-        memcpy(&v, p, 2);
-        d = v;
-        break;
-    }
-    case CLOPS_DATA_TYPE_UINT32: {
-        uint32_t v;
-        memcpy(&v, p, 4);
-        d = v;
-        break;
-    }
-    case CLOPS_DATA_TYPE_INT32: {
-        int32_t v;
-        memcpy(&v, p, 4);
-        d = v;
-        break;
-    }
-    case CLOPS_DATA_TYPE_UINT64: {
-        uint64_t v;
-        memcpy(&v, p, 8);
-        d = (double)v;
-        break;
-    }
-    case CLOPS_DATA_TYPE_INT64: {
-        int64_t v;
-        memcpy(&v, p, 8);
-        d = (double)v;
-        break;
-    }
-    default:
-        ck_abort_msg("test bug: elem_key type %d", (int)t);
     }
     return isnan(d) ? -INFINITY : d;
 }
@@ -179,12 +166,10 @@ static void pool_unpool(clops_data_type t, const index_type_info *it, const uint
 
     /* Independent of reference.c: unpooling puts each chosen element back. */
     unsigned char *y = tc_malloc(xcount * es);
-    clops_tensor_desc tx = {t, {ps[0], ps[1], ps[2], ps[3]}, NULL}, ti = {it->type, {ps[0], ps[1], ps[2], ps[3]}, NULL},
-                      ty = {t, {xs[0], xs[1], xs[2], xs[3]}, NULL};
-    clops_max_unpooling_desc ud = {&tx, &ti, &ty};
-    clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &ud};
+    up_descs d;
+    up_describe(&c, &d);
     clops_host_buffers hb = {vals, pcount * es, idx, pcount * it->size, y, xcount * es};
-    clops_status st = clops_host_run(&desc, &hb);
+    clops_status st = clops_host_run(&d.desc, &hb);
     ck_assert_msg(st == CLOPS_SUCCESS, "%s: clops_host_run %s", what, clops_status_name(st));
     static const unsigned char zero[16];
     for (uint64_t p = 0; p < xcount; p++) {
@@ -267,15 +252,14 @@ END_TEST
 /* After a bad-index failure the operator still works, on every backend. */
 START_TEST(test_unpool_usable_after_bad_index)
 {
-    clops_tensor_desc tx = {CLOPS_DATA_TYPE_INT32, {1, 1, 2, 2}, NULL}, ti = {CLOPS_DATA_TYPE_INT64, {1, 1, 2, 2}, NULL},
-                      ty = {CLOPS_DATA_TYPE_INT32, {1, 1, 3, 3}, NULL};
-    clops_max_unpooling_desc ud = {&tx, &ti, &ty};
-    clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &ud};
+    const up_case c = {CLOPS_DATA_TYPE_INT32, &index_types[2], {1, 1, 2, 2}, NULL, NULL, {1, 1, 3, 3}, NULL, 0};
+    up_descs d;
+    up_describe(&c, &d);
     const int32_t x[4] = {11, 22, 33, 44};
     const int64_t bad[4] = {0, 4, -1, 8}, good[4] = {8, 4, 0, 2};
     const int32_t want[9] = {33, 0, 44, 0, 22, 0, 0, 0, 11};
     for (int bi = 0; bi < tc_backend_count(); bi++) {
-        clops_operator *op = tc_create(tc_backend(bi), &desc, "usable after bad index", tc_backend_name(bi));
+        clops_operator *op = tc_create(tc_backend(bi), &d.desc, "usable after bad index", tc_backend_name(bi));
         int32_t y[9];
         for (int i = 0; i < 9; i++)
             y[i] = -7;
@@ -315,76 +299,52 @@ static const clops_data_type dup_types[] = {
 #define NUM_DUP_TYPES (sizeof dup_types / sizeof dup_types[0])
 #define DUP_CASES (NUM_DUP_TYPES * 3)
 
+/* Unpools `n` random values (from `seed`) through the `n` flat indices `flat` with
+ * case `c` (n: the elements of its input and index spans), `runs` times, on every
+ * path or on `only`: every run must match the reference's last writer. */
+static void unpool_runs(const up_case *c, const uint64_t *flat, size_t n, uint64_t seed, int runs, const char *what,
+                        clops_context *only)
+{
+    const size_t es = tc_type(c->type)->size;
+    unsigned char *x = tc_malloc(n * es), *idx = tc_malloc(n * c->it->size);
+    tc_fill_random(x, n * es, seed);
+    store_indices(c->it, flat, n, idx);
+    for (int run = 0; run < runs; run++) {
+        char label[128];
+        snprintf(label, sizeof label, "%s, run %d of %d", what, run + 1, runs);
+        up_run_on(c, x, idx, CLOPS_SUCCESS, label, only);
+    }
+    free(x);
+    free(idx);
+}
+
 START_TEST(test_unpool_duplicates_last_wins)
 {
     clops_data_type t = dup_types[_i % NUM_DUP_TYPES];
     const index_type_info *it = &index_types[_i / NUM_DUP_TYPES];
-    size_t es = tc_type(t)->size;
+    uint64_t *flat = tc_malloc(4096 * sizeof *flat);
 
     /* 2x3x8x8 = 384 random values into 2x3x2x2 = 24 places, ~16 writers each. */
-    {
-        const uint32_t xs[4] = {2, 3, 8, 8};
-        const size_t n = 384;
-        unsigned char *x = tc_malloc(n * es), *idx = tc_malloc(n * it->size);
-        uint64_t *flat = tc_malloc(n * sizeof *flat);
-        uint64_t s = 31337u + (uint64_t)_i;
-        tc_fill_random(x, n * es, s);
-        for (size_t k = 0; k < n; k++)
-            flat[k] = tc_rng_next(&s) % 24;
-        store_indices(it, flat, n, idx);
-        up_case c = {t, it, {xs[0], xs[1], xs[2], xs[3]}, NULL, NULL, {2, 3, 2, 2}, NULL, 4};
-        for (int run = 0; run < 5; run++) {
-            char what[96];
-            snprintf(what, sizeof what, "duplicates (random, 16 per place), run %d of 5", run + 1);
-            up_run(&c, x, idx, CLOPS_SUCCESS, what);
-        }
-        free(x);
-        free(idx);
-        free(flat);
-    }
+    uint64_t s = 31337u + (uint64_t)_i;
+    for (size_t k = 0; k < 384; k++)
+        flat[k] = tc_rng_next(&s) % 24;
+    up_case r = {t, it, {2, 3, 8, 8}, NULL, NULL, {2, 3, 2, 2}, NULL, 4};
+    unpool_runs(&r, flat, 384, 31337u + (uint64_t)_i, 5, "duplicates (random, 16 per place)", NULL);
 
     /* 1x1x64x64 = 4096 writers on the same two places (alternating). */
-    {
-        const size_t n = 4096;
-        unsigned char *x = tc_malloc(n * es), *idx = tc_malloc(n * it->size);
-        uint64_t *flat = tc_malloc(n * sizeof *flat);
-        tc_fill_random(x, n * es, 999u + (uint64_t)_i);
-        for (size_t k = 0; k < n; k++)
-            flat[k] = k % 2 ? 3 : 0;
-        store_indices(it, flat, n, idx);
-        up_case c = {t, it, {1, 1, 64, 64}, NULL, NULL, {1, 1, 2, 2}, NULL, 4};
-        for (int run = 0; run < 5; run++) {
-            char what[96];
-            snprintf(what, sizeof what, "duplicates (4096 writers on 2 places), run %d of 5", run + 1);
-            up_run(&c, x, idx, CLOPS_SUCCESS, what);
-        }
-        free(x);
-        free(idx);
-        free(flat);
-    }
+    for (size_t k = 0; k < 4096; k++)
+        flat[k] = k % 2 ? 3 : 0;
+    up_case two = {t, it, {1, 1, 64, 64}, NULL, NULL, {1, 1, 2, 2}, NULL, 4};
+    unpool_runs(&two, flat, 4096, 999u + (uint64_t)_i, 5, "duplicates (4096 writers on 2 places)", NULL);
 
     /* NHWC input and indices: "last" is in logical row-major (n, c, h, w)
      * order, not memory order. 1x3x4x4 into 1x3x2x2, 4 writers per place. */
-    {
-        const uint32_t xs[4] = {1, 3, 4, 4};
-        const uint64_t nhwc[4] = {48, 1, 12, 3};
-        const size_t n = 48;
-        unsigned char *x = tc_malloc(n * es), *idx = tc_malloc(n * it->size);
-        uint64_t *flat = tc_malloc(n * sizeof *flat);
-        tc_fill_random(x, n * es, 4242u + (uint64_t)_i);
-        for (size_t k = 0; k < n; k++)
-            flat[k] = (k * 5) % 12; /* in memory order; spread over the 12 places */
-        store_indices(it, flat, n, idx);
-        up_case c = {t, it, {xs[0], xs[1], xs[2], xs[3]}, nhwc, nhwc, {1, 3, 2, 2}, NULL, 4};
-        for (int run = 0; run < 5; run++) {
-            char what[96];
-            snprintf(what, sizeof what, "duplicates through NHWC strides, run %d of 5", run + 1);
-            up_run(&c, x, idx, CLOPS_SUCCESS, what);
-        }
-        free(x);
-        free(idx);
-        free(flat);
-    }
+    const uint64_t nhwc[4] = {48, 1, 12, 3};
+    for (size_t k = 0; k < 48; k++)
+        flat[k] = (k * 5) % 12; /* in memory order; spread over the 12 places */
+    up_case h = {t, it, {1, 3, 4, 4}, nhwc, nhwc, {1, 3, 2, 2}, NULL, 4};
+    unpool_runs(&h, flat, 48, 4242u + (uint64_t)_i, 5, "duplicates through NHWC strides", NULL);
+    free(flat);
 }
 END_TEST
 
@@ -394,12 +354,11 @@ START_TEST(test_unpool_duplicates_explicit)
     const uint16_t x[6] = {0x1111, 0x2222, 0x3333, 0x4444, 0x5555, 0x6666}; /* 1x1x2x3 UINT16 */
     const uint32_t idx[6] = {2, 0, 2, 1, 0, 2};
     const uint16_t want[4] = {0x5555, 0x4444, 0x6666, 0}; /* 1x1x2x2 */
+    const up_case c = {CLOPS_DATA_TYPE_UINT16, &index_types[0], {1, 1, 2, 3}, NULL, NULL, {1, 1, 2, 2}, NULL, 0};
+    up_descs d;
+    up_describe(&c, &d);
     for (int bi = 0; bi < tc_backend_count(); bi++) {
-        clops_tensor_desc tx = {CLOPS_DATA_TYPE_UINT16, {1, 1, 2, 3}, NULL}, ti = {CLOPS_DATA_TYPE_UINT32, {1, 1, 2, 3}, NULL},
-                          ty = {CLOPS_DATA_TYPE_UINT16, {1, 1, 2, 2}, NULL};
-        clops_max_unpooling_desc ud = {&tx, &ti, &ty};
-        clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &ud};
-        clops_operator *op = tc_create(tc_backend(bi), &desc, "explicit duplicates", tc_backend_name(bi));
+        clops_operator *op = tc_create(tc_backend(bi), &d.desc, "explicit duplicates", tc_backend_name(bi));
         for (int run = 0; run < 5; run++) {
             uint16_t y[4] = {0xdead, 0xdead, 0xdead, 0xdead};
             clops_host_buffers hb = {x, sizeof x, idx, sizeof idx, y, sizeof y};
@@ -508,31 +467,25 @@ START_TEST(test_unpool_out_of_order_queue)
     for (int k = 0; k < 3; k++) {
         const index_type_info *it = &index_types[k];
         /* Duplicates with different values: 2x3x16x16 into 2x3x4x4. */
-        const size_t n = 2 * 3 * 16 * 16, es = 4;
-        unsigned char *x = tc_malloc(n * es), *idx = tc_malloc(n * it->size);
+        const size_t n = 2 * 3 * 16 * 16;
         uint64_t *flat = tc_malloc(n * sizeof *flat);
         uint64_t s = 777u + (uint64_t)k;
-        tc_fill_random(x, n * es, s);
         for (size_t i = 0; i < n; i++)
             flat[i] = tc_rng_next(&s) % 96;
-        store_indices(it, flat, n, idx);
         up_case c = {CLOPS_DATA_TYPE_FLOAT32, it, {2, 3, 16, 16}, NULL, NULL, {2, 3, 4, 4}, NULL, 4};
-        for (int run = 0; run < 3; run++)
-            up_run_on(&c, x, idx, CLOPS_SUCCESS, "duplicates, out-of-order queue", ooo);
+        unpool_runs(&c, flat, n, 777u + (uint64_t)k, 3, "duplicates, out-of-order queue", ooo);
         /* No duplicates: a permutation (index i -> n-1-i) into a padded output. */
         for (size_t i = 0; i < n; i++)
             flat[i] = n - 1 - i;
-        store_indices(it, flat, n, idx);
         const uint64_t padded[4] = {3 * (16 * 19 + 2) + 1, 16 * 19 + 2, 19, 1};
         up_case p = {CLOPS_DATA_TYPE_FLOAT32, it, {2, 3, 16, 16}, NULL, NULL, {2, 3, 16, 16}, padded, 4};
-        up_run_on(&p, x, idx, CLOPS_SUCCESS, "reversal permutation, padded output, out-of-order queue", ooo);
+        unpool_runs(&p, flat, n, 777u + (uint64_t)k, 1, "reversal permutation, padded output, out-of-order queue",
+                    ooo);
         /* A bad index. */
         bad_index_case(it, 32, "== output count 32 (out-of-order queue)", NULL, 3, ooo);
         /* Empty input. */
         up_case e = {CLOPS_DATA_TYPE_FLOAT32, it, {2, 3, 0, 16}, NULL, NULL, {2, 3, 4, 4}, NULL, 4};
         up_run_on(&e, NULL, NULL, CLOPS_SUCCESS, "empty input, out-of-order queue", ooo);
-        free(x);
-        free(idx);
         free(flat);
     }
 }
