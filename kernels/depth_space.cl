@@ -9,8 +9,7 @@
  *                        load only offline-compiled binaries; element loop only:
  *                        VEC=0, no TILE)
  *   -DORDER_DCR=1|0      1: depth-column-row; 0: column-row-depth
- *   -DCHUNK=k            positions of the inner axis each work-item walks; 0: the
- *                        whole axis (one work-item per row, range dimension 0 is 1)
+ *   -DCHUNK=k            positions of the inner axis each work-item walks
  *   -DCHANNELS_INNER=0|1 the inner axis: 0: W (packed NCHW), 1: C (NHWC through strides)
  *   -DUNIT_W=0|1         1: both tensors have W stride 1 (known to the compiler)
  *   -DUNIT_C=0|1         1: both tensors have C stride 1
@@ -61,36 +60,25 @@
 #define XOFF(n, c, h, w) ((n) * DIM(xs, 0) + (c) * XS1 + (h) * DIM(xs, 2) + (w) * XS3)
 #define YOFF(n, c, h, w) ((n) * DIM(ys, 0) + (c) * YS1 + (h) * DIM(ys, 2) + (w) * YS3)
 
-/* The item's piece [p0, p1) of an inner axis of `len` positions: CHUNK of them,
- * or the whole axis for CHUNK=0 (items past the first along dimension 0, which
- * a tuned group size can add, are then outside the range). */
-#if CHUNK
-#define PIECE_START ((idx_t)get_global_id(0) * CHUNK)
-#define PIECE_END(p0, len) min((p0) + (idx_t)CHUNK, (len))
-#else
-#define PIECE_START (get_global_id(0) ? (idx_t)-1 : (idx_t)0)
-#define PIECE_END(p0, len) (len)
-#endif
-
 /* Work-item coordinates. sizes = (N, C, H, W) of the axes items are indexed by.
  * W inner: range (ceil(W/CHUNK), H, N*C): the item walks w in [p0, p1), fixed c.
  * C inner: range (ceil(C/CHUNK), W, N*H): the item walks c in [p0, p1), fixed w. */
 #if CHANNELS_INNER
 #define ITEM_COORDS(sizes)                                                                       \
-    const idx_t p0 = PIECE_START, w_ = (idx_t)get_global_id(1);                                \
+    const idx_t p0 = (idx_t)get_global_id(0) * CHUNK, w_ = (idx_t)get_global_id(1);           \
     const idx_t nh_ = (idx_t)get_global_id(2);                                                 \
     if (p0 >= DIM(sizes, 1) || w_ >= DIM(sizes, 3) || nh_ >= DIM(sizes, 0) * DIM(sizes, 2)) return;          \
     const idx_t n = nh_ / DIM(sizes, 2), h = nh_ % DIM(sizes, 2);                                     \
-    const idx_t p1 = PIECE_END(p0, DIM(sizes, 1));
+    const idx_t p1 = min(p0 + (idx_t)CHUNK, DIM(sizes, 1));
 #define C_AT(p) (p)
 #define W_AT(p) (w_)
 #else
 #define ITEM_COORDS(sizes)                                                                       \
-    const idx_t p0 = PIECE_START, h = (idx_t)get_global_id(1);                                 \
+    const idx_t p0 = (idx_t)get_global_id(0) * CHUNK, h = (idx_t)get_global_id(1);            \
     const idx_t nc_ = (idx_t)get_global_id(2);                                                 \
     if (p0 >= DIM(sizes, 3) || h >= DIM(sizes, 2) || nc_ >= DIM(sizes, 0) * DIM(sizes, 1)) return;           \
     const idx_t n = nc_ / DIM(sizes, 1), c_ = nc_ % DIM(sizes, 1);                                    \
-    const idx_t p1 = PIECE_END(p0, DIM(sizes, 3));
+    const idx_t p1 = min(p0 + (idx_t)CHUNK, DIM(sizes, 3));
 #define C_AT(p) (c_)
 #define W_AT(p) (p)
 #endif

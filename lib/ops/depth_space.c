@@ -14,15 +14,15 @@ static bool channels_inner(const clops_op_params *p)
     return p->input.strides[1] == 1 && p->output.strides[1] == 1 && p->input.strides[3] != 1;
 }
 
-/* Inner-axis positions per work-item (0: the whole axis, kernels/depth_space.cl).
- * CPUs, W inner: whole rows up to WHOLE_ROW_BYTES of the narrow side (measured
- * on PoCL with notes/depth_space_ab2.c at 16 and 64 MiB against 1024-byte pieces:
- * SpaceToDepth 1.0-1.57x, DepthToSpace 1.02-1.24x at 16 MiB and 0.84-1.06x at
- * 64 MiB: pieces that do not divide the row leave a short last piece, and
- * SpaceToDepth's item moves b rows of it); longer rows and C inner: 1024 bytes'
- * worth, long enough for the loop to vectorise and amortise the item's index
- * arithmetic, short enough to leave many items. Other devices: one position,
- * so neighbouring work-items touch neighbouring addresses (coalescing); `clops
+/* Inner-axis positions per work-item. CPUs, W inner: WHOLE_ROW_BYTES' worth, so
+ * that rows up to that long are one work-item each (measured on PoCL with
+ * notes/depth_space_ab2.c at 16 and 64 MiB against 1024-byte pieces: SpaceToDepth
+ * 1.0-1.57x, DepthToSpace 1.02-1.24x at 16 MiB and 0.84-1.06x at 64 MiB: pieces
+ * that do not divide a row leave a short last piece, and SpaceToDepth's item
+ * moves b rows of it); longer rows and C inner: 1024 bytes' worth, long enough
+ * for the loop to vectorise and amortise the item's index arithmetic, short
+ * enough to leave many items for the threads. Other devices: one position, so
+ * neighbouring work-items touch neighbouring addresses (coalescing); `clops
  * tune` finds better on a given device. */
 #define WHOLE_ROW_BYTES 8192u
 static unsigned chunk_positions(const clops_context *ctx, const clops_op_params *p)
@@ -31,7 +31,7 @@ static unsigned chunk_positions(const clops_context *ctx, const clops_op_params 
     const bool d2s = p->type == CLOPS_OPERATOR_DEPTH_TO_SPACE;
     const uint64_t narrow = d2s ? p->input.sizes[3] : p->output.sizes[3];
     if (!(ctx->info.type & CL_DEVICE_TYPE_CPU)) return 1u;
-    if (!channels_inner(p) && narrow * es <= WHOLE_ROW_BYTES) return 0u;
+    if (!channels_inner(p) && narrow * es <= WHOLE_ROW_BYTES) return (unsigned)(WHOLE_ROW_BYTES / es);
     return (unsigned)(1024 / es);
 }
 
@@ -89,12 +89,10 @@ static void kernel_sizes(const clops_op_params *p, unsigned chunk, uint64_t size
     sizes[1] = d2s ? p->output.sizes[1] : p->input.sizes[1];
     sizes[2] = p->output.sizes[2];
     sizes[3] = d2s ? p->input.sizes[3] : p->output.sizes[3];
-    const uint64_t inner = channels_inner(p) ? sizes[1] : sizes[3];
-    items[0] = chunk ? (inner + chunk - 1) / chunk : 1; /* chunk 0: whole rows */
     if (channels_inner(p)) {
-        items[1] = sizes[3], items[2] = sizes[0] * sizes[2];
+        items[0] = (sizes[1] + chunk - 1) / chunk, items[1] = sizes[3], items[2] = sizes[0] * sizes[2];
     } else {
-        items[1] = sizes[2], items[2] = sizes[0] * sizes[1];
+        items[0] = (sizes[3] + chunk - 1) / chunk, items[1] = sizes[2], items[2] = sizes[0] * sizes[1];
     }
 }
 

@@ -36,7 +36,7 @@ struct clops_operator {
     bool offset_64;              /* kernels use ulong offsets */
     bool forced;                 /* the tuner's candidate parameters below apply */
     clops_tuning force;
-    unsigned chunk;              /* inner-axis positions per work-item (CHUNK; 0: whole rows) */
+    unsigned chunk;              /* inner-axis positions per work-item (CHUNK) */
     clops_loop loop;             /* DepthToSpace/SpaceToDepth: the loop that runs (never DEFAULT) */
     bool block_arg;              /* DepthToSpace/SpaceToDepth: the block size is a kernel argument */
     struct {                     /* MaxUnpooling's device state (max_unpooling.c) */
