@@ -7,23 +7,32 @@
 
 #include "ops/ops.h"
 
-/* Inner-axis positions per work-item. CPUs: 1024 bytes' worth, long enough for
- * the loop to vectorise and amortise the item's index arithmetic, short enough
- * to leave many items (measured on PoCL at 64 MiB against 512 and 2048 bytes:
- * 1024 was best or level for DepthToSpace at every width, mixed for SpaceToDepth;
- * whole rows are slower on narrow tensors). Other devices: one position,
- * so neighbouring work-items touch neighbouring addresses (coalescing); `clops
- * tune` finds better on a given device. */
-static unsigned chunk_positions(const clops_context *ctx, size_t elem_size)
-{
-    return ctx->info.type & CL_DEVICE_TYPE_CPU ? (unsigned)(1024 / elem_size) : 1u;
-}
-
 /* Which axis the NDRange walks: the one both tensors have contiguous. W for
  * packed NCHW (and anything else without a unit C stride), C for NHWC. */
 static bool channels_inner(const clops_op_params *p)
 {
     return p->input.strides[1] == 1 && p->output.strides[1] == 1 && p->input.strides[3] != 1;
+}
+
+/* Inner-axis positions per work-item. CPUs, W inner: WHOLE_ROW_BYTES' worth, so
+ * that rows up to that long are one work-item each (measured on PoCL with
+ * notes/depth_space_ab2.c at 16 and 64 MiB against 1024-byte pieces: SpaceToDepth
+ * 1.0-1.57x, DepthToSpace 1.02-1.24x at 16 MiB and 0.84-1.06x at 64 MiB: pieces
+ * that do not divide a row leave a short last piece, and SpaceToDepth's item
+ * moves b rows of it); longer rows and C inner: 1024 bytes' worth, long enough
+ * for the loop to vectorise and amortise the item's index arithmetic, short
+ * enough to leave many items for the threads. Other devices: one position, so
+ * neighbouring work-items touch neighbouring addresses (coalescing); `clops
+ * tune` finds better on a given device. */
+#define WHOLE_ROW_BYTES 8192u
+static unsigned chunk_positions(const clops_context *ctx, const clops_op_params *p)
+{
+    const size_t es = p->input.elem_size;
+    const bool d2s = p->type == CLOPS_OPERATOR_DEPTH_TO_SPACE;
+    const uint64_t narrow = d2s ? p->input.sizes[3] : p->output.sizes[3];
+    if (!(ctx->info.type & CL_DEVICE_TYPE_CPU)) return 1u;
+    if (!channels_inner(p) && narrow * es <= WHOLE_ROW_BYTES) return (unsigned)(WHOLE_ROW_BYTES / es);
+    return (unsigned)(1024 / es);
 }
 
 /* Whether the W-inner loop can move explicit vectors (kernels/depth_space.cl,
@@ -98,7 +107,7 @@ static void set_loop(clops_operator *op, const char *variant, unsigned tuned_chu
         snprintf(op->options, sizeof op->options, "%s -DCHUNK=1u -DVEC=0 -DTILE=%uu", variant, TILE_ITEMS);
         return;
     }
-    op->chunk = tuned_chunk ? tuned_chunk : chunk_positions(op->ctx, op->params.input.elem_size);
+    op->chunk = tuned_chunk ? tuned_chunk : chunk_positions(op->ctx, &op->params);
     op->kernel_name = d2s ? "depth_to_space" : "space_to_depth";
     snprintf(op->options, sizeof op->options, "%s -DCHUNK=%uu -DVEC=%d", variant, op->chunk,
              loop == CLOPS_LOOP_VECTORS);
