@@ -15,6 +15,7 @@
  */
 #define _DEFAULT_SOURCE
 #include "cli_fixture.h"
+#include "conformance_spec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -104,25 +105,20 @@ START_TEST(test_spec_examples)
 }
 END_TEST
 
-/* The expected fixtures hold the values printed in the DirectML specification. */
+/* The expected fixtures hold the values printed in the DirectML specification
+ * (conformance_spec.h). */
 START_TEST(test_fixtures_match_spec)
 {
-    static const uint32_t dcr[48] = {0,  18, 1,  19, 2,  20, 36, 54, 37, 55, 38, 56, 3,  21, 4,  22,
-                                     5,  23, 39, 57, 40, 58, 41, 59, 9,  27, 10, 28, 11, 29, 45, 63,
-                                     46, 64, 47, 65, 12, 30, 13, 31, 14, 32, 48, 66, 49, 67, 50, 68};
-    static const uint32_t crd[48] = {0,  9,  1,  10, 2,  11, 18, 27, 19, 28, 20, 29, 3,  12, 4,  13,
-                                     5,  14, 21, 30, 22, 31, 23, 32, 36, 45, 37, 46, 38, 47, 54, 63,
-                                     55, 64, 56, 65, 39, 48, 40, 49, 41, 50, 57, 66, 58, 67, 59, 68};
     const char *names[2] = {"dml_d2s_dcr_u32.npy", "dml_d2s_crd_u32.npy"};
-    const uint32_t *want[2] = {dcr, crd};
+    const uint32_t *want[2] = {conf_spec_dcr, conf_spec_crd};
     for (int k = 0; k < 2; k++) {
         char path[512], msg[NPY_MESSAGE_SIZE];
         snprintf(path, sizeof path, "%s/%s", data_dir, names[k]);
         npy_array a;
         ck_assert_msg(npy_read(path, CLOPS_DATA_TYPE_UNKNOWN, &a, msg, sizeof msg) == NPY_OK, "%s", msg);
         ck_assert_int_eq(a.data_type, CLOPS_DATA_TYPE_UINT32);
-        ck_assert_uint_eq(a.count, 48);
-        ck_assert_mem_eq(a.data, want[k], sizeof dcr);
+        ck_assert_uint_eq(a.count, CONF_SPEC_COUNT);
+        ck_assert_mem_eq(a.data, want[k], sizeof conf_spec_dcr);
         npy_free(&a);
     }
 }
