@@ -157,9 +157,8 @@ static int parse_uint_list(const char *opt, const char *list, unsigned long long
     unsigned n = 0;
     unsigned long long v = 0;
     int rc = split_list(opt, list, items, &n);
-    for (unsigned i = 0; rc == 0 && i < n; i++) {
+    for (unsigned i = 0; rc == 0 && i < n; i++)
         if ((rc = parse_uint(opt, items[i], max, &v)) == 0 && (rc = check(v)) == 0) out[i] = (unsigned)v;
-    }
     if (rc == 0) *count = n;
     return rc;
 }
