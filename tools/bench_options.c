@@ -135,6 +135,34 @@ static int parse_size(const char *s, uint64_t *out)
     return 0;
 }
 
+static int check_width(unsigned long long v)
+{
+    if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16)
+        return usage_error("--widths: %llu is not one of 1, 2, 4, 8, 16", v);
+    return 0;
+}
+
+static int check_block(unsigned long long v)
+{
+    return v == 0 ? usage_error("--blocks: block sizes start at 1") : 0;
+}
+
+/* A comma-separated list of numbers up to max, each accepted by check (which
+ * prints its own usage error), into out[] and *count; the first bad element
+ * is the one reported. */
+static int parse_uint_list(const char *opt, const char *list, unsigned long long max,
+                           int (*check)(unsigned long long), unsigned out[MAX_LIST], unsigned *count)
+{
+    char items[MAX_LIST][32];
+    unsigned n = 0;
+    unsigned long long v = 0;
+    int rc = split_list(opt, list, items, &n);
+    for (unsigned i = 0; rc == 0 && i < n; i++)
+        if ((rc = parse_uint(opt, items[i], max, &v)) == 0 && (rc = check(v)) == 0) out[i] = (unsigned)v;
+    if (rc == 0) *count = n;
+    return rc;
+}
+
 static int apply_option(bench_args *a, opt_id id, const char *name, const char *val)
 {
     char items[MAX_LIST][32];
@@ -166,25 +194,8 @@ static int apply_option(bench_args *a, opt_id id, const char *name, const char *
         }
         a->ops_given = true;
         break;
-    case OPT_WIDTHS:
-        if ((rc = split_list(name, val, items, &n)) != 0) return rc;
-        for (unsigned i = 0; i < n; i++) {
-            if ((rc = parse_uint(name, items[i], 16, &v)) != 0) return rc;
-            if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16)
-                return usage_error("--widths: %llu is not one of 1, 2, 4, 8, 16", v);
-            a->widths[i] = (unsigned)v;
-        }
-        a->num_widths = n;
-        break;
-    case OPT_BLOCKS:
-        if ((rc = split_list(name, val, items, &n)) != 0) return rc;
-        for (unsigned i = 0; i < n; i++) {
-            if ((rc = parse_uint(name, items[i], 64, &v)) != 0) return rc;
-            if (v == 0) return usage_error("--blocks: block sizes start at 1");
-            a->blocks[i] = (unsigned)v;
-        }
-        a->num_blocks = n;
-        break;
+    case OPT_WIDTHS: return parse_uint_list(name, val, 16, check_width, a->widths, &a->num_widths);
+    case OPT_BLOCKS: return parse_uint_list(name, val, 64, check_block, a->blocks, &a->num_blocks);
     case OPT_SIZES:
         if ((rc = split_list(name, val, items, &n)) != 0) return rc;
         for (unsigned i = 0; i < n; i++)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "conformance.h"
+#include "conformance_spec.h"
 #include "run_settings.h"
 
 /* One case: an operator on one layout of one shape. */
@@ -394,25 +395,16 @@ static void unpool_cases(conf_run *run, clops_data_type type, clops_data_type in
 }
 
 /* The specification's examples (DirectML DepthToSpace1 both orders, its
- * SpaceToDepth, ONNX DepthToSpace both modes), with their printed outputs. */
-static const uint32_t spec_input[48] = {0,  1,  2,  3,  4,  5,  9,  10, 11, 12, 13, 14, 18, 19, 20, 21,
-                                        22, 23, 27, 28, 29, 30, 31, 32, 36, 37, 38, 39, 40, 41, 45, 46,
-                                        47, 48, 49, 50, 54, 55, 56, 57, 58, 59, 63, 64, 65, 66, 67, 68};
-static const uint32_t spec_dcr[48] = {0,  18, 1,  19, 2,  20, 36, 54, 37, 55, 38, 56, 3,  21, 4,  22,
-                                      5,  23, 39, 57, 40, 58, 41, 59, 9,  27, 10, 28, 11, 29, 45, 63,
-                                      46, 64, 47, 65, 12, 30, 13, 31, 14, 32, 48, 66, 49, 67, 50, 68};
-static const uint32_t spec_crd[48] = {0,  9,  1,  10, 2,  11, 18, 27, 19, 28, 20, 29, 3,  12, 4,  13,
-                                      5,  14, 21, 30, 22, 31, 23, 32, 36, 45, 37, 46, 38, 47, 54, 63,
-                                      55, 64, 56, 65, 39, 48, 40, 49, 41, 50, 57, 66, 58, 67, 59, 68};
-
+ * SpaceToDepth, ONNX DepthToSpace both modes), with their printed outputs
+ * (conformance_spec.h). */
 static void spec_cases(conf_run *run, int type_index)
 {
     const bool f32 = conf_types[type_index] == CLOPS_DATA_TYPE_FLOAT32;
-    float fin[48], fdcr[48], fcrd[48]; /* ONNX's examples: the same values as float32 */
-    for (int i = 0; i < 48; i++) {
-        fin[i] = (float)spec_input[i];
-        fdcr[i] = (float)spec_dcr[i];
-        fcrd[i] = (float)spec_crd[i];
+    float fin[CONF_SPEC_COUNT], fdcr[CONF_SPEC_COUNT], fcrd[CONF_SPEC_COUNT]; /* ONNX's examples: the same values as float32 */
+    for (int i = 0; i < CONF_SPEC_COUNT; i++) {
+        fin[i] = (float)conf_spec_input[i];
+        fdcr[i] = (float)conf_spec_dcr[i];
+        fcrd[i] = (float)conf_spec_crd[i];
     }
     const struct {
         clops_operator_type op;
@@ -421,13 +413,13 @@ static void spec_cases(conf_run *run, int type_index)
         const void *in, *out;
     } ex[] = {
         {CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_ORDER_DEPTH_COLUMN_ROW, f32 ? "ONNX DepthToSpace DCR example" : "DirectML DepthToSpace1 example 1",
-         f32 ? (const void *)fin : spec_input, f32 ? (const void *)fdcr : spec_dcr},
+         f32 ? (const void *)fin : conf_spec_input, f32 ? (const void *)fdcr : conf_spec_dcr},
         {CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_ORDER_COLUMN_ROW_DEPTH, f32 ? "ONNX DepthToSpace CRD example" : "DirectML DepthToSpace1 example 2",
-         f32 ? (const void *)fin : spec_input, f32 ? (const void *)fcrd : spec_crd},
+         f32 ? (const void *)fin : conf_spec_input, f32 ? (const void *)fcrd : conf_spec_crd},
         {CLOPS_OPERATOR_SPACE_TO_DEPTH, CLOPS_ORDER_DEPTH_COLUMN_ROW, "DirectML SpaceToDepth example",
-         f32 ? (const void *)fdcr : spec_dcr, f32 ? (const void *)fin : spec_input},
+         f32 ? (const void *)fdcr : conf_spec_dcr, f32 ? (const void *)fin : conf_spec_input},
         {CLOPS_OPERATOR_SPACE_TO_DEPTH, CLOPS_ORDER_COLUMN_ROW_DEPTH, "inverse of DirectML DepthToSpace1 example 2",
-         f32 ? (const void *)fcrd : spec_crd, f32 ? (const void *)fin : spec_input},
+         f32 ? (const void *)fcrd : conf_spec_crd, f32 ? (const void *)fin : conf_spec_input},
     };
     for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
         const bool d2s = ex[i].op == CLOPS_OPERATOR_DEPTH_TO_SPACE;

@@ -1,5 +1,6 @@
 /* conformance_report.c - the conformance run's tally, its table and its JSON
  * report (cJSON: the tool's dependency, not the library's). */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,6 +75,16 @@ void conf_report_begin_device(conf_report *r, const clops_device_info *info)
     r->fallbacks = cJSON_AddArrayToObject(r->device, "host_fallbacks");
 }
 
+/* Appends {"case": what, key: text} to list ("" for a NULL text) while it holds fewer than cap entries. */
+static void list_case(cJSON *list, int cap, const char *what, const char *key, const char *text)
+{
+    if (cJSON_GetArraySize(list) >= cap) return;
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "case", what);
+    cJSON_AddStringToObject(c, key, text ? text : "");
+    cJSON_AddItemToArray(list, c);
+}
+
 void conf_report_check(conf_report *r, int row, int type_index, bool passed, const char *what, const char *detail)
 {
     if (passed) {
@@ -85,31 +96,18 @@ void conf_report_check(conf_report *r, int row, int type_index, bool passed, con
     r->failed[row][type_index]++;
     r->device_failed++;
     r->total_failed++;
-    if (cJSON_GetArraySize(r->failures) < MAX_LISTED_FAILURES) {
-        cJSON *f = cJSON_CreateObject();
-        cJSON_AddStringToObject(f, "case", what);
-        cJSON_AddStringToObject(f, "detail", detail ? detail : "");
-        cJSON_AddItemToArray(r->failures, f);
-    }
+    list_case(r->failures, MAX_LISTED_FAILURES, what, "detail", detail);
 }
 
 void conf_report_skip(conf_report *r, const char *what, const char *why)
 {
-    cJSON *s = cJSON_CreateObject();
-    cJSON_AddStringToObject(s, "case", what);
-    cJSON_AddStringToObject(s, "reason", why);
-    cJSON_AddItemToArray(r->skipped, s);
+    list_case(r->skipped, INT_MAX, what, "reason", why);
 }
 
 void conf_report_fallback(conf_report *r, const char *what, const char *why)
 {
     r->device_fallbacks++;
-    if (cJSON_GetArraySize(r->fallbacks) < MAX_LISTED_FAILURES) {
-        cJSON *f = cJSON_CreateObject();
-        cJSON_AddStringToObject(f, "case", what);
-        cJSON_AddStringToObject(f, "reason", why ? why : "");
-        cJSON_AddItemToArray(r->fallbacks, f);
-    }
+    list_case(r->fallbacks, MAX_LISTED_FAILURES, what, "reason", why);
 }
 
 void conf_report_end_device(conf_report *r, FILE *out)

@@ -17,6 +17,7 @@
 #define CLOPS_CLI_H
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,9 +58,14 @@ typedef struct cli_option {
     const char *name;    /* "--block-size" */
     const char *metavar; /* "B", or NULL for a flag */
     int required;
-    option_parser parse; /* NULL for --help */
+    option_parser parse; /* NULL for a flag and for --help */
     const char *help;
+    size_t flag; /* a flag: offsetof(cli_args, the int it sets to 1); else 0, which is
+                    no flag's offset (cli_args starts with positional) */
 } cli_option;
+
+/* The entry of a flag that sets args->field. */
+#define CLI_FLAG(name, field, help) {name, NULL, 0, NULL, help, offsetof(cli_args, field)}
 
 struct cli_command;
 typedef int (*command_runner)(const struct cli_command *cmd, const cli_args *args);
@@ -95,9 +101,6 @@ int opt_block_size(cli_args *args, const char *value, char *err, size_t err_size
 int opt_order(cli_args *args, const char *value, char *err, size_t err_size);
 int opt_device(cli_args *args, const char *value, char *err, size_t err_size);
 int opt_type(cli_args *args, const char *value, char *err, size_t err_size);
-int opt_verbose(cli_args *args, const char *value, char *err, size_t err_size);
-int opt_quick(cli_args *args, const char *value, char *err, size_t err_size);
-int opt_json(cli_args *args, const char *value, char *err, size_t err_size);
 int opt_output_shape(cli_args *args, const char *value, char *err, size_t err_size);
 int opt_fallback(cli_args *args, const char *value, char *err, size_t err_size);
 int opt_timeout(cli_args *args, const char *value, char *err, size_t err_size);
@@ -106,25 +109,24 @@ int opt_timeout(cli_args *args, const char *value, char *err, size_t err_size);
 #define OPT_DEVICE                                                                              \
     {"--device", "N|host", 0, opt_device,                                                      \
      "run on device N of 'clops devices', or on the host backend (default: the default device, " \
-     "CLOPS_DEVICE if set)"}
+     "CLOPS_DEVICE if set)", 0}
 #define OPT_TYPE                                                                                \
     {"--type", "bfloat16", 0, opt_type,                                                        \
      "read 2-byte data ('<u2', '<i2', '<f2') as BFLOAT16; the output is written as '<u2' "      \
-     "holding the bfloat16 bits (NumPy has no bfloat16 dtype)"}
-#define OPT_VERBOSE                                                                             \
-    {"--verbose", NULL, 0, opt_verbose,                                                        \
-     "print the device, backend, kernel, work sizes and build options to stderr"}
+     "holding the bfloat16 bits (NumPy has no bfloat16 dtype)", 0}
+#define OPT_VERBOSE \
+    CLI_FLAG("--verbose", verbose, "print the device, backend, kernel, work sizes and build options to stderr")
 #define OPT_FALLBACK                                                                            \
     {"--fallback", "allow|never", 0, opt_fallback,                                             \
      "allow: an operator the device cannot run runs on the host (default, or CLOPS_FALLBACK); " \
-     "never: that is an error (CLOPS_ERROR_FALLBACK_REFUSED)"}
+     "never: that is an error (CLOPS_ERROR_FALLBACK_REFUSED)", 0}
 #define OPT_TIMEOUT                                                                             \
     {"--timeout", "SECONDS", 0, opt_timeout,                                                   \
      "fail (exit 1, naming the device, no OUT written) if the device work has not finished "    \
-     "within SECONDS (default: CLOPS_TIMEOUT, else none)"}
-#define OPT_JSON {"--json", NULL, 0, opt_json, "write one JSON document to stdout instead of text"}
-#define OPT_HELP {"--help", NULL, 0, NULL, "show this help and exit"}
-#define OPT_END {NULL, NULL, 0, NULL, NULL}
+     "within SECONDS (default: CLOPS_TIMEOUT, else none)", 0}
+#define OPT_JSON CLI_FLAG("--json", json, "write one JSON document to stdout instead of text")
+#define OPT_HELP {"--help", NULL, 0, NULL, "show this help and exit", 0}
+#define OPT_END {NULL, NULL, 0, NULL, NULL, 0}
 extern const cli_option help_only_options[];
 extern const cli_option json_options[]; /* --json and --help */
 

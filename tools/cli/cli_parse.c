@@ -130,31 +130,6 @@ int opt_type(cli_args *args, const char *value, char *err, size_t err_size)
     return 0;
 }
 
-int opt_verbose(cli_args *args, const char *value, char *err, size_t err_size)
-{
-    (void)value;
-    (void)err;
-    (void)err_size;
-    args->verbose = 1;
-    return 0;
-}
-
-int opt_json(cli_args *args, const char *value, char *err, size_t err_size)
-{
-    (void)value, (void)err, (void)err_size;
-    args->json = 1;
-    return 0;
-}
-
-int opt_quick(cli_args *args, const char *value, char *err, size_t err_size)
-{
-    (void)value;
-    (void)err;
-    (void)err_size;
-    args->quick = 1;
-    return 0;
-}
-
 int opt_output_shape(cli_args *args, const char *value, char *err, size_t err_size)
 {
     const char *p = value;
@@ -214,12 +189,18 @@ static void print_wrapped(FILE *out, const char *text, size_t col)
     fputc('\n', out);
 }
 
+/* --help: the one entry that neither parses a value nor sets a flag. */
+static int is_help_option(const cli_option *o)
+{
+    return o->parse == NULL && o->flag == 0;
+}
+
 static void print_options_help(FILE *out, const cli_option *options)
 {
     fputs("\noptions:\n", out);
     for (const cli_option *o = options; o->name != NULL; o++) {
         char left[64];
-        if (o->parse == NULL)
+        if (is_help_option(o))
             snprintf(left, sizeof left, "-h, %s", o->name);
         else if (o->metavar != NULL)
             snprintf(left, sizeof left, "%s %s", o->name, o->metavar);
@@ -286,7 +267,7 @@ static int parse_one_option(const cli_command *cmd, int argc, char **argv, int *
     char err[ERR_SIZE];
     const char *value;
     const cli_option *o = find_option(cmd->options, argv[*i], &value);
-    if (o == NULL || o->parse == NULL) {
+    if (o == NULL || is_help_option(o)) {
         set_err(err, sizeof err, "unknown option '%s' for 'clops %s'", argv[*i], cmd->name);
         return usage_error(cmd, err);
     }
@@ -307,7 +288,9 @@ static int parse_one_option(const cli_command *cmd, int argc, char **argv, int *
         }
         value = argv[++*i];
     }
-    if (o->parse(args, value != NULL ? value : "", err, sizeof err) != 0)
+    if (o->flag != 0)
+        *(int *)((char *)args + o->flag) = 1;
+    else if (o->parse(args, value != NULL ? value : "", err, sizeof err) != 0)
         return usage_error(cmd, err);
     return 0;
 }

@@ -6,7 +6,7 @@
 
 static const cli_option print_options[] = {
     {"--type", "bfloat16", 0, opt_type,
-     "read 2-byte data ('<u2', '<i2', '<f2') as BFLOAT16 and show it as float"},
+     "read 2-byte data ('<u2', '<i2', '<f2') as BFLOAT16 and show it as float", 0},
     OPT_HELP, OPT_END};
 
 

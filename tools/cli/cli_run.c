@@ -9,15 +9,15 @@
 /* ---- option tables ---- */
 
 static const cli_option depth_space_options[] = {
-    {"--block-size", "B", 1, opt_block_size, "block size, at least 1 (required)"},
+    {"--block-size", "B", 1, opt_block_size, "block size, at least 1 (required)", 0},
     {"--order", "dcr|crd", 0, opt_order,
      "dcr: depth-column-row (DirectML's default, ONNX DCR); crd: column-row-depth (ONNX CRD, "
-     "PyTorch pixel_shuffle). Default dcr"},
+     "PyTorch pixel_shuffle). Default dcr", 0},
     OPT_DEVICE, OPT_TYPE, OPT_VERBOSE, OPT_FALLBACK, OPT_TIMEOUT, OPT_HELP, OPT_END};
 
 static const cli_option unpool_options[] = {
     {"--output-shape", "N,C,H,W", 1, opt_output_shape,
-     "sizes of the output; N and C must equal the input's (required)"},
+     "sizes of the output; N and C must equal the input's (required)", 0},
     OPT_DEVICE, OPT_TYPE, OPT_VERBOSE, OPT_FALLBACK, OPT_TIMEOUT, OPT_HELP, OPT_END};
 
 

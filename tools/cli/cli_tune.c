@@ -3,8 +3,8 @@
 #include "cli_json.h"
 
 static const cli_option tune_options[] = {
-    {"--device", "N", 0, opt_device, "tune device N of 'clops devices' (default: the default device)"},
-    {"--quick", NULL, 0, opt_quick, "tune only uint8 and float32 at block size 2 (about a minute)"},
+    {"--device", "N", 0, opt_device, "tune device N of 'clops devices' (default: the default device)", 0},
+    CLI_FLAG("--quick", quick, "tune only uint8 and float32 at block size 2 (about a minute)"),
     OPT_JSON, OPT_HELP, OPT_END};
 
 
