@@ -122,8 +122,8 @@ remote_try() {
 # (SIGSEGV in clWaitForEvents), so a run is repeated only on fresh servers.
 restart_servers() {
     bash "$SRC/tools/pocl_remote.sh" stop "$POCLR" 2>/dev/null
-    bash "$SRC/tools/pocl_remote.sh" start "$POCLR" "$PORT" $((PORT + 3)) >/dev/null 2>&1 ||
-        { echo "FAIL: could not restart the two pocld"; exit 1; }
+    bash "$SRC/tools/pocl_remote.sh" start "$POCLR" "$PORT" $((PORT + 3)) >/dev/null 2>"$WORK/restart.log" ||
+        { echo "FAIL: could not restart the two pocld: $(tr '\n' ' ' <"$WORK/restart.log")"; exit 1; }
 }
 
 # remote_run LOG EXE COMMAND...: remote_try; after PoCL-R's crash, once more on
