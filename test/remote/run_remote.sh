@@ -14,14 +14,15 @@
 #      store their binaries under keys naming the remote device, as many as the
 #      local run stored, and leave the local entries alone; a second remote run
 #      stores and rewrites none; a CLI run on each side loads its binary from disk;
-#   4. `clops conformance` on both remote devices (and the host), when the CLI
+#   4. `clops conformance --quick` on each remote device, one process each, when the CLI
 #      has it, compared with the local run;
 #   5. a pocld killed with SIGKILL during a `clops run --timeout` on its device:
 #      exit 1 within the deadline, naming the device, no output file.
 # PoCL-R 6.0's own client crash (a SIGSEGV inside libpocl, reproduced without
 # clops by notes/pocl_remote_repro.c): a remote run that fails with a core dump
-# whose crashing thread is inside libpocl is run once more, and the suite says so
-# loudly (KNOWN POCL-R CRASH); a second crash, or any other failure, fails.
+# whose crashing thread is inside libpocl is run again on fresh servers (up to
+# CLOPS_REMOTE_RETRIES times, default 6), and the suite says so loudly (KNOWN
+# POCL-R CRASH) and counts them; a crash on every try, or any other failure, fails.
 # Environment: CLOPS_REMOTE_PORT (default 17710; the servers use 6 ports from it),
 # CLOPS_SOURCE_DIR (default: two directories up).
 set -uo pipefail
@@ -30,6 +31,7 @@ CLI=${1:?usage: run_remote.sh CLOPS_CLI REMOTE_CASES}
 CASES=${2:?usage: run_remote.sh CLOPS_CLI REMOTE_CASES}
 SRC=${CLOPS_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 POCLR=${CLOPS_POCL_REMOTE:-}
+RETRIES=${CLOPS_REMOTE_RETRIES:-6}
 
 if [ -z "$POCLR" ] || [ ! -x "$POCLR/bin/pocld" ] || [ ! -f "$POCLR/etc/OpenCL/vendors/pocl.icd" ]; then
     echo "************************************************************************"
@@ -126,16 +128,23 @@ restart_servers() {
         { echo "FAIL: could not restart the two pocld: $(tr '\n' ' ' <"$WORK/restart.log")"; exit 1; }
 }
 
-# remote_run LOG EXE COMMAND...: remote_try; after PoCL-R's crash, once more on
-# fresh servers (say so). Returns the last run's status (99: PoCL-R crashed twice).
+# remote_run LOG EXE COMMAND...: remote_try; after PoCL-R's crash, again on fresh
+# servers, up to CLOPS_REMOTE_RETRIES more times (default 6: on this machine the
+# crash hit about 3 in 5 conformance runs, see notes/pocl_remote.md), saying so
+# each time. Returns the last run's status (99: PoCL-R crashed on every try).
 remote_run() {
+    local status try=0
     remote_try "$@"
-    local status=$?
-    [ "$status" -eq 99 ] || return "$status"
-    pocl_crashes=$((pocl_crashes + 1))
-    echo "* ... restarting both pocld and running it ONCE more"
-    restart_servers
-    remote_try "$@"
+    status=$?
+    while [ "$status" -eq 99 ] && [ "$try" -lt "$RETRIES" ]; do
+        pocl_crashes=$((pocl_crashes + 1))
+        try=$((try + 1))
+        echo "* ... restarting both pocld and running it again (retry $try of $RETRIES)"
+        restart_servers
+        remote_try "$@"
+        status=$?
+    done
+    return "$status"
 }
 
 # ---- 1. operator cases: local, then both remote devices at once -----------------------
@@ -173,7 +182,7 @@ cases_report() {
     fi
 }
 # Both devices at once (two processes, each connected to both servers); a run that
-# hit PoCL-R's crash is run once more afterwards, alone, on fresh servers.
+# hit PoCL-R's crash is run again afterwards, alone, on fresh servers (remote_run).
 for d in 0 1; do
     remote_try "$WORK/remote$d.log" "$CASES" timeout 120 "${remote_env[@]}" "$CASES" "$d" "$WORK/remote$d" \
         >"$WORK/crash$d.txt" &
@@ -186,9 +195,9 @@ for d in 0 1; do
     cat "$WORK/crash$d.txt"
     if [ "$status" -eq 99 ]; then
         pocl_crashes=$((pocl_crashes + 1))
-        echo "* ... restarting both pocld and running device $d's cases ONCE more"
+        echo "* ... restarting both pocld and running device $d's cases again, alone"
         restart_servers
-        remote_try "$WORK/remote$d.log" "$CASES" timeout 120 "${remote_env[@]}" "$CASES" "$d" "$WORK/remote$d"
+        remote_run "$WORK/remote$d.log" "$CASES" timeout 120 "${remote_env[@]}" "$CASES" "$d" "$WORK/remote$d"
         status=$?
     fi
     cases_report "$d" "$WORK/remote$d" "$status"
@@ -248,23 +257,23 @@ done
 # The remote run compiles every program the local one did, on the server: the first
 # run on a machine (PoCL's own kernel cache cold) takes minutes.
 if "$CLI" conformance --help >/dev/null 2>&1; then
-    timeout 300 "${local_env[@]}" "$CLI" conformance --device all --quick >"$WORK/conf-local.log" 2>&1
-    echo "conformance (local): exit $?, $(tail -n 1 "$WORK/conf-local.log")"
-    remote_run "$WORK/conf-remote.log" "$CLI" timeout 1200 "${remote_env[@]}" "$CLI" conformance --device all --quick
-    conf_status=$?
-    echo "conformance (remote): exit $conf_status, $(tail -n 1 "$WORK/conf-remote.log")"
-    local_line=$(tail -n 1 "$WORK/conf-local.log" | sed 's/^.*: //')
-    remote_passed=$(sed -n 's/^\([0-9]*\) passed, 0 failed$/\1/p' "$WORK/conf-remote.log" | tail -n 1)
+    timeout 300 "${local_env[@]}" "$CLI" conformance --device 0 --quick >"$WORK/conf-local.log" 2>&1
+    echo "conformance (local device 0): exit $?, $(tail -n 1 "$WORK/conf-local.log")"
     local_passed=$(sed -n 's/^\([0-9]*\) passed, 0 failed$/\1/p' "$WORK/conf-local.log" | tail -n 1)
-    # --device all on the remote client: the two remote devices and the host.
-    if [ -n "$remote_passed" ] && [ -n "$local_passed" ] && [ "$remote_passed" -gt "$local_passed" ]; then
-        pass "conformance: local $local_passed passed, remote $remote_passed passed, none failed"
-    elif [ "$conf_status" -eq 99 ]; then
-        fail "conformance: PoCL-R 6.0 crashed twice (KNOWN POCL-R CRASH above), after" \
-            "$(grep -c '^conformance: .*\[' "$WORK/conf-remote.log") items, before its report (the run is not a clops check result)"
-    else
-        fail "conformance: local '$local_line', remote '$(tail -n 1 "$WORK/conf-remote.log")'"
-    fi
+    # One device per run, so that PoCL-R's crash repeats one device's pass, not both.
+    for d in 0 1; do
+        remote_run "$WORK/conf-remote-$d.log" "$CLI" timeout 1200 "${remote_env[@]}" "$CLI" conformance --device "$d" --quick
+        status=$?
+        last=$(tail -n 1 "$WORK/conf-remote-$d.log")
+        remote_passed=$(sed -n 's/^\([0-9]*\) passed, 0 failed$/\1/p' "$WORK/conf-remote-$d.log" | tail -n 1)
+        if [ "$status" -eq 0 ] && [ -n "$local_passed" ] && [ "$remote_passed" = "$local_passed" ]; then
+            pass "conformance on remote device $d: $remote_passed passed, none failed (local: $local_passed)"
+        elif [ "$status" -eq 99 ]; then
+            fail "conformance on remote device $d: PoCL-R 6.0 crashed on all $((RETRIES + 1)) tries (KNOWN POCL-R CRASH above; not a clops check result)"
+        else
+            fail "conformance on remote device $d: exit $status, '$last' (local: '$(tail -n 1 "$WORK/conf-local.log")')"
+        fi
+    done
 else
     echo "conformance: not in this CLI yet, not run"
 fi
@@ -317,7 +326,7 @@ fi
 
 echo
 if [ "$pocl_crashes" -gt 0 ]; then
-    echo "remote suite: $pocl_crashes run(s) hit PoCL-R 6.0's own crash and were run once more (KNOWN POCL-R CRASH above)"
+    echo "remote suite: $pocl_crashes run(s) hit PoCL-R 6.0's own crash and were run again on fresh servers (KNOWN POCL-R CRASH above)"
 fi
 if [ "$failures" -eq 0 ]; then
     echo "remote suite: all checks passed"
