@@ -19,7 +19,8 @@
 #       client only), POCL_DEVICES ("remote" once per server) and
 #       POCL_REMOTEi_PARAMETERS, in the order the servers were started.
 #   tools/pocl_remote.sh stop PREFIX
-#       Stops every server `start` started for PREFIX (SIGTERM, then SIGKILL after 5 s).
+#       Stops every server `start` started for PREFIX (SIGTERM, then SIGKILL after 5 s)
+#       and waits until its port is free.
 #
 # Environment:
 #   SERVER_ICD           the ICD file the servers load (default
@@ -169,7 +170,9 @@ cmd_stop() {
         is_pocld "$pid" || continue
         kill -TERM "$pid" 2>/dev/null || true
         waited=0
-        while is_pocld "$pid" && [ "$waited" -lt 50 ]; do
+        # An exiting pocld loses its cmdline before it closes its sockets.
+        while { is_pocld "$pid" || listening "$port" || listening $((port + 1)) || listening $((port + 2)); } &&
+            [ "$waited" -lt 50 ]; do
             sleep 0.1
             waited=$((waited + 1))
         done

@@ -10,12 +10,20 @@
 #      on both remote devices at once (two processes), each checked against the
 #      host kernels and the three output sets compared byte for byte;
 #   2. the specification's examples through the CLI on each remote device;
-#   3. `clops conformance` on both remote devices, when the CLI has it;
-#   4. one program cache shared by the local and remote runs: the remote device's
-#      binaries under keys of their own, and each run loads its own from disk;
+#   3. one program cache shared by the local and remote runs: the remote runs
+#      store their binaries under keys naming the remote device, as many as the
+#      local run stored, and leave the local entries alone; a second remote run
+#      stores and rewrites none; a CLI run on each side loads its binary from disk;
+#   4. `clops conformance --quick` on each remote device, one process each, when the CLI
+#      has it, compared with the local run;
 #   5. a pocld killed with SIGKILL during a `clops run --timeout` on its device:
 #      exit 1 within the deadline, naming the device, no output file.
-# Environment: CLOPS_REMOTE_PORT (default 17710; the servers use 9 ports from it),
+# PoCL-R 6.0's own client crash (a SIGSEGV inside libpocl, reproduced without
+# clops by notes/pocl_remote_repro.c): a remote run that fails with a core dump
+# whose crashing thread is inside libpocl is run again on fresh servers (up to
+# CLOPS_REMOTE_RETRIES times, default 6), and the suite says so loudly (KNOWN
+# POCL-R CRASH) and counts them; a crash on every try, or any other failure, fails.
+# Environment: CLOPS_REMOTE_PORT (default 17710; the servers use 6 ports from it),
 # CLOPS_SOURCE_DIR (default: two directories up).
 set -uo pipefail
 
@@ -23,6 +31,7 @@ CLI=${1:?usage: run_remote.sh CLOPS_CLI REMOTE_CASES}
 CASES=${2:?usage: run_remote.sh CLOPS_CLI REMOTE_CASES}
 SRC=${CLOPS_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 POCLR=${CLOPS_POCL_REMOTE:-}
+RETRIES=${CLOPS_REMOTE_RETRIES:-6}
 
 if [ -z "$POCLR" ] || [ ! -x "$POCLR/bin/pocld" ] || [ ! -f "$POCLR/etc/OpenCL/vendors/pocl.icd" ]; then
     echo "************************************************************************"
@@ -71,7 +80,85 @@ else
     exit 1
 fi
 
+# ---- PoCL-R's own crash: one more run, said loudly ------------------------------------
+# pocl_crash DIR EXE: true when DIR holds a core of EXE killed by SIGSEGV whose
+# crashing thread, past the frames inside libc, is in libpocl (PoCL-R 6.0's
+# client crash of notes/pocl_remote_repro.c); prints that thread's frames.
+pocl_crash() {
+    local core bt
+    core=$(find "$1" -maxdepth 1 -name 'core*' -type f | head -n 1)
+    [ -n "$core" ] || return 1
+    bt=$(gdb -q -batch -ex 'bt 12' "$2" "$core" 2>/dev/null) || return 1
+    echo "$bt" | grep -q 'terminated with signal SIGSEGV' || return 1
+    echo "$bt" | grep '^#' | sed 's/^/    /'
+    echo "$bt" | grep '^#' | grep -v -E 'libc\.so|in (__)?pthread_' | head -n 1 | grep -q 'libpocl'
+}
+
+# remote_try LOG EXE COMMAND...: runs COMMAND once (EXE is the program that may
+# crash: COMMAND itself or the CLI that a script calls) with its output in LOG, in
+# a directory of its own with core dumps on. Returns its status, or 99 (after
+# saying so loudly) when it died of PoCL-R's crash (pocl_crash).
+pocl_crashes=0
+remote_try() {
+    local log=$1 exe=$2 dir status
+    shift 2
+    dir=$(mktemp -d "$WORK/attempt.XXXXXX")
+    (cd "$dir" && ulimit -c unlimited && exec "$@") >"$log" 2>&1
+    status=$?
+    [ "$status" -ne 0 ] || return 0
+    if pocl_crash "$dir" "$exe" >"$dir/backtrace.txt"; then
+        echo "************************************************************************"
+        echo "* KNOWN POCL-R CRASH (SIGSEGV inside libpocl, notes/pocl_remote_repro.c):"
+        echo "*   $(basename "$exe") for $(basename "$log" .log) died (exit $status); its backtrace:"
+        sed 's/^/*/' "$dir/backtrace.txt"
+        echo "************************************************************************"
+        rm -f "$dir"/core*
+        return 99
+    fi
+    rm -f "$dir"/core*
+    return "$status"
+}
+
+# restart_servers: both pocld stopped and started again on the same ports. A pocld
+# whose client died in the middle of its commands crashed the next client here
+# (SIGSEGV in clWaitForEvents), so a run is repeated only on fresh servers.
+restart_servers() {
+    bash "$SRC/tools/pocl_remote.sh" stop "$POCLR" 2>/dev/null
+    bash "$SRC/tools/pocl_remote.sh" start "$POCLR" "$PORT" $((PORT + 3)) >/dev/null 2>"$WORK/restart.log" ||
+        { echo "FAIL: could not restart the two pocld: $(tr '\n' ' ' <"$WORK/restart.log")"; exit 1; }
+}
+
+# remote_run LOG EXE COMMAND...: remote_try; after PoCL-R's crash, again on fresh
+# servers, up to CLOPS_REMOTE_RETRIES more times (default 6: on this machine the
+# crash hit about 3 in 5 conformance runs, see notes/pocl_remote.md), saying so
+# each time. Returns the last run's status (99: PoCL-R crashed on every try).
+remote_run() {
+    local status try=0
+    remote_try "$@"
+    status=$?
+    while [ "$status" -eq 99 ] && [ "$try" -lt "$RETRIES" ]; do
+        pocl_crashes=$((pocl_crashes + 1))
+        try=$((try + 1))
+        echo "* ... restarting both pocld and running it again (retry $try of $RETRIES)"
+        restart_servers
+        remote_try "$@"
+        status=$?
+    done
+    return "$status"
+}
+
 # ---- 1. operator cases: local, then both remote devices at once -----------------------
+# cache_entries: one "FILE INODE local|remote" line per cache entry, by the key's
+# device version (PoCL-R's names the server's device after "pocl-remote:").
+cache_entries() {
+    "$CLI" cache list --json | awk '
+        /"file":/ { gsub(/[",]/, "", $2); f = $2 }
+        /"key":/ { print f, (index($0, "HSTR: pocl-remote:") ? "remote" : "local") }' | sort |
+        while read -r file kind; do
+            echo "$file $(find "$CLOPS_CACHE_DIR" -name "$file" -printf '%i') $kind"
+        done
+}
+
 echo "== operator cases"
 mkdir -p "$WORK/local" "$WORK/remote0" "$WORK/remote1"
 if timeout 120 "${local_env[@]}" "$CASES" 0 "$WORK/local" >"$WORK/local.log" 2>&1; then
@@ -79,68 +166,85 @@ if timeout 120 "${local_env[@]}" "$CASES" 0 "$WORK/local" >"$WORK/local.log" 2>&
 else
     fail "local device: $(grep -m 3 FAIL "$WORK/local.log")"
 fi
-local_entries=$("${local_env[@]}" "$CLI" cache list | wc -l)
-timeout 120 "${remote_env[@]}" "$CASES" 0 "$WORK/remote0" >"$WORK/remote0.log" 2>&1 &
-pid0=$!
-timeout 120 "${remote_env[@]}" "$CASES" 1 "$WORK/remote1" >"$WORK/remote1.log" 2>&1 &
-pid1=$!
+cache_entries >"$WORK/cache-local.txt"
+# cases_report D OUTDIR STATUS: PASS/FAIL lines for the cases on remote device D.
+cases_report() {
+    local d=$1 out=$2 status=$3 log="$WORK/$(basename "$2").log"
+    if [ "$status" -eq 0 ]; then
+        pass "remote device $d: $(tail -n 1 "$log")"
+    else
+        fail "remote device $d (exit $status): $(grep -m 3 FAIL "$log")"
+    fi
+    if diff -r "$WORK/local" "$out" >"$out.diff" 2>&1; then
+        pass "remote device $d: $(ls "$out" | wc -l) outputs identical to the local device's"
+    else
+        fail "remote device $d: outputs differ from the local device's: $(head -n 3 "$out.diff")"
+    fi
+}
+# Both devices at once (two processes, each connected to both servers); a run that
+# hit PoCL-R's crash is run again afterwards, alone, on fresh servers (remote_run).
+for d in 0 1; do
+    remote_try "$WORK/remote$d.log" "$CASES" timeout 120 "${remote_env[@]}" "$CASES" "$d" "$WORK/remote$d" \
+        >"$WORK/crash$d.txt" &
+    eval "pid$d=\$!"
+done
 for d in 0 1; do
     pid_var=pid$d
-    if wait "${!pid_var}"; then
-        pass "remote device $d: $(tail -n 1 "$WORK/remote$d.log")"
-    else
-        fail "remote device $d (exit $?): $(grep -m 3 FAIL "$WORK/remote$d.log")"
+    wait "${!pid_var}"
+    status=$?
+    cat "$WORK/crash$d.txt"
+    if [ "$status" -eq 99 ]; then
+        pocl_crashes=$((pocl_crashes + 1))
+        echo "* ... restarting both pocld and running device $d's cases again, alone"
+        restart_servers
+        remote_run "$WORK/remote$d.log" "$CASES" timeout 120 "${remote_env[@]}" "$CASES" "$d" "$WORK/remote$d"
+        status=$?
     fi
-    if diff -r "$WORK/local" "$WORK/remote$d" >"$WORK/diff$d.txt" 2>&1; then
-        pass "remote device $d: $(ls "$WORK/remote$d" | wc -l) outputs identical to the local device's"
-    else
-        fail "remote device $d: outputs differ from the local device's: $(head -n 3 "$WORK/diff$d.txt")"
-    fi
+    cases_report "$d" "$WORK/remote$d" "$status"
 done
+cache_entries >"$WORK/cache-remote.txt"
 
 # ---- 2. the specification's examples through the CLI ---------------------------------
 for d in 0 1; do
-    if timeout 120 "${remote_env[@]}" CLOPS_DEVICE=$d sh "$SRC/tools/demo.sh" "$(dirname "$(dirname "$CLI")")" \
-        >"$WORK/demo$d.log" 2>&1; then
+    if remote_run "$WORK/demo$d.log" "$CLI" timeout 120 "${remote_env[@]}" CLOPS_DEVICE=$d \
+        sh "$SRC/tools/demo.sh" "$(dirname "$(dirname "$CLI")")"; then
         pass "CLI examples on remote device $d: $(tail -n 1 "$WORK/demo$d.log")"
     else
         fail "CLI examples on remote device $d: $(grep -m 3 -E 'FAILED|rror' "$WORK/demo$d.log")"
     fi
 done
 
-# ---- 3. clops conformance, once the CLI has it ----------------------------------------
-if "$CLI" conformance --help >/dev/null 2>&1; then
-    for where in local remote; do
-        env_var=${where}_env[@]
-        timeout 300 "${!env_var}" "$CLI" conformance --device all --quick >"$WORK/conf-$where.log" 2>&1
-        echo "conformance ($where): exit $?, $(tail -n 1 "$WORK/conf-$where.log")"
-    done
-    local_line=$(tail -n 1 "$WORK/conf-local.log" | sed 's/^.*: //')
-    remote_passed=$(sed -n 's/^\([0-9]*\) passed, 0 failed$/\1/p' "$WORK/conf-remote.log" | tail -n 1)
-    local_passed=$(sed -n 's/^\([0-9]*\) passed, 0 failed$/\1/p' "$WORK/conf-local.log" | tail -n 1)
-    # --device all on the remote client: the two remote devices and the host.
-    if [ -n "$remote_passed" ] && [ -n "$local_passed" ] && [ "$remote_passed" -gt "$local_passed" ]; then
-        pass "conformance: local $local_passed passed, remote $remote_passed passed, none failed"
-    else
-        fail "conformance: local '$local_line', remote '$(tail -n 1 "$WORK/conf-remote.log")'"
-    fi
+# ---- 3. one cache, different keys -----------------------------------------------------
+# After the local cases every entry is the local device's. The remote runs (the same
+# 180 cases, on the same driver behind the servers) add as many under the remote
+# device's key (the two remote devices have one identity: one key for both) and
+# leave the local entries as they were (same files, same inodes).
+n_local=$(grep -c ' local$' "$WORK/cache-local.txt")
+n_remote=$(grep -c ' remote$' "$WORK/cache-remote.txt")
+if [ "$n_local" -gt 0 ] && [ "$(grep -c ' remote$' "$WORK/cache-local.txt")" -eq 0 ] &&
+    [ "$n_remote" -eq "$n_local" ] && [ "$(grep ' local$' "$WORK/cache-remote.txt")" = "$(cat "$WORK/cache-local.txt")" ]; then
+    pass "cache: $n_local local entries kept as they were, $n_remote more under the remote device's key"
 else
-    echo "conformance: not in this CLI yet, not run"
+    fail "cache: $n_local local entries first; then $(grep -c ' local$' "$WORK/cache-remote.txt") local" \
+        "and $n_remote remote (want the same local entries and as many remote)"
 fi
-
-# ---- 4. one cache, different keys -----------------------------------------------------
-all_entries=$("${remote_env[@]}" "$CLI" cache list | wc -l)
-# The two remote devices have one identity (same server driver): one key for both.
-if [ "$local_entries" -gt 0 ] && [ "$all_entries" -eq $((2 * local_entries)) ]; then
-    pass "cache: $local_entries entries from the local device, as many more under the remote device's key"
+# A second remote run reuses the remote entries: nothing stored, nothing rewritten
+# (compared with the cache as the CLI examples left it).
+cache_entries >"$WORK/cache-before-again.txt"
+mkdir -p "$WORK/remote0-again"
+remote_run "$WORK/remote0-again.log" "$CASES" timeout 120 "${remote_env[@]}" "$CASES" 0 "$WORK/remote0-again"
+cases_report 0 "$WORK/remote0-again" $?
+cache_entries >"$WORK/cache-again.txt"
+if cmp -s "$WORK/cache-before-again.txt" "$WORK/cache-again.txt"; then
+    pass "cache: a second remote run stored and rewrote no entry (same $(wc -l <"$WORK/cache-again.txt") files, same inodes)"
 else
-    fail "cache: $local_entries entries after the local run, $all_entries after the remote runs (want twice)"
+    fail "cache: the second remote run changed the cache: $(diff "$WORK/cache-before-again.txt" "$WORK/cache-again.txt" | head -n 4 | tr '\n' ' ')"
 fi
 for who in local remote; do
     env_var=${who}_env[@]
     rm -f "$WORK/cache-$who.npy"
-    timeout 60 "${!env_var}" "$CLI" run depth-to-space "$SRC/test/data/dml_input_u32.npy" "$WORK/cache-$who.npy" \
-        --block-size 2 --device 0 --verbose >"$WORK/cache-$who.log" 2>&1
+    remote_run "$WORK/cache-$who.log" "$CLI" timeout 60 "${!env_var}" "$CLI" run depth-to-space \
+        "$SRC/test/data/dml_input_u32.npy" "$WORK/cache-$who.npy" --block-size 2 --device 0 --verbose
     if grep -q 'program: disk cache' "$WORK/cache-$who.log" &&
         cmp -s "$WORK/cache-$who.npy" "$SRC/test/data/dml_d2s_dcr_u32.npy"; then
         pass "cache: the $who device loads its binary from disk and gives the expected bytes"
@@ -148,6 +252,31 @@ for who in local remote; do
         fail "cache: $who run: $(grep -E 'program|rror' "$WORK/cache-$who.log")"
     fi
 done
+
+# ---- 4. clops conformance, once the CLI has it ----------------------------------------
+# The remote run compiles every program the local one did, on the server: the first
+# run on a machine (PoCL's own kernel cache cold) takes minutes.
+if "$CLI" conformance --help >/dev/null 2>&1; then
+    timeout 300 "${local_env[@]}" "$CLI" conformance --device 0 --quick >"$WORK/conf-local.log" 2>&1
+    echo "conformance (local device 0): exit $?, $(tail -n 1 "$WORK/conf-local.log")"
+    local_passed=$(sed -n 's/^\([0-9]*\) passed, 0 failed$/\1/p' "$WORK/conf-local.log" | tail -n 1)
+    # One device per run, so that PoCL-R's crash repeats one device's pass, not both.
+    for d in 0 1; do
+        remote_run "$WORK/conf-remote-$d.log" "$CLI" timeout 1200 "${remote_env[@]}" "$CLI" conformance --device "$d" --quick
+        status=$?
+        last=$(tail -n 1 "$WORK/conf-remote-$d.log")
+        remote_passed=$(sed -n 's/^\([0-9]*\) passed, 0 failed$/\1/p' "$WORK/conf-remote-$d.log" | tail -n 1)
+        if [ "$status" -eq 0 ] && [ -n "$local_passed" ] && [ "$remote_passed" = "$local_passed" ]; then
+            pass "conformance on remote device $d: $remote_passed passed, none failed (local: $local_passed)"
+        elif [ "$status" -eq 99 ]; then
+            fail "conformance on remote device $d: PoCL-R 6.0 crashed on all $((RETRIES + 1)) tries (KNOWN POCL-R CRASH above; not a clops check result)"
+        else
+            fail "conformance on remote device $d: exit $status, '$last' (local: '$(tail -n 1 "$WORK/conf-local.log")')"
+        fi
+    done
+else
+    echo "conformance: not in this CLI yet, not run"
+fi
 
 # ---- 5. a server killed during a run --------------------------------------------------
 # A 64 MiB DepthToSpace on remote device 1 with `--timeout DEADLINE`; its pocld gets
@@ -180,8 +309,8 @@ if kill -0 "$run_pid" 2>/dev/null && grep -q '^clops: kernel:' "$WORK/kill.log";
     wait "$run_pid"
     status=$?
     took=$(echo "$(date +%s.%N) - $start" | bc)
-    message=$(grep -v '^clops: [a-z ]*:' "$WORK/kill.log"; grep '^clops: error' "$WORK/kill.log")
-    message=$(echo "$message" | tr '\n' ' ' | cut -c1-300)
+    # clops's own error line (PoCL's client prints its socket errors around it).
+    message=$(grep -m 1 '^clops: error' "$WORK/kill.log" | cut -c1-300)
     leftovers=$(ls "$WORK" | grep -c '^killed\.npy')
     echo "killed pocld $server1 once connected: clops exit $status after ${took}s: $message"
     if [ "$status" -eq 1 ] && [ "$leftovers" -eq 0 ] && echo "$message" | grep -q 'device "' &&
@@ -196,6 +325,9 @@ else
 fi
 
 echo
+if [ "$pocl_crashes" -gt 0 ]; then
+    echo "remote suite: $pocl_crashes run(s) hit PoCL-R 6.0's own crash and were run again on fresh servers (KNOWN POCL-R CRASH above)"
+fi
 if [ "$failures" -eq 0 ]; then
     echo "remote suite: all checks passed"
     exit 0
