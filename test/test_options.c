@@ -2,9 +2,11 @@
  * test_options.c - context options through the API, and the environment as their
  * defaults: every setting's API form, every CLOPS_* variable's strict parsing
  * (the values issue 15 found ignored among them), a caller compiled against an
- * older, shorter struct, and `clops cache prune` refusing a bad size.
+ * older, shorter struct, `clops cache prune` refusing a bad size, and the
+ * _with_options forms of the cache maintenance calls and the tuner.
  */
 #define _XOPEN_SOURCE 700
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -183,15 +185,21 @@ static clops_context *device_context(clops_context_options *o)
     return ctx;
 }
 
-static size_t entries_in(const char *dir)
+/* How many files in `dir` match the grep pattern `pattern`. */
+static size_t files_in(const char *dir, const char *pattern)
 {
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "ls '%s' | grep -c '\\.bin$'", dir);
+    char cmd[192];
+    snprintf(cmd, sizeof cmd, "ls '%s' 2>/dev/null | grep -c '%s'", dir, pattern);
     FILE *p = popen(cmd, "r");
     unsigned n = 0;
     ck_assert(p && fscanf(p, "%u", &n) == 1);
     pclose(p);
     return n;
+}
+
+static size_t entries_in(const char *dir)
+{
+    return files_in(dir, "\\.bin$");
 }
 
 static const tc_case D2S = {"d2s uint16", CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_UINT16, {1, 12, 3, 5}, 2,
@@ -397,6 +405,113 @@ START_TEST(cli_fallback_never)
 }
 END_TEST
 
+static void count_entry(void *user, const char *file, uint64_t bytes, long long used, const char *key, size_t len)
+{
+    (void)file, (void)bytes, (void)used, (void)key, (void)len;
+    ++*(size_t *)user;
+}
+
+/* Options whose cache is `mine` (g_dir/mine) while CLOPS_CACHE_DIR names another,
+ * `env_dir` (g_dir/env): the calls must act on the first only. */
+static clops_context_options two_caches(char mine[96], char env_dir[96])
+{
+    snprintf(mine, 96, "%s/mine", g_dir);
+    snprintf(env_dir, 96, "%s/env", g_dir);
+    tc_set_env("CLOPS_CACHE_DIR", env_dir);
+    clops_context_options o = defaults();
+    o.cache_dir = mine;
+    return o;
+}
+
+/* Every cache maintenance call's _with_options form acts on the options' cache
+ * directory, not the environment's. */
+START_TEST(cache_calls_with_options)
+{
+    char mine[96], env_dir[96], pack[96], buf[256];
+    clops_context_options o = two_caches(mine, env_dir);
+    snprintf(pack, sizeof pack, "%s/all.pack", g_dir);
+    clops_context *ctx = device_context(&o);
+    run_d2s(ctx, CLOPS_SUCCESS);
+    clops_context_free(ctx);
+    ck_assert_uint_eq(entries_in(mine), 1);
+
+    ck_assert_msg(strstr(clops_cache_status_with_options(&o, buf, sizeof buf), mine), "status: %s", buf);
+    ck_assert_msg(strstr(clops_cache_status(buf, sizeof buf), env_dir), "environment's status: %s", buf);
+    size_t visited = 0, n = 0;
+    ck_assert_int_eq(clops_cache_list_entries_with_options(&o, count_entry, &visited, &n), CLOPS_SUCCESS);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(visited, 1);
+    ck_assert_int_eq(clops_cache_export_pack_with_options(&o, pack, &n), CLOPS_SUCCESS);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_int_eq(clops_cache_clear_all_with_options(&o, &n), CLOPS_SUCCESS);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(entries_in(mine), 0);
+    clops_pack_report r;
+    ck_assert_int_eq(clops_cache_import_pack_report_with_options(&o, pack, &r), CLOPS_SUCCESS);
+    ck_assert_uint_eq(r.imported, 1);
+    ck_assert_uint_eq(entries_in(mine), 1);
+    o.cache_max_bytes = 0; /* a bound of 0 keeps nothing */
+    ck_assert_int_eq(clops_cache_prune_with_options(&o, &n), CLOPS_SUCCESS);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(entries_in(mine), 0);
+    ck_assert_uint_eq(entries_in(env_dir), 0); /* made by clops_cache_status above, never filled */
+
+    o = defaults();
+    o.cache = (clops_cache_policy)7; /* not a policy */
+    ck_assert_int_eq(clops_cache_list_entries_with_options(&o, count_entry, &visited, NULL), CLOPS_ERROR_INVALID_SETTING);
+    ck_assert_int_eq(clops_cache_prune_with_options(&o, NULL), CLOPS_ERROR_INVALID_SETTING);
+    ck_assert_int_eq(clops_cache_clear_all_with_options(&o, NULL), CLOPS_ERROR_INVALID_SETTING);
+    ck_assert_int_eq(clops_cache_export_pack_with_options(&o, pack, NULL), CLOPS_ERROR_INVALID_SETTING);
+    ck_assert_int_eq(clops_cache_import_pack_report_with_options(&o, pack, NULL), CLOPS_ERROR_INVALID_SETTING);
+    ck_assert_int_eq(clops_tune_with_options(&o, 0, 1, NULL, NULL), CLOPS_ERROR_INVALID_SETTING);
+}
+END_TEST
+
+/* clops_tune_with_options writes the options' tuning database and its lock in the
+ * options' cache directory; clearing that cache removes the lock nobody holds and
+ * keeps one another process holds. */
+START_TEST(tune_with_options_and_locks)
+{
+    char mine[96], env_dir[96], db[96], held[160];
+    clops_context_options o = two_caches(mine, env_dir);
+    snprintf(db, sizeof db, "%s/tune.txt", g_dir);
+    o.tuning_db = db;
+    const clops_status st = clops_tune_with_options(&o, 0, 1, NULL, NULL);
+    ck_assert_msg(st == CLOPS_SUCCESS, "tune: %s (%s)", clops_status_name(st), clops_last_error_message());
+    FILE *f = fopen(db, "r");
+    char line[64] = "";
+    ck_assert_msg(f && fgets(line, sizeof line, f), "no tuning database at %s", db);
+    fclose(f);
+    ck_assert_str_eq(line, "clops-tune 1\n");
+    ck_assert_uint_eq(files_in(mine, "^lock-tune-"), 1);
+    ck_assert_msg(access(env_dir, F_OK) != 0, "the environment's cache directory was touched");
+
+    snprintf(held, sizeof held, "%s/lock-tune-0123456789abcdef", mine);
+    int ready[2], go[2];
+    ck_assert(pipe(ready) == 0 && pipe(go) == 0);
+    const pid_t child = fork();
+    ck_assert(child >= 0);
+    if (child == 0) { /* holds the lock until told */
+        const int fd = open(held, O_RDWR | O_CREAT, 0600);
+        struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+        char c = fd >= 0 && fcntl(fd, F_SETLKW, &lk) == 0 ? 'y' : 'n';
+        if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1) _exit(1);
+        _exit(0);
+    }
+    char c = 0;
+    ck_assert(read(ready[0], &c, 1) == 1 && c == 'y');
+    size_t n = 0;
+    ck_assert_int_eq(clops_cache_clear_all_with_options(&o, &n), CLOPS_SUCCESS);
+    ck_assert_uint_eq(files_in(mine, "^lock-tune-"), 1); /* the free one is gone, the held one stays */
+    ck_assert_msg(access(held, F_OK) == 0, "a lock another process holds was removed");
+    ck_assert(write(go[1], "x", 1) == 1);
+    int status;
+    ck_assert(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ck_assert_int_eq(clops_cache_clear_all_with_options(&o, &n), CLOPS_SUCCESS);
+    ck_assert_uint_eq(files_in(mine, "^lock-tune-"), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("options");
@@ -415,6 +530,8 @@ int main(void)
         tcase_add_test(dev, tuning_database_option);
         tcase_add_test(dev, device_option);
         tcase_add_test(dev, cli_fallback_never);
+        tcase_add_test(dev, cache_calls_with_options);
+        tcase_add_test(dev, tune_with_options_and_locks);
     }
     return tc_run_nofork(s);
 }

@@ -433,10 +433,15 @@ CLOPS_API clops_status clops_operator_get_info(const clops_operator *op, clops_o
  * Built programs are kept per device in $CLOPS_CACHE_DIR, else $XDG_CACHE_HOME/clops,
  * else ~/.cache/clops. CLOPS_CACHE=off disables it, CLOPS_CACHE=ro only reads it,
  * CLOPS_CACHE_MAX_SIZE (bytes, or with K, M or G) bounds it (default 256M; least
- * recently used entries are evicted). These calls read the same variables. */
+ * recently used entries are evicted). These calls read the same variables; each has
+ * a `_with_options` form that takes the settings of a clops_context_options instead
+ * (cache_dir, cache, cache_max_bytes; NULL: the defaults and the environment, as the
+ * plain call), so a library can maintain the cache of the contexts it made. A bad
+ * options value is CLOPS_ERROR_INVALID_SETTING, as for a context. */
 
 /*! clops_cache_status() : the cache's one-line status, as clops_context_cache_status(). */
 CLOPS_API const char *clops_cache_status(char *buf, size_t size);
+CLOPS_API const char *clops_cache_status_with_options(const clops_context_options *opts, char *buf, size_t size);
 
 /* One entry: its file, size, last use (seconds since the epoch), and the first
  * lines of its key (device and build options), or NULL for an unreadable entry. */
@@ -444,13 +449,20 @@ typedef void (*clops_cache_entry_fn)(void *user, const char *file, uint64_t byte
                                      const char *key, size_t key_len);
 /*! clops_cache_list_entries() : visits every entry, least recently used first. */
 CLOPS_API clops_status clops_cache_list_entries(clops_cache_entry_fn fn, void *user, size_t *count);
+CLOPS_API clops_status clops_cache_list_entries_with_options(const clops_context_options *opts,
+                                                             clops_cache_entry_fn fn, void *user, size_t *count);
 /*! clops_cache_prune() : evicts least recently used entries past the size bound. */
 CLOPS_API clops_status clops_cache_prune(size_t *removed);
-/*! clops_cache_clear_all() : removes every entry. */
+CLOPS_API clops_status clops_cache_prune_with_options(const clops_context_options *opts, size_t *removed);
+/*! clops_cache_clear_all() : removes every entry, and the tuner's lock files that no
+ *  running tuner holds (the tuning databases stay). */
 CLOPS_API clops_status clops_cache_clear_all(size_t *removed);
+CLOPS_API clops_status clops_cache_clear_all_with_options(const clops_context_options *opts, size_t *removed);
 /*! clops_cache_export_pack() : writes every valid entry to one pack file, for a
  *  device that cannot compile at run time (an FPGA whose toolchain builds offline). */
 CLOPS_API clops_status clops_cache_export_pack(const char *path, size_t *count);
+CLOPS_API clops_status clops_cache_export_pack_with_options(const clops_context_options *opts, const char *path,
+                                                            size_t *count);
 /*! clops_cache_import_pack() : checks and installs every entry of a pack file;
  *  `*count` (may be NULL) is how many were installed. As
  *  clops_cache_import_pack_report(). */
@@ -476,6 +488,8 @@ typedef struct clops_pack_report {
  *  If installing fails (a full disk), the entries this import installed are
  *  removed again and CLOPS_ERROR_CACHE_IO says why. `report` may be NULL. */
 CLOPS_API clops_status clops_cache_import_pack_report(const char *path, clops_pack_report *report);
+CLOPS_API clops_status clops_cache_import_pack_report_with_options(const clops_context_options *opts,
+                                                                   const char *path, clops_pack_report *report);
 /* ---- ahead-of-time kernels ------------------------------------------------------------------
  * For devices that load only binaries compiled offline (FPGA flows): list the
  * programs an operator needs on a device, write out their sources, compile them
@@ -535,6 +549,11 @@ typedef void (*clops_tune_progress_fn)(void *user, const clops_tune_result *resu
  *  tunes a small subset (uint8 and float32, block 2). Calls `progress` (may be
  *  NULL) after each variant. Needs a writable cache directory. */
 CLOPS_API clops_status clops_tune(unsigned device_index, int quick, clops_tune_progress_fn progress, void *user);
+/*! clops_tune_with_options() : clops_tune on a context made with `opts` (its cache
+ *  directory, policy and size bound, tuning_db, disabled capabilities; NULL: as
+ *  clops_tune). The results go to opts->tuning_db when it is set. */
+CLOPS_API clops_status clops_tune_with_options(const clops_context_options *opts, unsigned device_index, int quick,
+                                               clops_tune_progress_fn progress, void *user);
 
 /* ---- host kernels ---------------------------------------------------------------
  * The plain C implementation used by the host backend, callable directly. The

@@ -166,19 +166,25 @@ static int check_loads(int fd, pack_item *items, size_t count)
 
 /* ---- public calls ------------------------------------------------------------------------- */
 
-clops_status clops_cache_import_pack_report(const char *path, clops_pack_report *report)
+clops_status clops_cache_import_pack_report_with_options(const clops_context_options *opts, const char *path,
+                                                        clops_pack_report *report)
 {
     clops_pack_report local;
     if (!report) report = &local;
     memset(report, 0, sizeof *report);
     clops_cache_config cfg;
     if (!path) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_cache_import_pack: path is NULL");
-    clops_status st = clops_cache_usable(&cfg, true);
+    clops_status st = clops_cache_usable(&cfg, opts, true);
     if (st != CLOPS_SUCCESS) return st;
     char why[CLOPS_FILE_PATH_MAX + 512];
     if (clops_cache_import(&cfg, path, check_loads, report, &st, why, sizeof why) < 0)
         return clops_fail(st, "cannot import %s: %s", path, why);
     return CLOPS_SUCCESS;
+}
+
+clops_status clops_cache_import_pack_report(const char *path, clops_pack_report *report)
+{
+    return clops_cache_import_pack_report_with_options(NULL, path, report);
 }
 
 clops_status clops_cache_import_pack(const char *path, size_t *count)

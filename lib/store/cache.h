@@ -32,12 +32,14 @@ typedef struct clops_cache_config {
  * `o`; creates the directory when writable. A directory that cannot be used
  * turns the cache off, with the reason in `status`. */
 void clops_cache_config_init(clops_cache_config *cfg, const clops_context_options *o);
-/* The same from the environment's settings (core/options.c); a bad value turns
- * the cache off, with its message in `status`, and is returned. */
-clops_status clops_cache_config_from_env(clops_cache_config *cfg);
-/* The configuration for a public cache call, or CLOPS_ERROR_CACHE_UNAVAILABLE if
- * the cache is off (or, with `writable`, read-only). */
-clops_status clops_cache_usable(clops_cache_config *cfg, bool writable);
+/* The same from a caller's options (NULL: the defaults and the environment,
+ * core/options.c); a bad value turns the cache off, with its message in `status`,
+ * and is returned. */
+clops_status clops_cache_config_from(clops_cache_config *cfg, const clops_context_options *opts);
+clops_status clops_cache_config_from_env(clops_cache_config *cfg); /* clops_cache_config_from(cfg, NULL) */
+/* The configuration for a public cache call (opts as above), or
+ * CLOPS_ERROR_CACHE_UNAVAILABLE if the cache is off (or, with `writable`, read-only). */
+clops_status clops_cache_usable(clops_cache_config *cfg, const clops_context_options *opts, bool writable);
 
 /* ---- entries (cache_entry.c) ------------------------------------------------------------- */
 
@@ -93,6 +95,10 @@ int clops_cache_list(const clops_cache_config *cfg, clops_cache_visit visit, voi
 int clops_cache_prune_to(const clops_cache_config *cfg, uint64_t max_bytes);
 /* Removes every entry and stale temporary file; returns how many. */
 int clops_cache_clear(const clops_cache_config *cfg);
+/* The tuner's lock files in the cache directory: CLOPS_TUNE_LOCK_PREFIX and 16 hex
+ * digits. clops_cache_clear removes those no process holds (tune_db.c). */
+#define CLOPS_TUNE_LOCK_PREFIX "lock-tune-"
+void clops_tuning_locks_remove(const clops_cache_config *cfg);
 
 /* ---- packs (pack.c) ---------------------------------------------------------------------- */
 

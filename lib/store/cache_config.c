@@ -73,10 +73,10 @@ void clops_cache_config_init(clops_cache_config *cfg, const clops_context_option
              cfg->mode == CLOPS_CACHE_READ_ONLY ? "read-only" : "read-write");
 }
 
-clops_status clops_cache_config_from_env(clops_cache_config *cfg)
+clops_status clops_cache_config_from(clops_cache_config *cfg, const clops_context_options *opts)
 {
     clops_context_options o;
-    const clops_status st = clops_options_resolve(NULL, &o);
+    const clops_status st = clops_options_resolve(opts, &o);
     if (st == CLOPS_SUCCESS) {
         clops_cache_config_init(cfg, &o);
         return st;
@@ -87,19 +87,29 @@ clops_status clops_cache_config_from_env(clops_cache_config *cfg)
     return st;
 }
 
+clops_status clops_cache_config_from_env(clops_cache_config *cfg)
+{
+    return clops_cache_config_from(cfg, NULL);
+}
+
 /* ---- public calls ------------------------------------------------------------------------- */
 
-const char *clops_cache_status(char *buf, size_t size)
+const char *clops_cache_status_with_options(const clops_context_options *opts, char *buf, size_t size)
 {
     clops_cache_config cfg;
-    clops_cache_config_from_env(&cfg);
+    clops_cache_config_from(&cfg, opts);
     if (buf && size) snprintf(buf, size, "%s", cfg.status);
     return buf;
 }
 
-clops_status clops_cache_usable(clops_cache_config *cfg, bool writable)
+const char *clops_cache_status(char *buf, size_t size)
 {
-    const clops_status st = clops_cache_config_from_env(cfg);
+    return clops_cache_status_with_options(NULL, buf, size);
+}
+
+clops_status clops_cache_usable(clops_cache_config *cfg, const clops_context_options *opts, bool writable)
+{
+    const clops_status st = clops_cache_config_from(cfg, opts);
     if (st != CLOPS_SUCCESS) return st;
     if (cfg->mode == CLOPS_CACHE_OFF || (writable && cfg->mode != CLOPS_CACHE_READ_WRITE))
         return clops_fail(CLOPS_ERROR_CACHE_UNAVAILABLE, "program cache %s", cfg->status);

@@ -130,7 +130,9 @@ int clops_cache_list(const clops_cache_config *cfg, clops_cache_visit visit, voi
 
 int clops_cache_clear(const clops_cache_config *cfg)
 {
-    return remove_until(cfg, 0, true);
+    const int n = remove_until(cfg, 0, true);
+    if (n >= 0) clops_tuning_locks_remove(cfg);
+    return n;
 }
 
 /* ---- public calls ------------------------------------------------------------------------- */
@@ -147,11 +149,12 @@ static void visit_adapter(void *user, const char *file, uint64_t bytes, long lon
     v->fn(v->user, file, bytes, mtime, key, key_len);
 }
 
-clops_status clops_cache_list_entries(clops_cache_entry_fn fn, void *user, size_t *count)
+clops_status clops_cache_list_entries_with_options(const clops_context_options *opts, clops_cache_entry_fn fn,
+                                                   void *user, size_t *count)
 {
     clops_cache_config cfg;
     if (!fn) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_cache_list_entries: fn is NULL");
-    clops_status st = clops_cache_usable(&cfg, false);
+    clops_status st = clops_cache_usable(&cfg, opts, false);
     if (st != CLOPS_SUCCESS) return st;
     visit_ctx v = {fn, user};
     const int n = clops_cache_list(&cfg, visit_adapter, &v);
@@ -160,10 +163,16 @@ clops_status clops_cache_list_entries(clops_cache_entry_fn fn, void *user, size_
     return CLOPS_SUCCESS;
 }
 
-static clops_status prune(uint64_t bound, size_t *removed)
+clops_status clops_cache_list_entries(clops_cache_entry_fn fn, void *user, size_t *count)
+{
+    return clops_cache_list_entries_with_options(NULL, fn, user, count);
+}
+
+/* Prune to the size bound of the options (bound UINT64_MAX), or clear (bound 0). */
+static clops_status prune(const clops_context_options *opts, uint64_t bound, size_t *removed)
 {
     clops_cache_config cfg;
-    clops_status st = clops_cache_usable(&cfg, true);
+    clops_status st = clops_cache_usable(&cfg, opts, true);
     if (st != CLOPS_SUCCESS) return st;
     const int n = bound == 0 ? clops_cache_clear(&cfg) : clops_cache_prune_to(&cfg, bound == UINT64_MAX ? cfg.max_bytes : bound);
     if (n < 0) return clops_fail(CLOPS_ERROR_CACHE_IO, "cannot read the cache directory %s", cfg.dir);
@@ -171,13 +180,22 @@ static clops_status prune(uint64_t bound, size_t *removed)
     return CLOPS_SUCCESS;
 }
 
+clops_status clops_cache_prune_with_options(const clops_context_options *opts, size_t *removed)
+{
+    return prune(opts, UINT64_MAX, removed);
+}
+
 clops_status clops_cache_prune(size_t *removed)
 {
-    return prune(UINT64_MAX, removed);
+    return prune(NULL, UINT64_MAX, removed);
+}
+
+clops_status clops_cache_clear_all_with_options(const clops_context_options *opts, size_t *removed)
+{
+    return prune(opts, 0, removed);
 }
 
 clops_status clops_cache_clear_all(size_t *removed)
 {
-    return prune(0, removed);
+    return prune(NULL, 0, removed);
 }
-

@@ -270,11 +270,12 @@ int clops_cache_import(const clops_cache_config *cfg, const char *pack_path, clo
 
 /* ---- public calls ------------------------------------------------------------------------- */
 
-clops_status clops_cache_export_pack(const char *path, size_t *count)
+clops_status clops_cache_export_pack_with_options(const clops_context_options *opts, const char *path,
+                                                  size_t *count)
 {
     clops_cache_config cfg;
     if (!path) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_cache_export_pack: path is NULL");
-    clops_status st = clops_cache_usable(&cfg, false);
+    clops_status st = clops_cache_usable(&cfg, opts, false);
     if (st != CLOPS_SUCCESS) return st;
     char why[CLOPS_FILE_PATH_MAX + 256];
     const int n = clops_cache_export(&cfg, path, why, sizeof why);
@@ -348,4 +349,9 @@ int clops_pack_add(const char *pack_path, const char *key, size_t key_len, const
     free(old);
     free(items);
     return rc;
+}
+
+clops_status clops_cache_export_pack(const char *path, size_t *count)
+{
+    return clops_cache_export_pack_with_options(NULL, path, count);
 }

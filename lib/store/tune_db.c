@@ -22,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -191,14 +193,24 @@ clops_status clops_tuning_record(const clops_context *ctx, const clops_tuning_en
     /* The lock is a file of its own beside the database ("lock-tune-<hash>"),
      * which is replaced by rename and so cannot hold it. */
     char path[CLOPS_CACHE_PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/lock-tune-%016llx", ctx->cache.dir,
+    snprintf(path, sizeof path, "%s/" CLOPS_TUNE_LOCK_PREFIX "%016llx", ctx->cache.dir,
              (unsigned long long)clops_fnv1a(CLOPS_FNV_SEED, ctx->identity, strlen(ctx->identity)));
     pthread_mutex_lock(&record_lock);
-    const int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, CLOPS_CACHE_FILE_MODE);
-    struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-    int rc = fd < 0 ? -1 : 0;
-    while (rc == 0 && fcntl(fd, F_SETLKW, &lk) != 0)
-        if (errno != EINTR) rc = -1;
+    int fd, rc;
+    for (;;) {
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, CLOPS_CACHE_FILE_MODE);
+        struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+        rc = fd < 0 ? -1 : 0;
+        while (rc == 0 && fcntl(fd, F_SETLKW, &lk) != 0)
+            if (errno != EINTR) rc = -1;
+        /* `cache clear` removes a lock file nobody holds: if it took this one while
+         * we waited, the lock is on a removed file and excludes no one; take anew. */
+        struct stat held, named;
+        if (rc != 0 || (fstat(fd, &held) == 0 && stat(path, &named) == 0 && held.st_ino == named.st_ino &&
+                        held.st_dev == named.st_dev))
+            break;
+        close(fd);
+    }
     clops_status st = rc == 0 ? CLOPS_SUCCESS
                               : clops_fail(CLOPS_ERROR_CACHE_IO, "cannot lock the tuning database (%s): %s", path,
                                            strerror(errno));
@@ -213,4 +225,30 @@ clops_status clops_tuning_record(const clops_context *ctx, const clops_tuning_en
     if (fd >= 0) close(fd); /* releases the lock */
     pthread_mutex_unlock(&record_lock);
     return st;
+}
+
+/* Removes the tuner's lock files that no process holds: each is removed only while
+ * this process holds its lock (and no thread of it is recording: fcntl locks
+ * belong to the process), and a tuner that locked a file removed meanwhile takes
+ * a new one (clops_tuning_record), so two tuners never write at once. */
+void clops_tuning_locks_remove(const clops_cache_config *cfg)
+{
+    DIR *d = opendir(cfg->dir);
+    if (!d) return;
+    pthread_mutex_lock(&record_lock);
+    const size_t prefix = strlen(CLOPS_TUNE_LOCK_PREFIX);
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strlen(e->d_name) != prefix + 16 || strncmp(e->d_name, CLOPS_TUNE_LOCK_PREFIX, prefix) != 0 ||
+            strspn(e->d_name + prefix, "0123456789abcdef") != 16)
+            continue;
+        char path[CLOPS_CACHE_PATH_MAX + 64];
+        snprintf(path, sizeof path, "%s/%s", cfg->dir, e->d_name);
+        const int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0) continue;
+        struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+        if (fcntl(fd, F_SETLK, &lk) == 0) unlink(path);
+        close(fd);
+    }
+    pthread_mutex_unlock(&record_lock);
+    closedir(d);
 }

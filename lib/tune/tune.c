@@ -257,7 +257,8 @@ static clops_status tune_case_run(clops_context *ctx, const tune_case *c, size_t
     return st;
 }
 
-clops_status clops_tune(unsigned device_index, int quick, clops_tune_progress_fn progress, void *user)
+clops_status clops_tune_with_options(const clops_context_options *opts, unsigned device_index, int quick,
+                                    clops_tune_progress_fn progress, void *user)
 {
     clops_device_info *infos = NULL;
     size_t count = 0;
@@ -278,7 +279,7 @@ clops_status clops_tune(unsigned device_index, int quick, clops_tune_progress_fn
     cl_command_queue q = cl_ctx ? clCreateCommandQueue(cl_ctx, info->device, CL_QUEUE_PROFILING_ENABLE, &err) : NULL;
     clops_context *ctx = NULL;
     if (!q) st = clops_fail_cl(err, cl_ctx ? "clCreateCommandQueue" : "clCreateContext");
-    else st = clops_context_create_from_cl(cl_ctx, info->device, q, &ctx);
+    else st = clops_context_create_from_cl_with_options(cl_ctx, info->device, q, opts, &ctx);
     if (q) clReleaseCommandQueue(q);
     if (cl_ctx) clReleaseContext(cl_ctx);
     free(infos);
@@ -333,4 +334,9 @@ clops_status clops_tune(unsigned device_index, int quick, clops_tune_progress_fn
     free(compiled);
     clops_context_free(ctx);
     return st;
+}
+
+clops_status clops_tune(unsigned device_index, int quick, clops_tune_progress_fn progress, void *user)
+{
+    return clops_tune_with_options(NULL, device_index, quick, progress, user);
 }
