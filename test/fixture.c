@@ -91,7 +91,7 @@ long tc_prepare_bad(tc_prepared *p, const tc_case *d, uint64_t seed, int bad)
     p->bufs.idx_bytes = in_n * is;
     p->i.data_type = d->itype;
     memcpy(p->i.sizes, d->in, sizeof p->i.sizes);
-    p->mu = (clops_max_unpooling_desc){&p->x, &p->i, &p->y};
+    p->mu = (clops_max_unpooling_desc){&p->x, &p->i, &p->y, CLOPS_INDICES_FLAT};
     p->desc = (clops_operator_desc){d->type, &p->mu};
     ref_tensor ri;
     ref_tensor_init(&ri, p->idx, is, d->in, NULL);

@@ -312,7 +312,7 @@ static void unpool_cases(void)
                         v = it == 2 ? (uint64_t)-3 : 72; /* negative, or one past the output */
                     memcpy(idx_data + k * isz, &v, isz);
                 }
-                clops_max_unpooling_desc mu = {&in, &idx, &out};
+                clops_max_unpooling_desc mu = {&in, &idx, &out, CLOPS_INDICES_FLAT};
                 clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &mu};
                 char label[128];
                 snprintf(label, sizeof label, "MaxUnpooling %s %s %s", inames[it], strided ? "strided" : "packed",
@@ -354,7 +354,7 @@ static void unpool_plan_cases(void)
                     if (it == 0) ((uint32_t *)(void *)idx_data)[k] = (uint32_t)v;
                     else idx_data[k] = v;
                 }
-                clops_max_unpooling_desc mu = {&in, &idx, &out};
+                clops_max_unpooling_desc mu = {&in, &idx, &out, CLOPS_INDICES_FLAT};
                 clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &mu};
                 char label[128];
                 snprintf(label, sizeof label, "MaxUnpooling %zu-byte %s %s plan %s", clops_data_type_size(t),
@@ -387,7 +387,7 @@ static void long_row_cases(void)
     static uint32_t idx_data[1200];
     for (uint32_t k = 0; k < 1200; k++)
         idx_data[k] = (k * 7) % 4800;
-    clops_max_unpooling_desc mu = {&in, &idx, &out};
+    clops_max_unpooling_desc mu = {&in, &idx, &out, CLOPS_INDICES_FLAT};
     clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &mu};
     run_case("MaxUnpooling UINT32 packed rows of 600", &desc, &in, &idx, &out, idx_data, CLOPS_SUCCESS, 0, 0);
 }

@@ -434,7 +434,7 @@ START_TEST(test_past_2_32_elements)
     clops_tensor_desc y = {CLOPS_DATA_TYPE_UINT8, {h->out[0], h->out[1], h->out[2], h->out[3]}, NULL};
     clops_tensor_desc idx = {CLOPS_DATA_TYPE_INT64, {h->in[0], h->in[1], h->in[2], h->in[3]}, NULL};
     clops_depth_to_space_desc d2s = {&x, &y, 1, CLOPS_ORDER_DEPTH_COLUMN_ROW};
-    clops_max_unpooling_desc mu = {&x, &idx, &y};
+    clops_max_unpooling_desc mu = {&x, &idx, &y, CLOPS_INDICES_FLAT};
     clops_operator_desc desc = {h->type, h->type == CLOPS_OPERATOR_MAX_UNPOOLING ? (const void *)&mu
                                                                                  : (const void *)&d2s};
     const uint64_t out_elems = ref_element_count(h->out), out_bytes = out_elems; /* UINT8 */

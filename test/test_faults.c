@@ -85,7 +85,7 @@ static void op_data_init(op_data *d, const op_case *c)
     memset(d, 0, sizeof *d);
     d->c = c;
     if (c->type == CLOPS_OPERATOR_MAX_UNPOOLING) {
-        d->mu = (clops_max_unpooling_desc){&c->in, &c->idx, &c->out};
+        d->mu = (clops_max_unpooling_desc){&c->in, &c->idx, &c->out, CLOPS_INDICES_FLAT};
         d->desc = (clops_operator_desc){c->type, &d->mu};
     } else {
         d->ds = (clops_depth_to_space_desc){&c->in, &c->out, c->block, c->order};

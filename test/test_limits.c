@@ -166,7 +166,7 @@ START_TEST(test_overflow_before_allocating)
         static const uint64_t huge[4] = {1, 1, UINT64_MAX / 2, 1};
         clops_tensor_desc idx = {CLOPS_DATA_TYPE_INT64, {1, 1, 2, 2}, huge};
         clops_tensor_desc out = {CLOPS_DATA_TYPE_FLOAT32, {1, 1, 4, 4}, NULL};
-        clops_max_unpooling_desc mu = {&in, &idx, &out};
+        clops_max_unpooling_desc mu = {&in, &idx, &out, CLOPS_INDICES_FLAT};
         clops_operator_desc op = {CLOPS_OPERATOR_MAX_UNPOOLING, &mu};
         expect_rejected(&op, CLOPS_ERROR_SIZE_OVERFLOW, "MaxUnpooling indices span 8 x 2^63 bytes");
     }
@@ -263,7 +263,7 @@ START_TEST(test_too_large_for_device)
         clops_tensor_desc in = {CLOPS_DATA_TYPE_FLOAT32, {1, 1, 2, 2}, NULL};
         clops_tensor_desc idx = {CLOPS_DATA_TYPE_UINT32, {1, 1, 2, 2}, NULL};
         clops_tensor_desc out = {CLOPS_DATA_TYPE_FLOAT32, {1, 1, 65536, (uint32_t)w}, NULL};
-        clops_max_unpooling_desc mu = {&in, &idx, &out};
+        clops_max_unpooling_desc mu = {&in, &idx, &out, CLOPS_INDICES_FLAT};
         clops_operator_desc op_desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &mu};
         clops_operator *op = (clops_operator *)(uintptr_t)0x10;
         ASSERT_STATUS(clops_operator_create(tc_dev_ctx, &op_desc, &op), CLOPS_ERROR_TOO_LARGE_FOR_DEVICE,
@@ -338,7 +338,7 @@ START_TEST(test_empty_unpool_huge_sizes)
         memcpy(in.sizes, rows[i].in, sizeof in.sizes);
         memcpy(idx.sizes, rows[i].in, sizeof idx.sizes);
         memcpy(out.sizes, rows[i].out, sizeof out.sizes);
-        clops_max_unpooling_desc mu = {&in, &idx, &out};
+        clops_max_unpooling_desc mu = {&in, &idx, &out, CLOPS_INDICES_FLAT};
         clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &mu};
         ASSERT_STATUS(clops_operator_validate(&desc), CLOPS_SUCCESS, rows[i].what);
         clops_status got[2];

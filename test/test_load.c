@@ -99,7 +99,7 @@ static void prepare(prepared *p, const variant *v, uint64_t seed)
     tc_fill_random(p->x, p->x_bytes, seed);
     if (v->type == CLOPS_OPERATOR_MAX_UNPOOLING) {
         p->idx = (clops_tensor_desc){v->it, {v->in[0], v->in[1], v->in[2], v->in[3]}, NULL};
-        p->mu = (clops_max_unpooling_desc){&p->in, &p->idx, &p->out};
+        p->mu = (clops_max_unpooling_desc){&p->in, &p->idx, &p->out, CLOPS_INDICES_FLAT};
         p->desc = (clops_operator_desc){v->type, &p->mu};
         p->i_bytes = tc_tensor_bytes(&p->idx);
         p->i = tc_malloc(p->i_bytes);

@@ -64,7 +64,7 @@ static void up_describe(const up_case *c, up_descs *d)
                                c->idx_strides};
     d->y = (clops_tensor_desc){c->type, {c->out_sizes[0], c->out_sizes[1], c->out_sizes[2], c->out_sizes[3]},
                                c->out_strides};
-    d->ud = (clops_max_unpooling_desc){&d->x, &d->i, &d->y};
+    d->ud = (clops_max_unpooling_desc){&d->x, &d->i, &d->y, CLOPS_INDICES_FLAT};
     d->desc = (clops_operator_desc){CLOPS_OPERATOR_MAX_UNPOOLING, &d->ud};
 }
 

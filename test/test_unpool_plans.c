@@ -200,7 +200,7 @@ START_TEST(test_claims_wrap)
     clops_tensor_desc tx = {CLOPS_DATA_TYPE_UINT32, {IN_N, IN_C, IN_H, IN_W}, NULL};
     clops_tensor_desc ti = {CLOPS_DATA_TYPE_UINT32, {IN_N, IN_C, IN_H, IN_W}, NULL};
     clops_tensor_desc ty = {CLOPS_DATA_TYPE_UINT32, {IN_N, IN_C, 10, 10}, NULL};
-    clops_max_unpooling_desc ud = {&tx, &ti, &ty};
+    clops_max_unpooling_desc ud = {&tx, &ti, &ty, CLOPS_INDICES_FLAT};
     clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &ud};
     clops_operator *op = tc_create(tc_dev_ctx, &desc, "claims wrap", "device");
     uint32_t x[IN_COUNT], idx[2][IN_COUNT], y[600], want[600];
@@ -276,7 +276,7 @@ static void run_behind_user_event(const async_case *a, long bad)
     clops_tensor_desc tx = {CLOPS_DATA_TYPE_FLOAT32, {1, 1, a->in_h, in_w}, NULL};
     clops_tensor_desc ti = {CLOPS_DATA_TYPE_UINT32, {1, 1, a->in_h, in_w}, NULL};
     clops_tensor_desc ty = {CLOPS_DATA_TYPE_FLOAT32, {1, 1, a->out_h, a->out_w}, NULL};
-    clops_max_unpooling_desc ud = {&tx, &ti, &ty};
+    clops_max_unpooling_desc ud = {&tx, &ti, &ty, CLOPS_INDICES_FLAT};
     clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &ud};
     clops_operator *op = tc_create(tc_dev_ctx, &desc, a->what, "device");
     ck_assert_msg(clops_operator_last_status(op) == CLOPS_SUCCESS, "%s: status before any execution", a->what);

@@ -66,7 +66,7 @@ static void make_desc(const variant *v, desc_storage *d)
         d->out = out;
         d->idx = in;
         d->idx.data_type = v->itype;
-        d->mu = (clops_max_unpooling_desc){&d->in, &d->idx, &d->out};
+        d->mu = (clops_max_unpooling_desc){&d->in, &d->idx, &d->out, CLOPS_INDICES_FLAT};
         d->op = (clops_operator_desc){v->type, &d->mu};
         return;
     }

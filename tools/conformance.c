@@ -243,7 +243,7 @@ static void run_case(conf_run *run, const conf_case *k)
     memcpy(y.sizes, k->y.sizes, sizeof y.sizes);
     memcpy(ind.sizes, k->ind.sizes, sizeof ind.sizes);
     clops_depth_to_space_desc ds = {&x, &y, k->block, k->order};
-    clops_max_unpooling_desc mu = {&x, &ind, &y};
+    clops_max_unpooling_desc mu = {&x, &ind, &y, CLOPS_INDICES_FLAT};
     const bool unpool = k->op == CLOPS_OPERATOR_MAX_UNPOOLING;
     const clops_operator_desc desc = {k->op, unpool ? (const void *)&mu : (const void *)&ds};
     clops_operator *op = NULL;

@@ -112,15 +112,26 @@ typedef struct clops_space_to_depth_desc {
     clops_depth_space_order order;
 } clops_space_to_depth_desc;
 
+/* What a MaxUnpooling index counts from. */
+typedef enum clops_indices_layout {
+    CLOPS_INDICES_FLAT = 0,     /* DirectML, ONNX: over the whole packed output,
+                                   batch and channel included */
+    CLOPS_INDICES_PER_PLANE = 1 /* PyTorch max_pool2d(return_indices=True): within the
+                                   output plane (n, c), 0 <= index < H_out * W_out */
+} clops_indices_layout;
+
 /* DML_MAX_UNPOOLING_OPERATOR_DESC. The output is zero-filled, then each input
  * value X.flat[k] is written at Y.flat[I.flat[k]], indices being flat over the
- * whole packed output (batch and channel included). Indices: UINT32, UINT64 or
- * INT64 (as ONNX and PyTorch emit). Duplicate indices: the input element that
- * comes last in row-major order wins, on every device and every run. */
+ * whole packed output (batch and channel included), or, with
+ * CLOPS_INDICES_PER_PLANE, at Y[n, c].flat[I[n, c, h, w]]. Indices: UINT32,
+ * UINT64 or INT64 (as ONNX and PyTorch emit). Duplicate indices: the input
+ * element that comes last in row-major order wins, on every device and every run.
+ * indices_layout is 0 (flat) when the descriptor is brace-initialised without it. */
 typedef struct clops_max_unpooling_desc {
     const clops_tensor_desc *input;
     const clops_tensor_desc *indices;
     const clops_tensor_desc *output;
+    clops_indices_layout indices_layout;
 } clops_max_unpooling_desc;
 
 typedef enum clops_operator_type {

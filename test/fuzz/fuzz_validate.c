@@ -198,7 +198,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     out.strides = pick_strides(&r, out.sizes, out_st);
 
     clops_depth_to_space_desc ds = {&in, &out, block, (clops_depth_space_order)order};
-    clops_max_unpooling_desc mu = {&in, &idx, &out};
+    clops_max_unpooling_desc mu = {&in, &idx, &out, CLOPS_INDICES_FLAT};
     clops_operator_desc desc = {type, unpool ? (const void *)&mu : (const void *)&ds};
 
     /* Three entry points, one verdict. */

@@ -164,7 +164,7 @@ static void unpool_cases(run_state *rs, clops_data_type t, size_t es, uint64_t s
         const size_t ib = clops_data_type_size(kinds[i].type);
         clops_tensor_desc xd = {t, {2, 3, 5, 7}, NULL}, id = {kinds[i].type, {2, 3, 5, 7}, NULL};
         clops_tensor_desc yd = {t, {2, 3, 10, 14}, NULL};
-        clops_max_unpooling_desc up = {&xd, &id, &yd};
+        clops_max_unpooling_desc up = {&xd, &id, &yd, CLOPS_INDICES_FLAT};
         clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &up};
         fill(x, count(xd.sizes) * es, t, seed + 32 + i);
         make_indices(idx, ib, kinds[i].anywhere, seed + 48 + i);

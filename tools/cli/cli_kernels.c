@@ -147,7 +147,7 @@ static void list_unpool(clops_context *ctx, const list_request *rq, program_list
             make_tensor(&ind, index_type, shapes[s][0], layout);
             make_tensor(&y, type, shapes[s][1], out_packed ? LAYOUT_PACKED : layout);
             if (!out_packed && layout == LAYOUT_PACKED) continue;
-            clops_max_unpooling_desc d = {&x.desc, &ind.desc, &y.desc};
+            clops_max_unpooling_desc d = {&x.desc, &ind.desc, &y.desc, CLOPS_INDICES_FLAT};
             const clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &d};
             clops_operator_programs(ctx, &desc, add_program, out);
         }

@@ -244,7 +244,7 @@ static int run_max_unpooling(const cli_command *cmd, const cli_args *args)
             print_sizes(stderr, out_desc.sizes);
             fputc('\n', stderr);
         }
-        clops_max_unpooling_desc unpool = {&in_desc, &idx_desc, &out_desc};
+        clops_max_unpooling_desc unpool = {&in_desc, &idx_desc, &out_desc, CLOPS_INDICES_FLAT};
         clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &unpool};
         clops_host_buffers buffers = {input.data, input.nbytes, indices.data, indices.nbytes,
                                       NULL, 0};
