@@ -21,10 +21,9 @@
 # ---- run by cpack, after the components are staged (CPACK_PRE_BUILD_SCRIPTS) ----------
 # Man pages are compressed in a Debian package (gzip -9n: no name or time stamp in it).
 if(CPACK_TEMPORARY_INSTALL_DIRECTORY)
-  file(GLOB_RECURSE clops_man_pages LIST_DIRECTORIES false
-    "${CPACK_TEMPORARY_INSTALL_DIRECTORY}/*/share/man/man[1-9]/*")
-  foreach(page IN LISTS clops_man_pages)
-    if(NOT page MATCHES "\\.gz$")
+  file(GLOB_RECURSE clops_staged LIST_DIRECTORIES false "${CPACK_TEMPORARY_INSTALL_DIRECTORY}/*")
+  foreach(page IN LISTS clops_staged)
+    if(page MATCHES "/share/man/man[1-9]/[^/]+$" AND NOT page MATCHES "\\.gz$")
       execute_process(COMMAND gzip -9nf "${page}" RESULT_VARIABLE rc)
       if(NOT rc EQUAL 0)
         message(FATAL_ERROR "packaging: gzip ${page} failed (${rc})")
@@ -40,7 +39,6 @@ set(CPACK_PACKAGE_CONTACT "clops maintainers <clops-maintainers@example.org>" CA
 set(CPACK_PACKAGE_NAME clops)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_GENERATOR DEB)
-set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_PRE_BUILD_SCRIPTS ${CMAKE_CURRENT_LIST_FILE})
 
