@@ -43,7 +43,10 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_PRE_BUILD_SCRIPTS ${CMAKE_CURRENT_LIST_FILE})
 
 set(CPACK_DEB_COMPONENT_INSTALL ON)
-set(CPACK_COMPONENTS_ALL runtime development cli)
+set(CPACK_COMPONENTS_ALL runtime development)
+if(TARGET clops_cli)                              # a build without the CLI makes two packages
+  list(APPEND CPACK_COMPONENTS_ALL cli)
+endif()
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)          # name_version_arch.deb
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
