@@ -115,6 +115,7 @@ bash tools/check_install.sh "$build" "$work/root/usr"
 # find_package(clops) gives clops::clops_cli with the three packages, and works with the
 # library and -dev only (the CLI's target file is in clops).
 mkdir "$work/cli-target"
+# shellcheck disable=SC2016 # CMake code, expanded by CMake
 printf '%s\n' 'cmake_minimum_required(VERSION 3.16)' 'project(cli_target LANGUAGES C)' \
   'find_package(clops REQUIRED)' 'get_target_property(cfg clops::clops_cli IMPORTED_CONFIGURATIONS)' \
   'get_target_property(cli clops::clops_cli IMPORTED_LOCATION_${cfg})' \
