@@ -250,15 +250,15 @@ CLOPS_API clops_status clops_operator_output_sizes(const clops_operator_desc *de
  *  @{ */
 
 /* ---- devices ------------------------------------------------------------------ */
-/** One device, as clops_device_list() reports it. */
+/** One device, as clops_device_list() reports it. The four strings are read at
+ *  their real length and cut to their field (a longer string keeps its
+ *  beginning); clops_device_string() gives them whole. */
 typedef struct clops_device_info {
     unsigned index;               /**< as used by CLOPS_DEVICE and the CLI's --device */
     cl_platform_id platform;      /**< its OpenCL platform */
     cl_device_id device;          /**< the OpenCL device */
     cl_device_type type;          /**< CL_DEVICE_TYPE (GPU, CPU, accelerator, ... bits) */
-    /* The next four are read at their real length and cut to their field (a
-     * longer string keeps its beginning); clops_device_string() gives them whole. */
-    char platform_name[128];      /**< CL_PLATFORM_NAME, cut to 127 bytes (clops_device_string() gives it whole) */
+    char platform_name[128];      /**< CL_PLATFORM_NAME, cut to 127 bytes */
     char device_name[128];        /**< CL_DEVICE_NAME, cut to 127 bytes */
     char device_version[128];     /**< CL_DEVICE_VERSION, "OpenCL 3.0 PoCL ...", cut to 127 bytes */
     char opencl_c_version[64];    /**< CL_DEVICE_OPENCL_C_VERSION, cut to 63 bytes */
@@ -383,7 +383,6 @@ typedef enum clops_fallback_policy {
                                  CLOPS_ERROR_FALLBACK_REFUSED instead */
 } clops_fallback_policy;
 
-/* Capabilities a context treats as absent (CLOPS_DISABLE=fp64,int64,fp16,compiler). */
 /** clops_context_options::disable bit: treat cl_khr_fp64 as absent (CLOPS_DISABLE=fp64). */
 #define CLOPS_CAPABILITY_FP64 1u
 /** clops_context_options::disable bit: treat 64-bit integers as absent (CLOPS_DISABLE=int64). */
@@ -394,8 +393,6 @@ typedef enum clops_fallback_policy {
  *  binaries only (CLOPS_DISABLE=compiler). */
 #define CLOPS_CAPABILITY_COMPILER 8u
 
-/* clops_context_options.device: the default rule (clops_context_create), the host
- * backend, or an index of clops_device_list(). */
 /** clops_context_options::device: the default rule of clops_context_create(). */
 #define CLOPS_DEVICE_DEFAULT (-1)
 /** clops_context_options::device: the host backend. */
@@ -498,7 +495,8 @@ CLOPS_API clops_status clops_context_create_with_options(const clops_context_opt
  *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY an allocation failed.
  *  @retval other OpenCL errors of the queries and retains.
  *  @threadsafety Any thread; reads the environment when `opts` is NULL.
- *  @blocking The driver's answers to the device queries. */
+ *  @blocking The driver's answers to the device queries; creating the cache
+ *  directory. */
 CLOPS_API clops_status clops_context_create_from_cl_with_options(cl_context context, cl_device_id device,
                                                                  cl_command_queue queue,
                                                                  const clops_context_options *opts,
@@ -575,7 +573,7 @@ CLOPS_API clops_status clops_context_create_host(clops_context **out);
  *  @param[out] out the new context; NULL on failure.
  *  @return as clops_context_create_from_cl_with_options() with NULL options.
  *  @threadsafety Any thread; reads the environment.
- *  @blocking The driver's answers to the device queries. */
+ *  @blocking As clops_context_create_from_cl_with_options(). */
 CLOPS_API clops_status clops_context_create_from_cl(cl_context context, cl_device_id device,
                                           cl_command_queue queue, clops_context **out);
 
@@ -700,15 +698,18 @@ typedef struct clops_buffers {
  *  @retval CLOPS_ERROR_ALIASED_BUFFERS the output overlaps an input.
  *  @retval CL_INVALID_CONTEXT a buffer or wait event of another cl_context.
  *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY an allocation failed.
+ *  @retval CLOPS_ERROR_DEVICE_TIMEOUT an operator on the host path
+ *          (clops_operator_info::fallback_reason): waiting for the wait list
+ *          ended at the deadline (@ref deadline).
+ *  @retval CLOPS_ERROR_DEVICE_LOST an operator on the host path: a command it
+ *          waited for failed.
  *  @retval other OpenCL errors (buffer and event queries, clSetKernelArg, the enqueues).
- *  An operator created for the host path (clops_operator_info::fallback_reason)
- *  runs it on mapped buffers and may also return CLOPS_ERROR_DEVICE_TIMEOUT and
- *  CLOPS_ERROR_DEVICE_LOST (@ref deadline).
  *  @threadsafety One thread at a time per operator; the queue may be shared.
- *  @blocking Nothing on the device for an operator that runs there (only
- *  enqueue calls; after a failed enqueue, clFinish on the queue). An operator
- *  on the host path waits for the wait list (within the deadline), maps the
- *  buffers, runs the host kernels and, without `event`, waits for the unmaps. */
+ *  @blocking Nothing on the device for an operator that runs there: enqueue
+ *  calls only (MaxUnpooling, after a failed enqueue: clFinish on the queue).
+ *  An operator on the host path waits for the wait list (within the deadline),
+ *  maps the buffers, runs the host kernels and, without `event`, waits for the
+ *  unmaps (clFinish). */
 CLOPS_API clops_status clops_operator_execute(clops_operator *op, const clops_buffers *buffers,
                                     cl_uint num_events_in_wait_list, const cl_event *wait_list,
                                     cl_event *event);
@@ -831,8 +832,9 @@ CLOPS_API const char *clops_cache_status_with_options(const clops_context_option
  *  @param file the entry's file name within the cache directory.
  *  @param bytes the file's size.
  *  @param last_used its last use, in seconds since the epoch.
- *  @param key its key (key_len bytes, not NUL-terminated), or NULL for an
- *         unreadable entry; valid during the call only.
+ *  @param key its key, key_len bytes, not NUL-terminated (its first lines name
+ *         the device and build options), or NULL for an unreadable entry;
+ *         valid during the call only.
  *  @param key_len bytes at `key`. */
 typedef void (*clops_cache_entry_fn)(void *user, const char *file, uint64_t bytes, long long last_used,
                                      const char *key, size_t key_len);
@@ -1085,8 +1087,9 @@ typedef void (*clops_tune_progress_fn)(void *user, const clops_tune_result *resu
  *  @retval other as clops_operator_create() and clops_operator_execute(); OpenCL errors.
  *  @threadsafety Any thread; reads the environment. Tuners in several threads
  *  or processes keep each other's results (the database is locked per write).
- *  @blocking Minutes (seconds with `quick`): compiling candidate programs and
- *  timing them on 64 MiB tensors on the device; another tuner's database lock. */
+ *  @blocking The whole run: compiling every candidate program and timing it
+ *  on 64 MiB tensors on the device (`quick` tunes fewer variants); another
+ *  tuner's lock on the database. */
 CLOPS_API clops_status clops_tune(unsigned device_index, int quick, clops_tune_progress_fn progress, void *user);
 /** clops_tune on a context made with `opts` (its cache directory, policy and
  *  size bound, tuning_db, disabled capabilities; NULL: as clops_tune). The
