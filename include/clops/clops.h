@@ -822,7 +822,8 @@ CLOPS_API const char *clops_cache_status(char *buf, size_t size);
  *  @param[out] buf room for `size` bytes; may be NULL.
  *  @param size bytes at `buf`.
  *  @return `buf`.
- *  @threadsafety Any thread. @blocking The file system. */
+ *  @threadsafety Any thread; reads the environment when `opts` is NULL.
+ *  @blocking The file system. */
 CLOPS_API const char *clops_cache_status_with_options(const clops_context_options *opts, char *buf, size_t size);
 
 /** One entry for clops_cache_list_entries(): its file, size, last use (seconds
@@ -856,7 +857,8 @@ CLOPS_API clops_status clops_cache_list_entries(clops_cache_entry_fn fn, void *u
  *  @param user passed to `fn`.
  *  @param[out] count how many were visited; may be NULL.
  *  @return as clops_cache_list_entries().
- *  @threadsafety Any thread. @blocking The file system. */
+ *  @threadsafety Any thread; reads the environment when `opts` is NULL.
+ *  @blocking The file system. */
 CLOPS_API clops_status clops_cache_list_entries_with_options(const clops_context_options *opts,
                                                              clops_cache_entry_fn fn, void *user, size_t *count);
 /** Evicts least recently used entries past the size bound.
@@ -871,7 +873,8 @@ CLOPS_API clops_status clops_cache_prune(size_t *removed);
  *  @param opts the settings, or NULL.
  *  @param[out] removed how many files were removed; may be NULL.
  *  @return as clops_cache_prune().
- *  @threadsafety Any thread. @blocking The file system. */
+ *  @threadsafety Any thread; reads the environment when `opts` is NULL.
+ *  @blocking The file system. */
 CLOPS_API clops_status clops_cache_prune_with_options(const clops_context_options *opts, size_t *removed);
 /** Removes every entry, and the tuner's lock files that no running tuner holds
  *  (the tuning databases stay).
@@ -883,7 +886,8 @@ CLOPS_API clops_status clops_cache_clear_all(size_t *removed);
  *  @param opts the settings, or NULL.
  *  @param[out] removed how many files were removed; may be NULL.
  *  @return as clops_cache_prune().
- *  @threadsafety Any thread. @blocking The file system. */
+ *  @threadsafety Any thread; reads the environment when `opts` is NULL.
+ *  @blocking The file system. */
 CLOPS_API clops_status clops_cache_clear_all_with_options(const clops_context_options *opts, size_t *removed);
 /** Writes every valid entry to one pack file, for a device that cannot compile
  *  at run time (an FPGA whose toolchain builds offline). A regular file is
@@ -903,7 +907,8 @@ CLOPS_API clops_status clops_cache_export_pack(const char *path, size_t *count);
  *  @param path the pack file to write.
  *  @param[out] count how many entries the pack holds; may be NULL.
  *  @return as clops_cache_export_pack().
- *  @threadsafety Any thread. @blocking The file system. */
+ *  @threadsafety Any thread; reads the environment when `opts` is NULL.
+ *  @blocking The file system. */
 CLOPS_API clops_status clops_cache_export_pack_with_options(const clops_context_options *opts, const char *path,
                                                             size_t *count);
 /** Checks and installs every entry of a pack file; `*count` (may be NULL) is
