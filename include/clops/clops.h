@@ -446,7 +446,7 @@ CLOPS_API clops_status clops_context_options_from_env(clops_context_options *opt
 
 /** @defgroup deadline Deadline
  * @ingroup context_options
- * Deadline. With timeout_seconds > 0, every wait clops itself does for the
+ * With timeout_seconds > 0, every wait clops itself does for the
  * device ends by then: clops_operator_execute_host() waiting for its kernels,
  * clops_operator_last_status(), and the maps of an operator running on the host
  * over cl_mem buffers. A wait that ends there returns CLOPS_ERROR_DEVICE_TIMEOUT
