@@ -203,7 +203,7 @@ typedef struct clops_operator_desc {
 } clops_operator_desc;
 
 /** Checks a descriptor without any device: types, sizes against the operator's
- *  rules, strides, and overflow of every size product (in the order above).
+ *  rules, strides, and overflow of every size product (in the order of @ref descriptors).
  *  @param desc the operator's descriptor.
  *  @return ::CLOPS_SUCCESS or the specific CLOPS_ERROR_* code, with the
  *          offending value in clops_last_error_message():
