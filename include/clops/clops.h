@@ -474,6 +474,14 @@ CLOPS_API clops_status clops_cache_clear_all_with_options(const clops_context_op
 CLOPS_API clops_status clops_cache_export_pack(const char *path, size_t *count);
 CLOPS_API clops_status clops_cache_export_pack_with_options(const clops_context_options *opts, const char *path,
                                                             size_t *count);
+/*! clops_cache_export_pack_report_with_options() : as above; an entry another
+ *  process removes while the export runs (a prune) is left out, the pack's count
+ *  says what it holds, and `*removed` (may be NULL) counts those left out. A pack
+ *  written in place (a pipe, a device) has sent its count first: there such an
+ *  entry fails the export (CLOPS_ERROR_CACHE_IO, "try again"). */
+CLOPS_API clops_status clops_cache_export_pack_report_with_options(const clops_context_options *opts,
+                                                                   const char *path, size_t *count,
+                                                                   size_t *removed);
 /*! clops_cache_import_pack() : checks and installs every entry of a pack file;
  *  `*count` (may be NULL) is how many were installed. As
  *  clops_cache_import_pack_report(). */
