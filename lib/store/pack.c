@@ -197,8 +197,8 @@ int clops_pack_read_items(int fd, uint64_t size, int copy, pack_item **items, si
         pos = it->offset + it->len;
         if (copy >= 0) { /* the bytes just checked, where the import reads them from now on */
             if (write_all_at(copy, data, (size_t)it->len, copied) != 0) {
-                snprintf(why, why_size, "cannot copy entry %llu for the check: %s", (unsigned long long)i + 1,
-                         strerror(errno));
+                snprintf(why, why_size, "cannot copy entry %llu for the check: %s; this import installed nothing",
+                         (unsigned long long)i + 1, strerror(errno));
                 free(data);
                 return -2;
             }
