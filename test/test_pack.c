@@ -285,6 +285,32 @@ START_TEST(test_import_entry_bound)
 }
 END_TEST
 
+/* Export never writes a pack import would refuse: a cache of 65,537 valid
+ * entries is refused with the reason, and no pack is written. */
+START_TEST(test_export_entry_bound)
+{
+    ck_assert(mkdir(g_dir, 0700) == 0);
+    const size_t n = CLOPS_PACK_MAX_ENTRIES + 1u;
+    for (size_t i = 0; i < n; i++) {
+        char key[48], name[32], path[PATH_MAX + 64];
+        unsigned char e[8 + CLOPS_CACHE_ENTRY_HEADER_BYTES + sizeof key];
+        snprintf(key, sizeof key, "test_pack export bound %zu", i);
+        const size_t len = put_entry(e, key) - 8;
+        entry_name(e + 8, name, sizeof name);
+        entry_file(name, path, sizeof path);
+        write_all(path, e + 8, len);
+    }
+    char pack[PATH_MAX + 32];
+    pack_path(pack, sizeof pack);
+    size_t count = 0;
+    const clops_status st = clops_cache_export_pack(pack, &count);
+    ck_assert_msg(st == CLOPS_ERROR_CACHE_IO && strstr(clops_last_error_message(), "65537 entries") &&
+                      strstr(clops_last_error_message(), "65536 a pack may hold"),
+                  "%s (%s), %zu exported", clops_status_name(st), clops_last_error_message(), count);
+    ck_assert_msg(!exists(pack), "a pack was written");
+}
+END_TEST
+
 /* ---- N19: export on a live cache ------------------------------------------------------------------------------- */
 
 static char g_victim[PATH_MAX + 64];
@@ -378,7 +404,7 @@ int main(void)
     Suite *s = suite_create("pack");
     TCase *tc = tc_fixture_case(s, "hostile packs and callers", pack_setup, pack_teardown);
     TC_TESTS(tc, test_import_installs_checked_bytes, test_import_copy_fails, test_import_with_options_reads_no_environment,
-             test_import_many_entries, test_import_entry_bound, test_export_skips_removed_entry,
+             test_import_many_entries, test_import_entry_bound, test_export_entry_bound, test_export_skips_removed_entry,
              test_export_fifo_removed_entry);
     return cache_suite_main(s);
 }
