@@ -96,8 +96,8 @@ int clops_cache_export(const clops_cache_config *cfg, const char *pack_path, siz
              * place (a pipe) has sent its count already. */
             if (w.in_place) {
                 snprintf(why, why_size,
-                         "entry %s was removed during the export, after the count a pipe or device was sent; "
-                         "try again", files[i].name);
+                         "entry %s was removed during the export, after the pack's count went to the pipe or "
+                         "device, where it cannot be corrected; try again", files[i].name);
                 free(files);
                 clops_file_abort(&w);
                 return -1;
@@ -340,8 +340,7 @@ static int private_copy(const clops_cache_config *cfg)
     return fd;
 }
 
-int clops_cache_import(const clops_cache_config *cfg, const char *pack_path,
-                       int (*check_loads)(const void *opts, int fd, pack_item *items, size_t count),
+int clops_cache_import(const clops_cache_config *cfg, const char *pack_path, clops_pack_loader check_loads,
                        const void *loader_opts, clops_pack_report *r, clops_status *st, char *why, size_t why_size)
 {
     memset(r, 0, sizeof *r);
