@@ -1,12 +1,14 @@
 /*
  * test_pack.c - kernel packs against hostile files and callers (issue 24):
  * import installs exactly the bytes it checked, although the pack is rewritten
- * while it is checked (N6); the _with_options form of import reads no
- * environment, its child included (N7); import's work is linear in the entries
- * and a pack holds at most CLOPS_PACK_MAX_ENTRIES (N9); export on a live cache
- * leaves out an entry removed while it runs, and its count says what it holds
- * (N19). Faults and rewrites happen at clops's own seams (cl_api.h's table, the
- * pack's name-compare counter), never by racing. Shared fixtures: cache_fixture.h.
+ * while it is checked, and says so when its private copy cannot be written
+ * (N6); the _with_options form of import reads no environment, its child
+ * included (N7); import's work is linear in the entries and a pack holds at
+ * most CLOPS_PACK_MAX_ENTRIES, on import and on export (N9); export on a live
+ * cache leaves out an entry removed while it runs, and its count says what it
+ * holds (N19). Faults and rewrites happen at clops's own seams (cl_api.h's
+ * table, the pack's name-compare counter), never by racing; the copy's failure
+ * comes from a real file size limit. Shared fixtures: cache_fixture.h.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -403,8 +405,8 @@ int main(void)
 {
     Suite *s = suite_create("pack");
     TCase *tc = tc_fixture_case(s, "hostile packs and callers", pack_setup, pack_teardown);
-    TC_TESTS(tc, test_import_installs_checked_bytes, test_import_copy_fails, test_import_with_options_reads_no_environment,
-             test_import_many_entries, test_import_entry_bound, test_export_entry_bound, test_export_skips_removed_entry,
-             test_export_fifo_removed_entry);
+    TC_TESTS(tc, test_import_installs_checked_bytes, test_import_copy_fails,
+             test_import_with_options_reads_no_environment, test_import_many_entries, test_import_entry_bound,
+             test_export_entry_bound, test_export_skips_removed_entry, test_export_fifo_removed_entry);
     return cache_suite_main(s);
 }
