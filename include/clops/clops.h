@@ -277,7 +277,9 @@ typedef struct clops_context_options {
 } clops_context_options;
 
 /*! clops_context_options_init() : the built-in defaults (no environment) into the
- *  first `size` bytes of `opts`, and opts->size = size. Pass sizeof *opts. */
+ *  first `size` bytes of `opts`, and opts->size = size. Pass sizeof *opts. A size
+ *  that does not end on a field of a released version of the struct is
+ *  CLOPS_ERROR_INVALID_SETTING, here and from every call that takes options. */
 CLOPS_API clops_status clops_context_options_init(clops_context_options *opts, size_t size);
 
 /*! clops_context_options_from_env() : overwrites the fields whose environment
@@ -474,6 +476,14 @@ CLOPS_API clops_status clops_cache_clear_all_with_options(const clops_context_op
 CLOPS_API clops_status clops_cache_export_pack(const char *path, size_t *count);
 CLOPS_API clops_status clops_cache_export_pack_with_options(const clops_context_options *opts, const char *path,
                                                             size_t *count);
+/*! clops_cache_export_pack_report_with_options() : as above; an entry another
+ *  process removes while the export runs (a prune) is left out, the pack's count
+ *  says what it holds, and `*removed` (may be NULL) counts those left out. A pack
+ *  written in place (a pipe, a device) has sent its count first: there such an
+ *  entry fails the export (CLOPS_ERROR_CACHE_IO, "try again"). */
+CLOPS_API clops_status clops_cache_export_pack_report_with_options(const clops_context_options *opts,
+                                                                   const char *path, size_t *count,
+                                                                   size_t *removed);
 /*! clops_cache_import_pack() : checks and installs every entry of a pack file;
  *  `*count` (may be NULL) is how many were installed. As
  *  clops_cache_import_pack_report(). */
@@ -497,7 +507,10 @@ typedef struct clops_pack_report {
  *  that crashes or hangs the driver harms only the child and is rejected), and
  *  the entries that loaded are installed atomically, within CLOPS_CACHE_MAX_SIZE.
  *  If installing fails (a full disk), the entries this import installed are
- *  removed again and CLOPS_ERROR_CACHE_IO says why. `report` may be NULL. */
+ *  removed again and CLOPS_ERROR_CACHE_IO says why. `report` may be NULL.
+ *  What is installed is exactly what was checked (a private copy, not the pack
+ *  read again); a pack of more than 65,536 entries is CLOPS_ERROR_BAD_PACK. The
+ *  _with_options form reads no environment (its child neither). */
 CLOPS_API clops_status clops_cache_import_pack_report(const char *path, clops_pack_report *report);
 CLOPS_API clops_status clops_cache_import_pack_report_with_options(const clops_context_options *opts,
                                                                    const char *path, clops_pack_report *report);
