@@ -420,12 +420,14 @@ typedef struct clops_context_options {
 } clops_context_options;
 
 /** The built-in defaults (no environment) into the first `size` bytes of
- *  `opts`, and opts->size = size. Pass sizeof *opts.
+ *  `opts`, and opts->size = size. Pass sizeof *opts. A size that does not end
+ *  on a field of a released version of the struct is
+ *  CLOPS_ERROR_INVALID_SETTING, here and from every call that takes options.
  *  @param[out] opts the options to fill.
  *  @param size sizeof *opts as the caller compiled it.
  *  @return ::CLOPS_SUCCESS, or:
  *  @retval CLOPS_ERROR_NULL_ARGUMENT `opts` is NULL.
- *  @retval CLOPS_ERROR_INVALID_SETTING `size` is smaller than the `size` field.
+ *  @retval CLOPS_ERROR_INVALID_SETTING `size` is not a released version's.
  *  @threadsafety Any thread. @blocking Nothing. */
 CLOPS_API clops_status clops_context_options_init(clops_context_options *opts, size_t size);
 
@@ -438,7 +440,7 @@ CLOPS_API clops_status clops_context_options_init(clops_context_options *opts, s
  *  @return ::CLOPS_SUCCESS, or:
  *  @retval CLOPS_ERROR_NULL_ARGUMENT `opts` is NULL.
  *  @retval CLOPS_ERROR_INVALID_SETTING a variable has a bad value, or a field
- *          of `opts` is out of range (opts->size too small included).
+ *          of `opts` is out of range (opts->size not a released version's included).
  *  @retval CLOPS_ERROR_INVALID_DEVICE_SELECTION CLOPS_DEVICE is neither "host"
  *          nor an index, or opts->device is below CLOPS_DEVICE_HOST.
  *  @threadsafety Any thread; reads the environment. @blocking Nothing. */
@@ -911,6 +913,23 @@ CLOPS_API clops_status clops_cache_export_pack(const char *path, size_t *count);
  *  @blocking The file system. */
 CLOPS_API clops_status clops_cache_export_pack_with_options(const clops_context_options *opts, const char *path,
                                                             size_t *count);
+/** clops_cache_export_pack_with_options(), and also how many entries were left
+ *  out: an entry another process removes while the export runs (a prune) is
+ *  left out, the pack's count says what it holds, and `*removed` (may be NULL)
+ *  counts those left out. A pack written in place (a pipe, a device) has sent
+ *  its count first: there such an entry fails the export (CLOPS_ERROR_CACHE_IO,
+ *  "try again").
+ *  @param opts the settings, or NULL (the defaults and the environment).
+ *  @param path the pack file to write.
+ *  @param[out] count how many entries the pack holds; may be NULL.
+ *  @param[out] removed how many entries were left out; may be NULL.
+ *  @return as clops_cache_export_pack() (CLOPS_ERROR_CACHE_IO also for a cache
+ *          of more entries than a pack may hold, 65,536; nothing is written).
+ *  @threadsafety Any thread; reads the environment when `opts` is NULL.
+ *  @blocking The file system. */
+CLOPS_API clops_status clops_cache_export_pack_report_with_options(const clops_context_options *opts,
+                                                                   const char *path, size_t *count,
+                                                                   size_t *removed);
 /** Checks and installs every entry of a pack file; `*count` (may be NULL) is
  *  how many were installed. As clops_cache_import_pack_report().
  *  @param path the pack file.
@@ -939,29 +958,37 @@ typedef struct clops_pack_report {
  *  the entries that loaded are installed atomically, within
  *  CLOPS_CACHE_MAX_SIZE. If installing fails (a full disk), the entries this
  *  import installed are removed again and CLOPS_ERROR_CACHE_IO says why.
- *  `report` may be NULL.
+ *  `report` may be NULL. What is installed is exactly what was checked (a
+ *  private copy, not the pack read again); a pack of more than 65,536 entries
+ *  is CLOPS_ERROR_BAD_PACK. The _with_options form reads no environment (its
+ *  child neither).
  *  @param path the pack file.
  *  @param[out] report what happened to each entry; may be NULL.
  *  @return ::CLOPS_SUCCESS (rejected entries included: see `report`), or:
  *  @retval CLOPS_ERROR_NULL_ARGUMENT `path` is NULL.
  *  @retval CLOPS_ERROR_CACHE_UNAVAILABLE the cache is off, read-only or its directory unusable.
- *  @retval CLOPS_ERROR_BAD_PACK the pack is malformed, too large or not a regular file.
+ *  @retval CLOPS_ERROR_BAD_PACK the pack is malformed, too large, of more than
+ *          65,536 entries, or not a regular file.
  *  @retval CLOPS_ERROR_CACHE_IO the pack cannot be read, no child process can
  *          be started, or installing failed (nothing stays installed).
- *  @retval CLOPS_ERROR_INVALID_SETTING a bad setting.
- *  @threadsafety Any thread; reads the environment (and
- *  CLOPS_IMPORT_LOAD_TIMEOUT). It forks: the caller's stdio buffers are flushed
- *  first (fflush(NULL)), and the child only loads binaries, then _exits.
+ *  @retval CLOPS_ERROR_INVALID_SETTING a bad setting (CLOPS_IMPORT_LOAD_TIMEOUT:
+ *          whole seconds from 1 to 3600).
+ *  @threadsafety Any thread; reads the environment (CLOPS_IMPORT_LOAD_TIMEOUT
+ *  too). It forks: the caller's stdio buffers are flushed first (fflush(NULL)),
+ *  and the child only loads binaries, then _exits.
  *  @blocking Child processes creating a context on every device and loading
  *  each entry; one that hangs is killed after CLOPS_IMPORT_LOAD_TIMEOUT seconds
  *  (default 120) per entry. The file system. */
 CLOPS_API clops_status clops_cache_import_pack_report(const char *path, clops_pack_report *report);
-/** clops_cache_import_pack_report() with the cache settings of `opts`.
- *  @param opts the settings, or NULL.
+/** clops_cache_import_pack_report() with the cache settings of `opts` (the
+ *  child's contexts take its disabled capabilities).
+ *  @param opts the settings, or NULL (the defaults and the environment).
  *  @param path the pack file.
  *  @param[out] report what happened to each entry; may be NULL.
  *  @return as clops_cache_import_pack_report().
- *  @threadsafety As clops_cache_import_pack_report().
+ *  @threadsafety As clops_cache_import_pack_report(), but with `opts` nothing
+ *  is read from the environment: an entry's load time limit is then the
+ *  default, 120 s.
  *  @blocking As clops_cache_import_pack_report(). */
 CLOPS_API clops_status clops_cache_import_pack_report_with_options(const clops_context_options *opts,
                                                                    const char *path, clops_pack_report *report);
@@ -1105,7 +1132,8 @@ CLOPS_API clops_status clops_tune(unsigned device_index, int quick, clops_tune_p
  *  @param progress called after each variant, or NULL.
  *  @param user passed to `progress`.
  *  @return as clops_tune().
- *  @threadsafety As clops_tune(). @blocking As clops_tune(). */
+ *  @threadsafety As clops_tune(), but with `opts` nothing is read from the
+ *  environment. @blocking As clops_tune(). */
 CLOPS_API clops_status clops_tune_with_options(const clops_context_options *opts, unsigned device_index, int quick,
                                                clops_tune_progress_fn progress, void *user);
 /** @} */
