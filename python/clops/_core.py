@@ -132,14 +132,14 @@ def context_for_queue(queue):
 
 def tensor_key(arr, what):
     """(clops data type, sizes, element strides or None for packed) of a 4-D NumPy or pyopencl array."""
-    shape = arr.shape
-    if len(shape) != 4:
-        raise ValueError(f"{what} must be 4-D (N, C, H, W), not {len(shape)}-D with shape {tuple(shape)}")
     dt = arr.dtype
     code = L.DATA_TYPES.get((dt.kind, dt.itemsize))
     if code is None:
         raise TypeError(f"{what}: dtype {dt} is not a type clops supports (bool, int8-64, uint8-64, "
                         "float16/32/64, complex64/128)")
+    shape = arr.shape
+    if len(shape) != 4:
+        raise ValueError(f"{what} must be 4-D (N, C, H, W), not {len(shape)}-D with shape {tuple(shape)}")
     if any(n > U32_MAX for n in shape):
         raise ValueError(f"{what}: a size of {tuple(shape)} is past 2^32-1")
     if arr.flags.c_contiguous:
