@@ -39,6 +39,9 @@ class Device(NamedTuple):
     max_alloc_bytes: int
     plan: str                 # which path each operator and type takes there (clops_device_plan)
 
+    def __repr__(self):  # the identity; the capabilities and plan are fields
+        return f"Device(index={self.index}, name={self.name!r}, platform={self.platform!r}, type={self.type!r})"
+
 
 def _device_string(info, what):
     import ctypes
