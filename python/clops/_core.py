@@ -273,8 +273,11 @@ def _cl_mem(a, span, keep, wait):
     """The cl_mem address holding `a` from its first element: its buffer, a sub-buffer at its offset, or
     (an offset the device cannot start a sub-buffer at) a device-side copy of its span."""
     if a.offset == 0:
-        return a.base_data.int_ptr
+        return a.base_data.int_ptr  # clops checks the span against the buffer's size
     import pyopencl as cl
+    if a.offset + span > a.base_data.size:
+        raise ValueError(f"a pyopencl array's strides reach past its buffer ({a.offset} + {span} bytes > "
+                         f"{a.base_data.size})")
     try:
         sub = a.base_data.get_sub_region(a.offset, span)
     except cl.Error:

@@ -66,6 +66,15 @@ def test_strided_views(device, view):
         assert same_bits(clops.space_to_depth(x, 2, order, device=device), ref_space_to_depth(packed, 2, order))
 
 
+def test_views_go_as_strides(device):
+    """A channels-last view reaches clops as strides (the operator's key), not as a packed copy."""
+    from clops import _core
+    x = np.ascontiguousarray(random_array((1, 8, 2, 3), np.uint8).transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    clops.depth_to_space(x, 2, device=device)
+    keys = [k for k in _core._operators if k[1] == 1 and k[2][1] == (1, 8, 2, 3) and k[2][0] == 5]
+    assert x.strides == (48, 1, 24, 8) and any(k[2][2] == (48, 1, 24, 8) for k in keys)
+
+
 def test_inputs_left_alone(device):
     x = random_array((1, 4, 2, 2), np.int32)
     x.setflags(write=False)  # read-only inputs are fine
