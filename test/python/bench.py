@@ -18,6 +18,7 @@
 import argparse
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -72,7 +73,7 @@ def cl_cases(queue):
 
 
 def throughput(queue, reps, c_rows):
-    """Interleaved repetitions (the machine's load drifts alike for all columns): the package with a new
+    """Interleaved repetitions in a random order (the machine's load drifts alike for all columns): the package with a new
     result buffer per call, with a pooled one, and the same cached operator's clops_operator_execute on
     a fixed output buffer (what the C bench times), each + queue.finish()."""
     import ctypes
@@ -102,7 +103,9 @@ def throughput(queue, reps, c_rows):
             f()
             queue.finish()
         for _ in range(reps):
-            for k, f in runs.items():
+            order_now = list(runs.items())
+            random.shuffle(order_now)  # no column always runs after the new-buffer one (page faults)
+            for k, f in order_now:
                 t = time.perf_counter()
                 f()
                 queue.finish()
