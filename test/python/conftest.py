@@ -108,7 +108,3 @@ def per_plane_supported(device="host"):
     except NotImplementedError:
         return False
     return same_bits(y, ref_max_unpooling(x, i, (1, 2, 1, 2), "per-plane"))
-
-
-needs_per_plane = pytest.mark.skipif(not per_plane_supported(),
-                                     reason="this libclops ignores indices_layout (per-plane indices: issue 23)")
