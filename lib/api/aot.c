@@ -7,6 +7,7 @@
 #include "api/api.h"
 #include "cl/cl.h"
 #include "store/cache.h"
+#include "store/file.h"
 
 clops_status clops_operator_programs(clops_context *ctx, const clops_operator_desc *desc, clops_program_fn fn,
                                      void *user)
@@ -65,11 +66,11 @@ clops_status clops_pack_add_binary(const char *pack_path, unsigned device_index,
         if (!key) st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "cache key for %s", source_name);
     }
     if (st == CLOPS_SUCCESS) {
-        bool bad_pack;
-        const int n = clops_pack_add(pack_path, key, key_len, binary, binary_size, &bad_pack);
+        char why[CLOPS_FILE_PATH_MAX + 256];
+        clops_status why_st;
+        const int n = clops_pack_add(pack_path, key, key_len, binary, binary_size, &why_st, why, sizeof why);
         if (n < 0)
-            st = bad_pack ? clops_fail(CLOPS_ERROR_BAD_PACK, "%s is not a readable clops kernel pack", pack_path)
-                          : clops_fail(CLOPS_ERROR_CACHE_IO, "cannot write the pack %s", pack_path);
+            st = clops_fail(why_st, "cannot add the binary to the pack %s: %s", pack_path, why);
         else if (count)
             *count = (size_t)n;
     }

@@ -11,20 +11,26 @@
  * means a binary that crashes or hangs the driver harms only the child: the
  * entry is rejected and never installed, so no later run loads it.
  *
- * The child creates a context on every device, then for each entry writes one
- * verdict byte to a pipe: PACK_LOADS, PACK_OTHER_DEVICE (no device here has the
- * key's identity, or the key is another clops version's) or PACK_REFUSED (the
- * driver returned an error). If the child dies or stays silent past the time
- * limit, the entry it was loading is PACK_CRASHED or PACK_HUNG and a new child
- * goes on with the next one. The child ends with _exit, never running the
- * parent's exit handlers.
+ * It is called twice. First it sorts: a child creates a context on every
+ * device, reads each new entry's key from the pack and writes one byte per
+ * entry to a pipe, PACK_TO_LOAD (a device here has the key's identity) or
+ * PACK_OTHER_DEVICE (none has, or the key is another clops version's); no
+ * binary reaches a driver, and the store copies only the PACK_TO_LOAD entries.
+ * Then it loads: a child reads each of those from the import's private copy
+ * (store/pack.c), the same bytes the install reads, and writes PACK_LOADS or
+ * PACK_REFUSED (the driver returned an error). If the child dies or stays
+ * silent past the time limit, the entry it was on is PACK_CRASHED or PACK_HUNG
+ * and a new child goes on with the next one - until CLOPS_PACK_MAX_LOAD_FAILURES
+ * entries have crashed or hung (both calls together): the entries left are then
+ * PACK_NOT_TRIED, so a pack of hostile binaries costs at most that many
+ * children or time limits, not one per entry. A child ends with _exit, never
+ * running the parent's exit handlers.
  *
- * The child reads the import's private copy of the entries (store/pack.c), the
- * same bytes the install reads, and works with the caller's resolved options:
- * the device list and its contexts take their CLOPS_DISABLE mask from them, and
- * with explicit options nothing is read from the environment (the time limit
- * is then the default; CLOPS_IMPORT_LOAD_TIMEOUT applies to the forms that read
- * the environment). */
+ * The children work with the caller's resolved options: the device list and
+ * its contexts take their CLOPS_DISABLE mask from them, and with explicit
+ * options nothing is read from the environment (the time limit is then the
+ * default; CLOPS_IMPORT_LOAD_TIMEOUT applies to the forms that read the
+ * environment). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -73,11 +79,13 @@ static int device_of(clops_context *const ctx[], size_t n, const unsigned char *
     return -1;
 }
 
-static char verdict_of(clops_context *const ctx[], size_t n, int fd, const pack_item *item, char *options,
+/* What the child says about `item` of `fd`: with `load`, whether its binary loads;
+ * without, whether a device here has its key's identity. */
+static char verdict_of(clops_context *const ctx[], size_t n, int fd, const pack_item *item, int load, char *options,
                        size_t options_size)
 {
     unsigned char *data = malloc(item->len ? (size_t)item->len : 1);
-    char v = PACK_REFUSED;
+    char v = load ? PACK_REFUSED : PACK_OTHER_DEVICE;
     const unsigned char *k, *p;
     size_t klen, plen;
     if (data && pread(fd, data, (size_t)item->len, (off_t)item->offset) == (ssize_t)item->len &&
@@ -85,6 +93,7 @@ static char verdict_of(clops_context *const ctx[], size_t n, int fd, const pack_
         const int d = device_of(ctx, n, k, klen, options, options_size);
         cl_program program;
         if (d < 0) v = PACK_OTHER_DEVICE;
+        else if (!load) v = PACK_TO_LOAD;
         else if (clops_program_from_binary(ctx[d], options, p, plen, &program) == CLOPS_SUCCESS) {
             clReleaseProgram(program);
             v = PACK_LOADS;
@@ -94,8 +103,14 @@ static char verdict_of(clops_context *const ctx[], size_t n, int fd, const pack_
     return v;
 }
 
+/* The verdict the items a call works on have: unsorted, or sorted to load. */
+static char wanted(int load)
+{
+    return load ? PACK_TO_LOAD : PACK_UNCHECKED;
+}
+
 static _Noreturn void child_main(const import_options *io, int fd, const pack_item *items, size_t from, size_t count,
-                                 int out)
+                                 int load, int out)
 {
     size_t n = 0;
     clops_context **ctx = NULL;
@@ -113,17 +128,21 @@ static _Noreturn void child_main(const import_options *io, int fd, const pack_it
     if (!ctx) n = 0;
     char *options = malloc(CLOPS_OPTIONS_MAX);
     for (size_t i = from; i < count; i++) {
-        if (items[i].verdict != PACK_UNCHECKED) continue; /* the parent left it out */
-        const char v = options ? verdict_of(ctx, n, fd, &items[i], options, CLOPS_OPTIONS_MAX) : PACK_REFUSED;
+        if (items[i].verdict != wanted(load)) continue; /* the parent left it out */
+        const char v = options ? verdict_of(ctx, n, fd, &items[i], load, options, CLOPS_OPTIONS_MAX)
+                               : load ? PACK_REFUSED : PACK_OTHER_DEVICE;
         if (write(out, &v, 1) != 1) _exit(2);
     }
     _exit(0); /* the contexts go with the process */
 }
 
 /* Runs one child from item `from`; fills verdicts until it ends. Returns the index
- * of the first item still unchecked (count when all are), or -1 if no child starts. */
-static long run_child(const import_options *io, int fd, pack_item *items, size_t from, size_t count)
+ * of the first item still to decide (count when all are; `*failed` if the child
+ * crashed or hung on the one before), or -1 if no child starts. */
+static long run_child(const import_options *io, int fd, pack_item *items, size_t from, size_t count, int load,
+                      bool *failed)
 {
+    *failed = false;
     int pipefd[2];
     if (pipe(pipefd) != 0) return -1;
     fflush(NULL); /* nothing buffered is written twice */
@@ -137,13 +156,13 @@ static long run_child(const import_options *io, int fd, pack_item *items, size_t
         close(pipefd[0]);
         const int null = open("/dev/null", O_WRONLY | O_CLOEXEC); /* a crashing driver's last words: the report says it */
         if (null >= 0) dup2(null, STDERR_FILENO);
-        child_main(io, fd, items, from, count, pipefd[1]);
+        child_main(io, fd, items, from, count, load, pipefd[1]);
     }
     close(pipefd[1]);
     size_t i = from;
     const int limit = io->limit_ms;
     while (true) {
-        while (i < count && items[i].verdict != PACK_UNCHECKED) i++;
+        while (i < count && items[i].verdict != wanted(load)) i++;
         if (i == count) break;
         struct pollfd pfd = {pipefd[0], POLLIN, 0};
         const int ready = poll(&pfd, 1, limit);
@@ -155,6 +174,7 @@ static long run_child(const import_options *io, int fd, pack_item *items, size_t
         }
         /* The child died or hangs on item i. */
         items[i].verdict = ready == 0 ? PACK_HUNG : PACK_CRASHED;
+        *failed = true;
         kill(pid, SIGKILL);
         i++;
         break;
@@ -165,15 +185,26 @@ static long run_child(const import_options *io, int fd, pack_item *items, size_t
     return (long)i;
 }
 
-static int check_loads(const void *opts, int fd, pack_item *items, size_t count)
+/* The loader clops_cache_import calls (store/pack.h): sorts (`load` 0) or loads
+ * (`load` 1) in children, within the import's budget of crashes and hangs. */
+static int check_loads(const void *opts, int fd, pack_item *items, size_t count, int load)
 {
     const import_options *io = opts;
+    unsigned failures = 0; /* of this import: sorting's count for loading too */
+    for (size_t i = 0; i < count; i++) failures += items[i].verdict == PACK_CRASHED || items[i].verdict == PACK_HUNG;
     size_t from = 0;
     while (true) {
-        while (from < count && items[from].verdict != PACK_UNCHECKED) from++;
+        while (from < count && items[from].verdict != wanted(load)) from++;
         if (from == count) return 0;
-        const long next = run_child(io, fd, items, from, count);
+        if (failures >= CLOPS_PACK_MAX_LOAD_FAILURES) { /* the budget is spent: the rest are not tried */
+            for (size_t i = from; i < count; i++)
+                if (items[i].verdict == wanted(load)) items[i].verdict = PACK_NOT_TRIED;
+            return 0;
+        }
+        bool failed;
+        const long next = run_child(io, fd, items, from, count, load, &failed);
         if (next < 0) return -1;
+        failures += failed;
         from = (size_t)next;
     }
 }

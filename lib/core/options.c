@@ -22,35 +22,37 @@
 #define IMPORT_LOAD_DEFAULT_SECONDS 120
 #define IMPORT_LOAD_MAX_SECONDS 3600
 
-/* The struct's sizes a caller may pass (clops.h: it grows at its end only). A
- * size is accepted if it ends exactly on a field of a released version of the
- * struct: the versions are
- *   0.1.0  size .. timeout_seconds (sizeof(clops_context_options) today),
- * and a caller compiled against a version keeps working with later libraries.
- * Any other size (inside a field, on padding, or past the newest field) would
- * copy part of a field, half a pointer among them: CLOPS_ERROR_INVALID_SETTING.
- * A new field is appended to the struct, here, and to the list of versions. */
+/* The struct's sizes a caller may pass (clops.h: it grows at its end only): the
+ * sizeof of each released version of the struct, as that version's header gave
+ * it on this ABI, and nothing else (a size inside the struct would leave the
+ * caller's later fields at their defaults; inside a field, half a pointer would
+ * be copied). The versions:
+ *   0.1.0  size .. timeout_seconds (sizeof(clops_context_options) today; 72 on LP64).
+ * A caller compiled against a version keeps working with later libraries. A new
+ * field is appended to the struct, and the sizeof of the struct up to it is
+ * added here as the next version. */
 #define FIELD_END(f) (offsetof(clops_context_options, f) + sizeof(((clops_context_options *)0)->f))
-static const size_t field_ends[] = {
-    FIELD_END(size),      FIELD_END(device),  FIELD_END(cache),        FIELD_END(cache_dir),
-    FIELD_END(cache_max_bytes), FIELD_END(tuning), FIELD_END(tuning_db), FIELD_END(disable),
-    FIELD_END(fallback),  FIELD_END(host_threads), FIELD_END(timeout_seconds), /* the last field of 0.1.0 */
+/* sizeof of a struct whose last field is `f`: its end, rounded up to the struct's alignment. */
+#define VERSION_SIZE(f) ((FIELD_END(f) + _Alignof(clops_context_options) - 1) / _Alignof(clops_context_options) * \
+                         _Alignof(clops_context_options))
+static const size_t released_sizes[] = {
+    VERSION_SIZE(timeout_seconds), /* 0.1.0 */
 };
-_Static_assert(sizeof(clops_context_options) == FIELD_END(timeout_seconds),
-               "a field was added to clops_context_options: add it to field_ends and a version above");
+_Static_assert(sizeof(clops_context_options) == VERSION_SIZE(timeout_seconds),
+               "a field was added to clops_context_options: add its version to released_sizes");
 
 static bool released_size(size_t size)
 {
-    for (size_t i = 0; i < sizeof field_ends / sizeof field_ends[0]; i++)
-        if (size == field_ends[i]) return true;
+    for (size_t i = 0; i < sizeof released_sizes / sizeof released_sizes[0]; i++)
+        if (size == released_sizes[i]) return true;
     return false;
 }
 
 static clops_status bad_size(const char *who, size_t size)
 {
     return clops_fail(CLOPS_ERROR_INVALID_SETTING,
-                      "%s: size %zu is not one of clops_context_options' released versions (it must end on a "
-                      "field; sizeof is %zu): call clops_context_options_init(&o, sizeof o)",
+                      "%s: size %zu is not one of clops_context_options' released versions (the sizeof of one; "
+                      "this version's is %zu): call clops_context_options_init(&o, sizeof o)",
                       who, size, sizeof(clops_context_options));
 }
 

@@ -290,3 +290,66 @@ int clops_file_read(const char *path, uint64_t limit, unsigned char **data, size
     }
     return rc;
 }
+
+/* ---- positioned writes and scratch files (store/pack.c) ------------------------------------ */
+
+int clops_file_write_at(int fd, uint64_t offset, const void *data, size_t n)
+{
+    if (offset > (uint64_t)INT64_MAX || lseek(fd, (off_t)offset, SEEK_SET) < 0) {
+        if (offset > (uint64_t)INT64_MAX) errno = EFBIG;
+        return -1;
+    }
+    for (size_t done = 0; done < n;) {
+        const ssize_t r = IO_WRITE(fd, (const char *)data + done, n - done);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            if (r == 0) errno = EIO; /* a write that makes no progress */
+            return -1;
+        }
+        done += (size_t)r;
+    }
+    return 0;
+}
+
+int clops_file_patch(clops_file_writer *w, uint64_t offset, const void *data, size_t n)
+{
+    if (w->step) return -1;
+    if (w->in_place) { /* a pipe or device: what was sent stays sent */
+        errno = ESPIPE;
+        return fail(w, "write");
+    }
+    if (clops_file_write_at(w->fd, offset, data, n) != 0 || lseek(w->fd, 0, SEEK_END) < 0) return fail(w, "write");
+    return 0;
+}
+
+int clops_file_scratch(const char *dir, int *write_fd, int *read_fd)
+{
+    *write_fd = *read_fd = -1;
+    char path[CLOPS_FILE_PATH_MAX];
+    for (unsigned attempt = 0; attempt < 100 && *write_fd < 0; attempt++) {
+        char suffix[7];
+        temp_suffix(suffix, attempt);
+        if (snprintf(path, sizeof path, "%s/.tmp-%s", dir, suffix) >= (int)sizeof path) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        *write_fd = IO_CREATE(path, 0600); /* O_CREAT | O_EXCL | O_CLOEXEC */
+        if (*write_fd < 0 && errno != EEXIST) return -1;
+    }
+    if (*write_fd < 0) return -1;
+    /* The same file for reading: opened by its name before the name goes, and
+     * checked to be the file just created. */
+    *read_fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+    const int err = errno;
+    struct stat a, b;
+    const bool same = *read_fd >= 0 && fstat(*write_fd, &a) == 0 && fstat(*read_fd, &b) == 0 &&
+                      a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    unlink(path);
+    if (same) return 0;
+    const int why = *read_fd < 0 ? err : EEXIST; /* EEXIST: another file took the name */
+    close(*write_fd);
+    if (*read_fd >= 0) close(*read_fd);
+    *write_fd = *read_fd = -1;
+    errno = why;
+    return -1;
+}

@@ -91,4 +91,21 @@ int clops_file_read_exact(int fd, void *buf, size_t n);
  * caller; `*data` is NULL on failure). 0 or -1. */
 int clops_file_read(const char *path, uint64_t limit, unsigned char **data, size_t *size);
 
+/* ---- positioned writes and scratch files (store/pack.c) ----------------------------------- */
+
+/* Writes all `n` bytes at `offset` of the regular file open as `fd`, through
+ * the seam's write (the file position moves): 0, or -1 with errno. */
+int clops_file_write_at(int fd, uint64_t offset, const void *data, size_t n);
+/* Overwrites `n` bytes at `offset` of the file a writer is writing (a count in
+ * its header), then goes on at its end. A writer writing in place (a pipe or
+ * device) cannot be patched (ESPIPE). 0, or -1 with `step` "write" and `error`;
+ * after an earlier failure it does nothing and returns -1. */
+int clops_file_patch(clops_file_writer *w, uint64_t offset, const void *data, size_t n);
+/* A private scratch file in `dir`: created like the writer's temporary files
+ * (".tmp-XXXXXX", O_EXCL, close-on-exec, mode 0600, through the seam), opened
+ * once more for reading, and unlinked at once, so no other process sees it and
+ * nothing stays after a crash. 0 with both descriptors (the caller closes
+ * them), or -1 with errno. */
+int clops_file_scratch(const char *dir, int *write_fd, int *read_fd);
+
 #endif

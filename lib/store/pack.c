@@ -11,12 +11,19 @@
  * those that load are installed, each atomically, within the size bound. A
  * failed install removes what this import installed.
  *
- * Import installs exactly the bytes it checked: each entry is read from the pack
- * once, and the bytes its checksum was checked on go to a private copy (a file
- * in the cache directory, unlinked at once); the loader and the install read
- * that copy, never the pack again, so a pack rewritten during the import
- * changes nothing. Its work is linear in the entries (a hash set of their
- * names finds duplicates), and a pack holds at most CLOPS_PACK_MAX_ENTRIES. */
+ * Import installs exactly the bytes it checked, and copies no more than it may
+ * install. Pass 1 reads each entry of the pack once, checks its framing and
+ * checksum and hashes its key, writing nothing. Entries already in the cache or
+ * earlier in the pack, for no device here (sorted by key in a child, no binary
+ * reaching a driver) or too large for the room under the cache's bound are
+ * decided then. Pass 2 copies only the entries left, each read again and
+ * verified unchanged (length, checksum, key hash), to a private copy (a file in
+ * the cache directory, unlinked at once); the loader and the install read that
+ * copy, never the pack again, so a pack rewritten during the import changes
+ * nothing. Its work is O(n log n) in the entries whatever their keys (sorted
+ * name hashes find duplicates), a pack holds at most CLOPS_PACK_MAX_ENTRIES, and
+ * after CLOPS_PACK_MAX_LOAD_FAILURES entries that crash or hang the loader the
+ * rest are not tried. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -54,12 +61,13 @@ static bool read_entry(const clops_cache_config *cfg, const char *name, unsigned
     return ok;
 }
 
-int clops_cache_export(const clops_cache_config *cfg, const char *pack_path, size_t *removed, char *why,
-                       size_t why_size)
+int clops_cache_export(const clops_cache_config *cfg, const char *pack_path, size_t *removed, clops_status *st,
+                       char *why, size_t why_size)
 {
     clops_cache_file *files;
     size_t count;
     *removed = 0;
+    *st = CLOPS_ERROR_CACHE_IO;
     snprintf(why, why_size, "cannot read the cache directory %s", cfg->dir);
     if (cfg->mode == CLOPS_CACHE_OFF || clops_cache_scan(cfg, &files, &count) != 0) return -1;
     /* The count comes first (the pack may be a pipe): the entries are checked,
@@ -69,7 +77,8 @@ int clops_cache_export(const clops_cache_config *cfg, const char *pack_path, siz
         files[i].entry = files[i].entry && read_entry(cfg, files[i].name, NULL, NULL);
         valid += files[i].entry;
     }
-    if (valid > CLOPS_PACK_MAX_ENTRIES) {
+    if (valid > CLOPS_PACK_MAX_ENTRIES) { /* no pack can hold them: trying again will not help */
+        *st = CLOPS_ERROR_BAD_PACK;
         snprintf(why, why_size, "the cache holds %llu entries, more than the %u a pack may hold",
                  (unsigned long long)valid, CLOPS_PACK_MAX_ENTRIES);
         free(files);
@@ -110,13 +119,10 @@ int clops_cache_export(const clops_cache_config *cfg, const char *pack_path, siz
         free(data);
     }
     free(files);
-    if (*removed && !w.step) {
-        /* The temporary file (a regular target): its count says what it holds. */
+    /* The temporary file (a regular target): its count says what it holds. */
+    if (*removed) {
         clops_put_u64(head + 8, written);
-        if (pwrite(w.fd, head + 8, 8, 8) != 8) {
-            w.step = "write";
-            w.error = errno;
-        }
+        clops_file_patch(&w, 8, head + 8, 8);
     }
     if (clops_file_commit(&w) == 0) return (int)written;
     clops_file_describe(&w, why, why_size);
@@ -136,25 +142,7 @@ static unsigned char *read_item(int fd, const pack_item *it, const unsigned char
     return NULL;
 }
 
-/* Writes all `n` bytes at `offset` of `fd`: 0, or -1 with errno. */
-static int write_all_at(int fd, const unsigned char *data, size_t n, uint64_t offset)
-{
-    while (n > 0) {
-        const ssize_t k = pwrite(fd, data, n, (off_t)offset);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) {
-            if (k == 0) errno = EIO;
-            return -1;
-        }
-        data += k;
-        n -= (size_t)k;
-        offset += (uint64_t)k;
-    }
-    return 0;
-}
-
-int clops_pack_read_items(int fd, uint64_t size, int copy, pack_item **items, size_t *count, char *why,
-                          size_t why_size)
+int clops_pack_read_items(int fd, uint64_t size, pack_item **items, size_t *count, char *why, size_t why_size)
 {
     *items = NULL;
     *count = 0;
@@ -176,7 +164,7 @@ int clops_pack_read_items(int fd, uint64_t size, int copy, pack_item **items, si
                  (unsigned long long)n, (unsigned long long)size);
         return -1;
     }
-    uint64_t pos = PACK_HEADER_BYTES, copied = 0;
+    uint64_t pos = PACK_HEADER_BYTES;
     for (uint64_t i = 0; i < n; i++) {
         unsigned char len[8];
         pack_item *it = &(*items)[i];
@@ -193,18 +181,9 @@ int clops_pack_read_items(int fd, uint64_t size, int copy, pack_item **items, si
             return -1;
         }
         it->hash = clops_fnv1a(CLOPS_FNV_SEED, k, klen);
+        it->sum = clops_get_u64(data + 24);
         snprintf(it->name, sizeof it->name, "%016llx.bin", (unsigned long long)it->hash);
         pos = it->offset + it->len;
-        if (copy >= 0) { /* the bytes just checked, where the import reads them from now on */
-            if (write_all_at(copy, data, (size_t)it->len, copied) != 0) {
-                snprintf(why, why_size, "cannot copy entry %llu for the check: %s; this import installed nothing",
-                         (unsigned long long)i + 1, strerror(errno));
-                free(data);
-                return -2;
-            }
-            it->offset = copied;
-            copied += it->len;
-        }
         free(data);
         *count = (size_t)i + 1;
     }
@@ -223,29 +202,38 @@ _Thread_local unsigned long long clops_pack_name_compares;
 #define COUNT_COMPARE() ((void)0)
 #endif
 
-/* Marks every item whose name an earlier item has as PACK_DUPLICATE, through an
- * open-addressing hash set of the names (each a 64-bit hash already): linear.
- * 0, or -1 if there is no memory for the set. */
+/* An item's name (its key's 64-bit hash: the name is that hash in hex, so equal
+ * hashes are equal names) and its index, ordered by both. */
+typedef struct name_ref {
+    uint64_t hash;
+    size_t index;
+} name_ref;
+
+static int by_name(const void *a, const void *b)
+{
+    COUNT_COMPARE();
+    const name_ref *x = a, *y = b;
+    if (x->hash != y->hash) return x->hash < y->hash ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Marks every item whose name an earlier item has as PACK_DUPLICATE: the names
+ * are sorted (O(n log n) compares whatever the keys: no hash table that crafted
+ * keys could make probe quadratically), and each run of equal names keeps its
+ * first item. 0, or -1 if there is no memory for the sort. */
 static int mark_pack_duplicates(pack_item *items, size_t count)
 {
-    size_t cap = 16;
-    while (cap < 2 * count) cap *= 2; /* count <= CLOPS_PACK_MAX_ENTRIES: no overflow */
-    uint32_t *slots = calloc(cap, sizeof *slots); /* item index + 1, 0 empty */
-    if (!slots) return -1;
-    for (size_t i = 0; i < count; i++) {
-        size_t s = (size_t)(items[i].hash ^ items[i].hash >> 32) & (cap - 1);
-        for (; slots[s]; s = (s + 1) & (cap - 1)) {
-            COUNT_COMPARE();
-            if (items[slots[s] - 1].hash == items[i].hash) break;
-        }
-        if (slots[s]) items[i].verdict = PACK_DUPLICATE;
-        else slots[s] = (uint32_t)i + 1;
-    }
-    free(slots);
+    name_ref *refs = malloc((count ? count : 1) * sizeof *refs);
+    if (!refs) return -1;
+    for (size_t i = 0; i < count; i++) refs[i] = (name_ref){items[i].hash, i};
+    qsort(refs, count, sizeof *refs, by_name);
+    for (size_t i = 1; i < count; i++)
+        if (refs[i].hash == refs[i - 1].hash) items[refs[i].index].verdict = PACK_DUPLICATE;
+    free(refs);
     return 0;
 }
 
-/* True if the cache already has entry `it` (the same key). */
+/* True if the cache already has entry `it` of the pack open as `fd` (the same key). */
 static bool in_cache(const clops_cache_config *cfg, int fd, const pack_item *it)
 {
     char path[CLOPS_CACHE_PATH_MAX + 32];
@@ -264,9 +252,8 @@ static bool in_cache(const clops_cache_config *cfg, int fd, const pack_item *it)
     return same;
 }
 
-/* Installs every PACK_LOADS item that fits the bound; on a failure removes what
- * it installed and returns -1 with `why`. */
-static int install(const clops_cache_config *cfg, int fd, pack_item *items, size_t count, char *why, size_t why_size)
+/* The bytes the cache's files take now, or -1 with `why`. */
+static int cache_bytes(const clops_cache_config *cfg, uint64_t *total, char *why, size_t why_size)
 {
     clops_cache_file *files;
     size_t nfiles;
@@ -274,9 +261,78 @@ static int install(const clops_cache_config *cfg, int fd, pack_item *items, size
         snprintf(why, why_size, "cannot read the cache directory %s", cfg->dir);
         return -1;
     }
-    uint64_t total = 0;
-    for (size_t i = 0; i < nfiles; i++) total += files[i].size;
+    *total = 0;
+    for (size_t i = 0; i < nfiles; i++) *total += files[i].size;
     free(files);
+    return 0;
+}
+
+/* Decides PACK_TO_LOAD items that cannot fit: in pack order, an entry that does
+ * not fit the room under the bound beside the ones before it is
+ * PACK_OVER_LIMIT now, never copied. 0, or -1 with `why`. */
+static int plan_room(const clops_cache_config *cfg, pack_item *items, size_t count, char *why, size_t why_size)
+{
+    uint64_t total;
+    if (cache_bytes(cfg, &total, why, why_size) != 0) return -1;
+    uint64_t room = total < cfg->max_bytes ? cfg->max_bytes - total : 0;
+    for (size_t i = 0; i < count; i++) {
+        if (items[i].verdict != PACK_TO_LOAD) continue;
+        if (items[i].len > room) {
+            items[i].verdict = PACK_OVER_LIMIT;
+            continue;
+        }
+        room -= items[i].len;
+    }
+    return 0;
+}
+
+/* Pass 2: copies every PACK_TO_LOAD item of the pack `fd` to the private copy
+ * (created in the cache directory at the first one: `*copy`, the descriptor
+ * to read it by, and `*copy_w`), each read again and verified to be what pass
+ * 1 checked; the items point into the copy afterwards. 0, or -1 with `*st` and `why`. */
+static int copy_items(const clops_cache_config *cfg, int fd, pack_item *items, size_t count, int *copy, int *copy_w,
+                      clops_status *st, char *why, size_t why_size)
+{
+    uint64_t copied = 0;
+    for (size_t i = 0; i < count; i++) {
+        pack_item *it = &items[i];
+        if (it->verdict != PACK_TO_LOAD) continue;
+        if (*copy < 0 && clops_file_scratch(cfg->dir, copy_w, copy) != 0) {
+            *st = CLOPS_ERROR_CACHE_IO;
+            snprintf(why, why_size, "cannot create a file in %s for the entries it checks: %s", cfg->dir,
+                     strerror(errno));
+            return -1;
+        }
+        const unsigned char *k;
+        size_t klen;
+        unsigned char *data = read_item(fd, it, &k, &klen);
+        if (!data || clops_fnv1a(CLOPS_FNV_SEED, k, klen) != it->hash || clops_get_u64(data + 24) != it->sum) {
+            *st = CLOPS_ERROR_BAD_PACK;
+            snprintf(why, why_size, "entry %zu (%s) changed while the pack was imported; this import installed nothing",
+                     i + 1, it->name);
+            free(data);
+            return -1;
+        }
+        const int rc = clops_file_write_at(*copy_w, copied, data, (size_t)it->len);
+        free(data);
+        if (rc != 0) {
+            *st = CLOPS_ERROR_CACHE_IO;
+            snprintf(why, why_size, "cannot copy entry %zu for the check: %s; this import installed nothing", i + 1,
+                     strerror(errno));
+            return -1;
+        }
+        it->offset = copied;
+        copied += it->len;
+    }
+    return 0;
+}
+
+/* Installs every PACK_LOADS item (read from the copy `fd`) that fits the bound;
+ * on a failure removes what it installed and returns -1 with `why`. */
+static int install(const clops_cache_config *cfg, int fd, pack_item *items, size_t count, char *why, size_t why_size)
+{
+    uint64_t total;
+    if (cache_bytes(cfg, &total, why, why_size) != 0) return -1;
     size_t done = 0;
     for (size_t i = 0; i < count; i++) {
         pack_item *it = &items[i];
@@ -318,29 +374,36 @@ static const char *verdict_reason(char v)
     case PACK_REFUSED: return "the device's driver refused its binary";
     case PACK_CRASHED: return "loading its binary crashed the process that tried it";
     case PACK_HUNG: return "loading its binary did not return in time (CLOPS_IMPORT_LOAD_TIMEOUT)";
+    case PACK_NOT_TRIED: return "not loaded: earlier entries crashed or hung the loader too often";
     default: return "";
     }
 }
 
-/* The import's private copy of the entries: a new file in the cache directory
- * (on the file system the entries go to), unlinked at once, so that no other
- * process sees it and a crash leaves nothing. Its descriptor, or -1 with errno. */
-static int private_copy(const clops_cache_config *cfg)
+/* The report of the import's verdicts. */
+static void report(clops_pack_report *r, const pack_item *items, size_t count)
 {
-    char path[CLOPS_CACHE_PATH_MAX + 32];
-    if (snprintf(path, sizeof path, "%s/.tmp-XXXXXX", cfg->dir) >= (int)sizeof path) {
-        errno = ENAMETOOLONG;
-        return -1;
+    size_t not_tried = 0;
+    for (size_t i = 0; i < count; i++) {
+        const char v = items[i].verdict;
+        r->imported += v == PACK_LOADS;
+        r->duplicates += v == PACK_DUPLICATE;
+        r->other_device += v == PACK_OTHER_DEVICE;
+        r->over_limit += v == PACK_OVER_LIMIT;
+        not_tried += v == PACK_NOT_TRIED;
+        if (v == PACK_REFUSED || v == PACK_CRASHED || v == PACK_HUNG || v == PACK_NOT_TRIED) {
+            if (r->rejected++ == 0)
+                snprintf(r->reason, sizeof r->reason, "entry %zu (%s): %s", i + 1, items[i].name, verdict_reason(v));
+        }
     }
-    const int fd = mkstemp(path); /* O_EXCL, 0600 */
-    if (fd >= 0) {
-        unlink(path);
-        (void)fcntl(fd, F_SETFD, FD_CLOEXEC); /* best effort: no program exec'ed later inherits it */
+    if (not_tried) {
+        const size_t len = strlen(r->reason);
+        snprintf(r->reason + len, sizeof r->reason - len,
+                 "; %zu entries not tried after %u crashed or hung the loader", not_tried,
+                 CLOPS_PACK_MAX_LOAD_FAILURES);
     }
-    return fd;
 }
 
-int clops_cache_import(const clops_cache_config *cfg, const char *pack_path, clops_pack_loader check_loads,
+int clops_cache_import(const clops_cache_config *cfg, const char *pack_path, clops_pack_loader loader,
                        const void *loader_opts, clops_pack_report *r, clops_status *st, char *why, size_t why_size)
 {
     memset(r, 0, sizeof *r);
@@ -351,20 +414,11 @@ int clops_cache_import(const clops_cache_config *cfg, const char *pack_path, clo
         snprintf(why, why_size, "%s", errno == EINVAL ? "it is not a regular file" : strerror(errno));
         return -1;
     }
-    const int copy = private_copy(cfg);
-    if (copy < 0) {
-        *st = CLOPS_ERROR_CACHE_IO;
-        snprintf(why, why_size, "cannot create a file in %s for the entries it checks: %s", cfg->dir,
-                 strerror(errno));
-        close(fd);
-        return -1;
-    }
     pack_item *items;
     size_t count;
+    int copy = -1, copy_w = -1;
     *st = CLOPS_ERROR_BAD_PACK;
-    int rc = clops_pack_read_items(fd, size, copy, &items, &count, why, why_size);
-    close(fd); /* from here on only the copy is read */
-    if (rc == -2) *st = CLOPS_ERROR_CACHE_IO;
+    int rc = clops_pack_read_items(fd, size, &items, &count, why, why_size); /* pass 1 */
     if (rc == 0) {
         r->entries = count;
         *st = CLOPS_ERROR_OUT_OF_HOST_MEMORY;
@@ -373,25 +427,24 @@ int clops_cache_import(const clops_cache_config *cfg, const char *pack_path, clo
     }
     if (rc == 0) {
         for (size_t i = 0; i < count; i++)
-            if (items[i].verdict == PACK_UNCHECKED && in_cache(cfg, copy, &items[i])) items[i].verdict = PACK_DUPLICATE;
+            if (items[i].verdict == PACK_UNCHECKED && in_cache(cfg, fd, &items[i])) items[i].verdict = PACK_DUPLICATE;
+        *st = CLOPS_ERROR_CACHE_IO;
+        snprintf(why, why_size, "cannot start a process to sort its entries by device");
+        rc = loader(loader_opts, fd, items, count, 0);
+    }
+    if (rc == 0) rc = plan_room(cfg, items, count, why, why_size);
+    if (rc == 0) rc = copy_items(cfg, fd, items, count, &copy, &copy_w, st, why, why_size); /* pass 2 */
+    close(fd); /* from here on only the copy is read */
+    if (rc == 0 && copy >= 0) {
         *st = CLOPS_ERROR_CACHE_IO;
         snprintf(why, why_size, "cannot start a process to load its binaries");
-        rc = check_loads(loader_opts, copy, items, count);
+        rc = loader(loader_opts, copy, items, count, 1);
     }
     if (rc == 0) rc = install(cfg, copy, items, count, why, why_size);
-    for (size_t i = 0; rc >= 0 && i < count; i++) {
-        const char v = items[i].verdict;
-        r->imported += v == PACK_LOADS;
-        r->duplicates += v == PACK_DUPLICATE;
-        r->other_device += v == PACK_OTHER_DEVICE;
-        r->over_limit += v == PACK_OVER_LIMIT;
-        if (v == PACK_REFUSED || v == PACK_CRASHED || v == PACK_HUNG) {
-            if (r->rejected++ == 0)
-                snprintf(r->reason, sizeof r->reason, "entry %zu (%s): %s", i + 1, items[i].name, verdict_reason(v));
-        }
-    }
+    if (rc >= 0) report(r, items, count);
     free(items);
-    close(copy);
+    if (copy >= 0) close(copy);
+    if (copy_w >= 0) close(copy_w);
     return rc < 0 ? -1 : (int)r->imported;
 }
 
@@ -406,8 +459,8 @@ clops_status clops_cache_export_pack_report_with_options(const clops_context_opt
     if (st != CLOPS_SUCCESS) return st;
     char why[CLOPS_FILE_PATH_MAX + 256];
     size_t gone = 0;
-    const int n = clops_cache_export(&cfg, path, &gone, why, sizeof why);
-    if (n < 0) return clops_fail(CLOPS_ERROR_CACHE_IO, "cannot export the cache %s to %s: %s", cfg.dir, path, why);
+    const int n = clops_cache_export(&cfg, path, &gone, &st, why, sizeof why);
+    if (n < 0) return clops_fail(st, "cannot export the cache %s to %s: %s", cfg.dir, path, why);
     if (count) *count = (size_t)n;
     if (removed) *removed = gone;
     return CLOPS_SUCCESS;
@@ -422,35 +475,41 @@ clops_status clops_cache_export_pack_with_options(const clops_context_options *o
 /* ---- adding one entry (ahead-of-time binaries) --------------------------------------------- */
 
 int clops_pack_add(const char *pack_path, const char *key, size_t key_len, const unsigned char *payload,
-                   size_t payload_len, bool *bad_pack)
+                   size_t payload_len, clops_status *st, char *why, size_t why_size)
 {
-    *bad_pack = false;
     pack_item *items = NULL;
     size_t count = 0;
     int fd = -1;
     uint64_t size = 0;
-    char why[256];
+    *st = CLOPS_ERROR_BAD_PACK;
     if (access(pack_path, F_OK) == 0) { /* an existing pack: its framing checked first, like an import */
-        if (clops_file_open(pack_path, PACK_MAX_BYTES, &fd, &size) != 0 ||
-            clops_pack_read_items(fd, size, -1, &items, &count, why, sizeof why) != 0) {
-            if (fd >= 0) close(fd);
+        if (clops_file_open(pack_path, PACK_MAX_BYTES, &fd, &size) != 0) {
+            if (errno != EINVAL && errno != EFBIG) *st = CLOPS_ERROR_CACHE_IO;
+            snprintf(why, why_size, "%s", errno == EINVAL ? "it is not a regular file" : strerror(errno));
+            return -1;
+        }
+        if (clops_pack_read_items(fd, size, &items, &count, why, why_size) != 0) {
+            close(fd);
             free(items);
-            *bad_pack = true;
             return -1;
         }
     }
     /* The old entries but one with this key, then the new one. */
     unsigned char **old = calloc(count ? count : 1, sizeof *old);
     uint64_t kept = 0;
-    for (size_t i = 0; old && i < count; i++) {
+    int rc = old ? 0 : -1;
+    if (!old) {
+        *st = CLOPS_ERROR_OUT_OF_HOST_MEMORY;
+        snprintf(why, why_size, "no memory for its %zu entries", count);
+    }
+    for (size_t i = 0; rc == 0 && i < count; i++) {
         const unsigned char *k;
         size_t klen;
         old[i] = read_item(fd, &items[i], &k, &klen);
         if (!old[i]) {
-            *bad_pack = true;
-            break;
-        }
-        if (klen == key_len && memcmp(k, key, key_len) == 0) {
+            snprintf(why, why_size, "entry %zu changed while the pack was read", i + 1);
+            rc = -1;
+        } else if (klen == key_len && memcmp(k, key, key_len) == 0) {
             free(old[i]);
             old[i] = NULL;
         } else {
@@ -458,9 +517,17 @@ int clops_pack_add(const char *pack_path, const char *key, size_t key_len, const
         }
     }
     if (fd >= 0) close(fd);
-    clops_file_writer w;
-    int rc = -1;
-    if (old && !*bad_pack && clops_file_begin(&w, pack_path, PACK_FILE_MODE, 0) == 0) {
+    if (rc == 0 && kept >= CLOPS_PACK_MAX_ENTRIES) { /* refused before a byte is written */
+        snprintf(why, why_size, "it holds %llu other entries already, and a pack may hold at most %u",
+                 (unsigned long long)kept, CLOPS_PACK_MAX_ENTRIES);
+        rc = -1;
+    }
+    clops_file_writer w = {.fd = -1};
+    if (rc == 0) {
+        *st = CLOPS_ERROR_CACHE_IO;
+        rc = clops_file_begin(&w, pack_path, PACK_FILE_MODE, 0);
+    }
+    if (rc == 0) {
         unsigned char head[PACK_HEADER_BYTES], len[8];
         memcpy(head, PACK_MAGIC, 8);
         clops_put_u64(head + 8, kept + 1);
@@ -480,6 +547,7 @@ int clops_pack_add(const char *pack_path, const char *key, size_t key_len, const
         clops_file_write(&w, payload, payload_len);
         rc = clops_file_commit(&w) == 0 ? (int)(kept + 1) : -1;
     }
+    if (rc < 0 && *st == CLOPS_ERROR_CACHE_IO) clops_file_describe(&w, why, why_size);
     for (size_t i = 0; old && i < count; i++) free(old[i]);
     free(old);
     free(items);
