@@ -420,9 +420,10 @@ typedef struct clops_context_options {
 } clops_context_options;
 
 /** The built-in defaults (no environment) into the first `size` bytes of
- *  `opts`, and opts->size = size. Pass sizeof *opts. A size that does not end
- *  on a field of a released version of the struct is
- *  CLOPS_ERROR_INVALID_SETTING, here and from every call that takes options.
+ *  `opts`, and opts->size = size. Pass sizeof *opts. A size that is not the
+ *  sizeof of a released version of the struct (0.1.0's, 72 bytes on LP64, is
+ *  the only one so far) is CLOPS_ERROR_INVALID_SETTING, here and from every
+ *  call that takes options.
  *  @param[out] opts the options to fill.
  *  @param size sizeof *opts as the caller compiled it.
  *  @return ::CLOPS_SUCCESS, or:
@@ -891,16 +892,22 @@ CLOPS_API clops_status clops_cache_clear_all(size_t *removed);
  *  @threadsafety Any thread; reads the environment when `opts` is NULL.
  *  @blocking The file system. */
 CLOPS_API clops_status clops_cache_clear_all_with_options(const clops_context_options *opts, size_t *removed);
-/** Writes every valid entry to one pack file, for a device that cannot compile
- *  at run time (an FPGA whose toolchain builds offline). A regular file is
- *  written atomically; a pipe or device is written in place.
+/** Writes the cache's valid entries to one pack file, for a device that cannot
+ *  compile at run time (an FPGA whose toolchain builds offline): every entry
+ *  valid when the export counts them, but one another process removes while
+ *  the export runs (a prune), which is left out (and counted, see
+ *  clops_cache_export_pack_report_with_options()). A pack holds at most 65,536
+ *  entries: a cache of more is refused and nothing is written. A regular file
+ *  is written atomically; a pipe or device is written in place.
  *  @param path the pack file to write.
  *  @param[out] count how many entries the pack holds; may be NULL.
  *  @return ::CLOPS_SUCCESS, or:
  *  @retval CLOPS_ERROR_NULL_ARGUMENT `path` is NULL.
  *  @retval CLOPS_ERROR_CACHE_UNAVAILABLE the cache is off or its directory unusable.
+ *  @retval CLOPS_ERROR_BAD_PACK the cache holds more than 65,536 valid entries,
+ *          more than a pack may hold (trying again does not help; nothing is written).
  *  @retval CLOPS_ERROR_CACHE_IO reading the cache or writing `path` failed
- *          (an entry removed during the export included), with the reason.
+ *          (an entry removed during an export to a pipe or device included), with the reason.
  *  @retval CLOPS_ERROR_INVALID_SETTING a bad setting.
  *  @threadsafety Any thread; reads the environment. @blocking The file system. */
 CLOPS_API clops_status clops_cache_export_pack(const char *path, size_t *count);
@@ -923,8 +930,8 @@ CLOPS_API clops_status clops_cache_export_pack_with_options(const clops_context_
  *  @param path the pack file to write.
  *  @param[out] count how many entries the pack holds; may be NULL.
  *  @param[out] removed how many entries were left out; may be NULL.
- *  @return as clops_cache_export_pack() (CLOPS_ERROR_CACHE_IO also for a cache
- *          of more entries than a pack may hold, 65,536; nothing is written).
+ *  @return as clops_cache_export_pack() (CLOPS_ERROR_BAD_PACK for a cache of
+ *          more entries than a pack may hold, 65,536; nothing is written).
  *  @threadsafety Any thread; reads the environment when `opts` is NULL.
  *  @blocking The file system. */
 CLOPS_API clops_status clops_cache_export_pack_report_with_options(const clops_context_options *opts,
@@ -950,25 +957,30 @@ typedef struct clops_pack_report {
     char reason[256];    /**< why the first rejected entry was rejected ("" if none was) */
 } clops_pack_report;
 /** A transaction. The pack is read entry by entry (never whole) and every
- *  entry's framing and checksum are checked before anything is installed: a
- *  malformed pack installs nothing (CLOPS_ERROR_BAD_PACK); a missing or
- *  unreadable file is CLOPS_ERROR_CACHE_IO with the system's reason. Each
- *  remaining entry is then loaded on its device in a child process (a binary
- *  that crashes or hangs the driver harms only the child and is rejected), and
- *  the entries that loaded are installed atomically, within
- *  CLOPS_CACHE_MAX_SIZE. If installing fails (a full disk), the entries this
+ *  entry's framing and checksum are checked before anything is installed or
+ *  copied: a malformed pack installs nothing (CLOPS_ERROR_BAD_PACK); a missing
+ *  or unreadable file is CLOPS_ERROR_CACHE_IO with the system's reason.
+ *  Entries already in the cache (or earlier in the pack), for a device this
+ *  machine does not have (sorted by their keys in a child process) or too
+ *  large for the room under CLOPS_CACHE_MAX_SIZE are skipped without being
+ *  copied. Each remaining entry is read again, verified unchanged, copied to a
+ *  private file in the cache directory, and loaded from that copy on its
+ *  device in a child process (a binary that crashes or hangs the driver harms
+ *  only the child and is rejected; after 4 such entries the rest are rejected
+ *  without being tried). The entries that loaded are installed from the same
+ *  copy, atomically, within CLOPS_CACHE_MAX_SIZE: what is installed is exactly
+ *  what was checked. If installing fails (a full disk), the entries this
  *  import installed are removed again and CLOPS_ERROR_CACHE_IO says why.
- *  `report` may be NULL. What is installed is exactly what was checked (a
- *  private copy, not the pack read again); a pack of more than 65,536 entries
- *  is CLOPS_ERROR_BAD_PACK. The _with_options form reads no environment (its
- *  child neither).
+ *  `report` may be NULL. A pack of more than 65,536 entries is
+ *  CLOPS_ERROR_BAD_PACK. The _with_options form reads no environment (its
+ *  children neither).
  *  @param path the pack file.
  *  @param[out] report what happened to each entry; may be NULL.
  *  @return ::CLOPS_SUCCESS (rejected entries included: see `report`), or:
  *  @retval CLOPS_ERROR_NULL_ARGUMENT `path` is NULL.
  *  @retval CLOPS_ERROR_CACHE_UNAVAILABLE the cache is off, read-only or its directory unusable.
  *  @retval CLOPS_ERROR_BAD_PACK the pack is malformed, too large, of more than
- *          65,536 entries, or not a regular file.
+ *          65,536 entries, not a regular file, or changed between its check and its copy.
  *  @retval CLOPS_ERROR_CACHE_IO the pack cannot be read, no child process can
  *          be started, or installing failed (nothing stays installed).
  *  @retval CLOPS_ERROR_INVALID_SETTING a bad setting (CLOPS_IMPORT_LOAD_TIMEOUT:
@@ -976,9 +988,11 @@ typedef struct clops_pack_report {
  *  @threadsafety Any thread; reads the environment (CLOPS_IMPORT_LOAD_TIMEOUT
  *  too). It forks: the caller's stdio buffers are flushed first (fflush(NULL)),
  *  and the child only loads binaries, then _exits.
- *  @blocking Child processes creating a context on every device and loading
- *  each entry; one that hangs is killed after CLOPS_IMPORT_LOAD_TIMEOUT seconds
- *  (default 120) per entry. The file system. */
+ *  @blocking Child processes creating a context on every device, sorting the
+ *  entries by device and loading each new one; one that hangs is killed after
+ *  CLOPS_IMPORT_LOAD_TIMEOUT seconds (default 120) per entry, and after 4
+ *  entries that crashed or hung no more are tried (at most 4 such limits per
+ *  import). The file system. */
 CLOPS_API clops_status clops_cache_import_pack_report(const char *path, clops_pack_report *report);
 /** clops_cache_import_pack_report() with the cache settings of `opts` (the
  *  child's contexts take its disabled capabilities).
@@ -1061,9 +1075,11 @@ CLOPS_API clops_status clops_program_source_text(const char *source_name, char *
  *  @param[out] count the pack's entries afterwards; may be NULL.
  *  @return ::CLOPS_SUCCESS, or:
  *  @retval CLOPS_ERROR_NULL_ARGUMENT a pointer argument other than `count` is NULL.
- *  @retval CLOPS_ERROR_BAD_PACK `binary_size` is 0 or too large, or the existing pack is malformed.
+ *  @retval CLOPS_ERROR_BAD_PACK `binary_size` is 0 or too large, the existing
+ *          pack is malformed (the message says where), or it holds 65,536 other
+ *          entries already, as many as a pack may (nothing is written).
  *  @retval CLOPS_ERROR_KERNEL_SOURCE_UNAVAILABLE unknown `source_name`.
- *  @retval CLOPS_ERROR_CACHE_IO the pack cannot be written.
+ *  @retval CLOPS_ERROR_CACHE_IO the pack cannot be read or written (the message says why).
  *  @retval other as clops_context_create_device() (the device's identity is part of the entry).
  *  @threadsafety Any thread; reads the environment. Two writers of one pack at
  *  once: the last rename wins.

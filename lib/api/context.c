@@ -139,22 +139,6 @@ static clops_status context_on_device(const clops_device_info *info, const clops
     return st;
 }
 
-/* All devices, in a freshly allocated array. */
-static clops_status list_devices(unsigned disable, clops_device_info **infos, size_t *count)
-{
-    *infos = NULL;
-    clops_status st = clops_device_list_masked(NULL, 0, count, disable);
-    if (st != CLOPS_SUCCESS || *count == 0) return st;
-    *infos = calloc(*count, sizeof **infos);
-    if (!*infos) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "device list of %zu entries", *count);
-    st = clops_device_list_masked(*infos, *count, count, disable);
-    if (st != CLOPS_SUCCESS) {
-        free(*infos);
-        *infos = NULL;
-    }
-    return st;
-}
-
 /* Device `index` of `count`, or why not (messages shared by every way of naming a device). */
 static clops_status check_index(unsigned index, size_t count)
 {
@@ -177,7 +161,7 @@ static clops_status pick_device(const clops_context_options *o, int *is_host, un
     *is_host = o->device == CLOPS_DEVICE_HOST;
     *index = 0;
     if (*is_host) return CLOPS_SUCCESS;
-    clops_status st = list_devices(o->disable, infos, count);
+    clops_status st = clops_device_list_alloc(o->disable, infos, count);
     if (st != CLOPS_SUCCESS) return st; /* a failing OpenCL stack is an error, not "no device" */
     if (o->device >= 0) {
         *index = (unsigned)o->device;

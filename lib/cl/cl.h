@@ -15,6 +15,9 @@ clops_status clops_query_device(cl_platform_id platform, cl_device_id device, un
 
 /* clops_device_list with the capabilities of `disable` reported absent. */
 clops_status clops_device_list_masked(clops_device_info *infos, size_t capacity, size_t *count, unsigned disable);
+/* Every device (with `disable` masked) in a new array `*infos` (freed by the
+ * caller; NULL when there is none or on failure) of `*count` entries. */
+clops_status clops_device_list_alloc(unsigned disable, clops_device_info **infos, size_t *count);
 
 /* The device's identity for cache keys: platform name and version, device name,
  * vendor, version, driver version, address bits, extensions, and the disabled

@@ -265,12 +265,9 @@ clops_status clops_tune_with_options(const clops_context_options *opts, unsigned
     /* The caller's options, resolved once: with opts, no environment is read. */
     clops_context_options o;
     clops_status st = clops_options_resolve(opts, &o);
-    if (st == CLOPS_SUCCESS) st = clops_device_list_masked(NULL, 0, &count, o.disable);
+    if (st == CLOPS_SUCCESS) st = clops_device_list_alloc(o.disable, &infos, &count);
     if (st == CLOPS_SUCCESS && device_index >= count)
         st = clops_fail(CLOPS_ERROR_INVALID_DEVICE_SELECTION, "device %u requested, %zu available", device_index, count);
-    if (st == CLOPS_SUCCESS && !(infos = calloc(count, sizeof *infos)))
-        st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "device list");
-    if (st == CLOPS_SUCCESS) st = clops_device_list_masked(infos, count, &count, o.disable);
     if (st != CLOPS_SUCCESS) {
         free(infos);
         return st;
