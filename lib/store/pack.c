@@ -286,39 +286,52 @@ static int plan_room(const clops_cache_config *cfg, pack_item *items, size_t cou
     return 0;
 }
 
-/* Pass 2: copies every PACK_TO_LOAD item of the pack `fd` to the private copy
- * (created in the cache directory at the first one: `*copy`, the descriptor
- * to read it by, and `*copy_w`), each read again and verified to be what pass
- * 1 checked; the items point into the copy afterwards. 0, or -1 with `*st` and `why`. */
-static int copy_items(const clops_cache_config *cfg, int fd, pack_item *items, size_t count, int *copy, int *copy_w,
-                      clops_status *st, char *why, size_t why_size)
+/* Pass 2 (the loader's prepare step): what an import needs between sorting and
+ * loading. */
+typedef struct pass2 {
+    const clops_cache_config *cfg;
+    int fd;          /* the pack */
+    int copy_w;      /* the private copy, for writing; -1 if it could not be created */
+    int copy_errno;  /* why not */
+    clops_status st; /* on a failure, with why */
+    char *why;
+    size_t why_size;
+} pass2;
+
+/* Decides the PACK_TO_LOAD items that cannot fit (plan_room) and copies the
+ * others to the private copy, each read again and verified to be what pass 1
+ * checked; the items point into the copy afterwards. 0, or -1 with the
+ * context's `st` and `why`. */
+static int copy_items(void *context, pack_item *items, size_t count)
 {
+    pass2 *c = context;
+    c->st = CLOPS_ERROR_CACHE_IO;
+    if (plan_room(c->cfg, items, count, c->why, c->why_size) != 0) return -1;
     uint64_t copied = 0;
     for (size_t i = 0; i < count; i++) {
         pack_item *it = &items[i];
         if (it->verdict != PACK_TO_LOAD) continue;
-        if (*copy < 0 && clops_file_scratch(cfg->dir, copy_w, copy) != 0) {
-            *st = CLOPS_ERROR_CACHE_IO;
-            snprintf(why, why_size, "cannot create a file in %s for the entries it checks: %s", cfg->dir,
-                     strerror(errno));
+        if (c->copy_w < 0) {
+            snprintf(c->why, c->why_size, "cannot create a file in %s for the entries it checks: %s", c->cfg->dir,
+                     strerror(c->copy_errno));
             return -1;
         }
         const unsigned char *k;
         size_t klen;
-        unsigned char *data = read_item(fd, it, &k, &klen);
+        unsigned char *data = read_item(c->fd, it, &k, &klen);
         if (!data || clops_fnv1a(CLOPS_FNV_SEED, k, klen) != it->hash || clops_get_u64(data + 24) != it->sum) {
-            *st = CLOPS_ERROR_BAD_PACK;
-            snprintf(why, why_size, "entry %zu (%s) changed while the pack was imported; this import installed nothing",
-                     i + 1, it->name);
+            c->st = CLOPS_ERROR_BAD_PACK;
+            snprintf(c->why, c->why_size,
+                     "entry %zu (%s) changed while the pack was imported; this import installed nothing", i + 1,
+                     it->name);
             free(data);
             return -1;
         }
-        const int rc = clops_file_write_at(*copy_w, copied, data, (size_t)it->len);
+        const int rc = clops_file_write_at(c->copy_w, copied, data, (size_t)it->len);
         free(data);
         if (rc != 0) {
-            *st = CLOPS_ERROR_CACHE_IO;
-            snprintf(why, why_size, "cannot copy entry %zu for the check: %s; this import installed nothing", i + 1,
-                     strerror(errno));
+            snprintf(c->why, c->why_size, "cannot copy entry %zu for the check: %s; this import installed nothing",
+                     i + 1, strerror(errno));
             return -1;
         }
         it->offset = copied;
@@ -416,7 +429,8 @@ int clops_cache_import(const clops_cache_config *cfg, const char *pack_path, clo
     }
     pack_item *items;
     size_t count;
-    int copy = -1, copy_w = -1;
+    pass2 p2 = {cfg, fd, -1, 0, CLOPS_SUCCESS, why, why_size};
+    int copy = -1;
     *st = CLOPS_ERROR_BAD_PACK;
     int rc = clops_pack_read_items(fd, size, &items, &count, why, why_size); /* pass 1 */
     if (rc == 0) {
@@ -425,26 +439,26 @@ int clops_cache_import(const clops_cache_config *cfg, const char *pack_path, clo
         snprintf(why, why_size, "no memory for the names of its %zu entries", count);
         rc = mark_pack_duplicates(items, count);
     }
+    bool unsorted = false;
+    for (size_t i = 0; rc == 0 && i < count; i++) {
+        if (items[i].verdict == PACK_UNCHECKED && in_cache(cfg, fd, &items[i])) items[i].verdict = PACK_DUPLICATE;
+        unsorted |= items[i].verdict == PACK_UNCHECKED;
+    }
+    /* The copy's file, empty until pass 2 writes what it must (the children
+     * inherit its descriptor); an error matters only if something is copied. */
+    if (rc == 0 && unsorted && clops_file_scratch(cfg->dir, &p2.copy_w, &copy) != 0) p2.copy_errno = errno;
     if (rc == 0) {
-        for (size_t i = 0; i < count; i++)
-            if (items[i].verdict == PACK_UNCHECKED && in_cache(cfg, fd, &items[i])) items[i].verdict = PACK_DUPLICATE;
         *st = CLOPS_ERROR_CACHE_IO;
-        snprintf(why, why_size, "cannot start a process to sort its entries by device");
-        rc = loader(loader_opts, fd, items, count, 0);
+        snprintf(why, why_size, "cannot start a process to check its binaries");
+        rc = loader(loader_opts, fd, copy, items, count, copy_items, &p2);
+        if (rc == -2) *st = p2.st;
     }
-    if (rc == 0) rc = plan_room(cfg, items, count, why, why_size);
-    if (rc == 0) rc = copy_items(cfg, fd, items, count, &copy, &copy_w, st, why, why_size); /* pass 2 */
-    close(fd); /* from here on only the copy is read */
-    if (rc == 0 && copy >= 0) {
-        *st = CLOPS_ERROR_CACHE_IO;
-        snprintf(why, why_size, "cannot start a process to load its binaries");
-        rc = loader(loader_opts, copy, items, count, 1);
-    }
+    close(fd);
     if (rc == 0) rc = install(cfg, copy, items, count, why, why_size);
     if (rc >= 0) report(r, items, count);
     free(items);
     if (copy >= 0) close(copy);
-    if (copy_w >= 0) close(copy_w);
+    if (p2.copy_w >= 0) close(p2.copy_w);
     return rc < 0 ? -1 : (int)r->imported;
 }
 

@@ -46,13 +46,20 @@ typedef struct pack_item {
  * is written anywhere. */
 int clops_pack_read_items(int fd, uint64_t size, pack_item **items, size_t *count, char *why, size_t why_size);
 
-/* A loader (api/pack_import.c). With `load` 0 it sorts: every PACK_UNCHECKED
- * item of the entries open as `fd` (the pack) becomes PACK_OTHER_DEVICE or
- * PACK_TO_LOAD by its key alone (no binary reaches a driver). With `load` 1
- * every PACK_TO_LOAD item of `fd` (the import's private copy) is loaded on its
- * device and gets its verdict. `opts`: resolved options, read by the loader
- * instead of the environment. 0, or -1 if it could not run at all. */
-typedef int (*clops_pack_loader)(const void *opts, int fd, pack_item *items, size_t count, int load);
+/* What a loader calls between sorting and loading (store/pack.c's pass 2):
+ * decides which PACK_TO_LOAD items may be installed and copies them;
+ * afterwards each PACK_TO_LOAD item is in the copy, at its offset. 0, or -1. */
+typedef int (*clops_pack_prepare)(void *ctx, pack_item *items, size_t count);
+
+/* A loader (api/pack_import.c), in child processes: sorts every PACK_UNCHECKED
+ * item of the pack open as `pack_fd` by its key alone (no binary reaches a
+ * driver) into PACK_OTHER_DEVICE or PACK_TO_LOAD; calls `prepare(ctx, ...)`
+ * once, when every item is sorted; then loads every PACK_TO_LOAD item from the
+ * copy open as `copy_fd` on its device and gives it its verdict. `opts`:
+ * resolved options, read by the loader instead of the environment. 0; -1 if no
+ * child could start; -2 if `prepare` failed. */
+typedef int (*clops_pack_loader)(const void *opts, int pack_fd, int copy_fd, pack_item *items, size_t count,
+                                 clops_pack_prepare prepare, void *ctx);
 
 /* A test seam (CLOPS_TEST_HOOKS builds only): how many pairs of names the
  * import's duplicate check has compared on this thread. */
