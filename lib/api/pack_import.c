@@ -205,15 +205,17 @@ typedef struct loading {
 } loading;
 
 /* Waits up to the limit for the child's verdict on `*it`. 1 with it, 0 if the
- * child died (PACK_CRASHED) or hangs (PACK_HUNG: the entry gets that verdict). */
+ * child died (PACK_CRASHED; a byte that is not a verdict of this phase counts
+ * as that too) or hangs (PACK_HUNG: the entry gets that verdict). */
 static int verdict_from(const loading *l, int pipe_fd, pack_item *it)
 {
     while (true) {
         struct pollfd pfd = {pipe_fd, POLLIN, 0};
         const int ready = poll(&pfd, 1, l->io->limit_ms);
         if (ready < 0 && errno == EINTR) continue;
-        char v;
-        if (ready > 0 && read(pipe_fd, &v, 1) == 1) {
+        char v = 0;
+        if (ready > 0 && read(pipe_fd, &v, 1) == 1 &&
+            (l->prepared ? v == PACK_LOADS || v == PACK_REFUSED : v == PACK_TO_LOAD || v == PACK_OTHER_DEVICE)) {
             it->verdict = v;
             return 1;
         }
@@ -253,7 +255,8 @@ static int run_child(loading *l)
         size_t n = 0, *sorted = malloc((l->count ? l->count : 1) * sizeof *sorted);
         for (size_t i = 0; sorted && i < l->count; i++)
             if (l->items[i].verdict == PACK_TO_LOAD) sorted[n++] = i;
-        if (!sorted || l->prepare(l->ctx, l->items, l->count) != 0) rc = -2;
+        if (!sorted) rc = -1;
+        else if (l->prepare(l->ctx, l->items, l->count) != 0) rc = -2;
         else l->prepared = true;
         if (rc == 0 && n > 0) send_plan(plan[0], l->items, sorted, n); /* a child gone shows below */
         free(sorted);
