@@ -55,6 +55,10 @@ static bool serial_plan(const clops_op_params *p)
 bool clops_max_unpooling_needs_host(const clops_operator *op, char *why, size_t size)
 {
     const clops_op_params *p = &op->params;
+    if (p->indices_layout == CLOPS_INDICES_PER_PLANE) { /* until the kernels take the layout (issue 23) */
+        snprintf(why, size, "MaxUnpooling with per-plane indices runs on the host");
+        return true;
+    }
     if (serial_plan(p) || p->output.count == 0) return false;
     if (p->input.count >= UINT32_MAX) {
         snprintf(why, size, "MaxUnpooling of %llu input elements: the device's claims are 32-bit positions",
@@ -310,10 +314,7 @@ clops_status clops_max_unpooling_status(clops_operator *op)
 
 clops_status clops_max_unpooling_run_mapped(const clops_op_params *p, const clops_host_buffers *m, uint64_t *bad)
 {
-    /* As on the device: bad indices are skipped, everything else written. */
-    *bad = clops_host_unpool_bad_indices(p, m->indices);
-    clops_host_unpool_scatter(p, m->input, m->indices, m->output);
-    return CLOPS_SUCCESS;
+    return clops_host_unpool_skip(p, m, bad); /* as on the device: bad indices skipped, counted */
 }
 
 /* ---- validation ------------------------------------------------------------------------------ */
@@ -322,13 +323,16 @@ static clops_status unpack(const void *desc, clops_op_params *p, const clops_ten
                            const clops_tensor_desc **idx, const clops_tensor_desc **out)
 {
     const clops_max_unpooling_desc *d = desc;
-    (void)p;
-    *in = d->input, *idx = d->indices, *out = d->output;
+    *in = d->input, *idx = d->indices, *out = d->output, p->indices_layout = d->indices_layout;
     return *idx ? CLOPS_SUCCESS : clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "indices tensor descriptor is NULL");
 }
 
 static clops_status check(const clops_op_params *p)
 {
+    if (p->indices_layout != CLOPS_INDICES_FLAT && p->indices_layout != CLOPS_INDICES_PER_PLANE)
+        return clops_fail(CLOPS_ERROR_INVALID_INDICES_LAYOUT,
+                          "indices_layout %d is neither CLOPS_INDICES_FLAT (0) nor CLOPS_INDICES_PER_PLANE (1)",
+                          (int)p->indices_layout);
     for (int d = 0; d < 4; d++)
         if (p->indices.sizes[d] != p->input.sizes[d])
             return clops_fail(CLOPS_ERROR_INDICES_SIZE_MISMATCH,

@@ -1,0 +1,374 @@
+/* host_unpool.c - MaxUnpooling on the host (the host backend and the fallback),
+ * on several threads, with exactly the serial result: the output zero-filled,
+ * then Y[pos(k)] = X[k] for every input element k in row-major order, so the
+ * last of several elements naming one output element wins.
+ *
+ * Positions. Index I[k] names the flat (row-major) output position
+ *   pos = I[k]                          CLOPS_INDICES_FLAT (DirectML, ONNX),
+ *   pos = plane(k) * H_out*W_out + I[k] CLOPS_INDICES_PER_PLANE (PyTorch),
+ * plane(k) = n*C + c of input element k. The index is valid iff, read as an
+ * unsigned number, it is below the output's element count (flat) or below
+ * H_out*W_out (per plane); a negative INT64 or a UINT64 past INT64_MAX is not.
+ *
+ * Two passes, each on the host kernels' threads:
+ *   check    the input in chunks of CHUNK elements: the bad indices (how many,
+ *            and the first), and each chunk's smallest and largest valid position;
+ *   scatter  the output in one band per thread. A thread zero-fills its band and
+ *            walks, in input order, the chunks whose positions reach into it,
+ *            writing the elements that land in it. Every output element has one
+ *            owner, which sees all its writers in input order: the serial result.
+ *            The band goes in pieces of PIECE_BYTES (zeros, then values, while
+ *            the piece is in cache) when the chunks are local enough that this
+ *            costs at most twice the input's reads (pooling-shaped and per-plane
+ *            indices: a chunk reaches into one or two pieces); otherwise
+ *            (scattered indices reach everywhere) the band is one piece, and
+ *            each thread reads every chunk that reaches into its band.
+ * The first pass is what lets execute_host check every index before writing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/host.h"
+
+#define CHUNK 4096u           /* input elements per chunk of the check */
+#define STACK_CHUNKS 64u      /* chunks whose spans fit on the stack */
+#define NONE UINT64_MAX
+static const uint64_t piece_bytes[] = {256u << 10, 2u << 20}; /* tried in order */
+
+#if defined(__GNUC__)
+#define HOT static inline __attribute__((always_inline))
+#else
+#define HOT static inline
+#endif
+
+typedef struct span {
+    uint64_t lo, hi; /* smallest and largest valid position; lo > hi: none */
+} span;
+
+typedef struct unpool_job {
+    const clops_op_params *p;
+    const uint8_t *in, *idx;
+    uint8_t *out;
+    size_t es, is;                /* element and index bytes */
+    bool per_plane;
+    bool in_packed, out_packed;   /* input and indices both packed; output packed */
+    uint64_t plane_in, plane_out; /* elements per (n, c) plane */
+    uint64_t limit;               /* an index is valid below this */
+    uint64_t nchunks;
+    span *spans;
+    uint64_t *pmax, *smin;        /* prefix max of spans[].hi, suffix min of spans[].lo */
+    uint64_t piece;               /* scatter piece, output elements */
+    unsigned threads;
+    uint64_t bad[CLOPS_HOST_MAX_THREADS], first_bad[CLOPS_HOST_MAX_THREADS];
+} unpool_job;
+
+/* Element offset of logical (row-major) element e of a tensor through its
+ * strides; `sizes` are the logical sizes (the indices' are the input's). */
+static uint64_t elem_offset(const uint64_t sizes[4], const uint64_t strides[4], uint64_t e)
+{
+    uint64_t off = 0;
+    for (int d = 3; d >= 0; d--) {
+        off += e % sizes[d] * strides[d];
+        e /= sizes[d];
+    }
+    return off;
+}
+
+HOT uint64_t load_index(const uint8_t *p, size_t is)
+{
+    if (is == 4) {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    uint64_t v; /* INT64 shares the bits: a negative one is past any limit */
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* The plane segment of [k, e) that starts at k: its end and the position of its
+ * plane's first output element. */
+static uint64_t segment(const unpool_job *j, uint64_t k, uint64_t e, uint64_t *base)
+{
+    if (!j->per_plane) {
+        *base = 0;
+        return e;
+    }
+    const uint64_t plane = k / j->plane_in, end = (plane + 1) * j->plane_in;
+    *base = plane * j->plane_out;
+    return end < e ? end : e;
+}
+
+/* ---- check ---------------------------------------------------------------------------------- */
+
+typedef struct check_acc {
+    uint64_t lo, hi, bad, first;
+} check_acc;
+
+HOT void check_run(const uint8_t *idx, size_t is, uint64_t k0, uint64_t n, uint64_t limit, uint64_t base,
+                   check_acc *a)
+{
+    uint64_t lo = a->lo, hi = a->hi, bad = 0, mn = NONE, mx = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        const uint64_t u = load_index(idx + i * is, is);
+        const bool ok = u < limit;
+        bad += !ok;
+        mn = ok && u < mn ? u : mn;
+        mx = ok && u > mx ? u : mx;
+    }
+    if (bad && a->first == NONE)
+        for (uint64_t i = 0; i < n; i++)
+            if (load_index(idx + i * is, is) >= limit) {
+                a->first = k0 + i;
+                break;
+            }
+    if (mn != NONE) {
+        lo = base + mn < lo ? base + mn : lo;
+        hi = base + mx > hi ? base + mx : hi;
+    }
+    a->lo = lo, a->hi = hi, a->bad += bad;
+}
+
+static void check_chunk(unpool_job *j, uint64_t c, check_acc *a)
+{
+    const clops_tensor *x = &j->p->input, *ti = &j->p->indices;
+    const uint64_t b = c * CHUNK, e = b + CHUNK < x->count ? b + CHUNK : x->count;
+    a->lo = NONE, a->hi = 0;
+    for (uint64_t k = b; k < e;) {
+        uint64_t base;
+        const uint64_t end = segment(j, k, e, &base);
+        if (j->in_packed) {
+            const uint8_t *idx = j->idx + k * j->is;
+            if (j->is == 4) check_run(idx, 4, k, end - k, j->limit, base, a);
+            else check_run(idx, 8, k, end - k, j->limit, base, a);
+        } else {
+            for (uint64_t i = k; i < end; i++)
+                check_run(j->idx + elem_offset(x->sizes, ti->strides, i) * j->is, j->is, i, 1, j->limit, base, a);
+        }
+        k = end;
+    }
+    j->spans[c] = (span){a->lo, a->hi};
+}
+
+static void check_range(void *arg, unsigned t, uint64_t begin, uint64_t end)
+{
+    unpool_job *j = arg;
+    check_acc a = {NONE, 0, 0, NONE};
+    for (uint64_t c = begin; c < end; c++) check_chunk(j, c, &a);
+    j->bad[t] = a.bad;
+    j->first_bad[t] = a.first;
+}
+
+/* ---- scatter -------------------------------------------------------------------------------- */
+
+/* Packed tensors: element i of the run goes to piece[u + off] when that is
+ * inside the piece's len elements (and the index is valid). */
+HOT void scatter_run(uint8_t *piece, const uint8_t *in, const uint8_t *idx, uint64_t n, size_t is, size_t es,
+                     uint64_t limit, uint64_t off, uint64_t len)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        const uint64_t u = load_index(idx + i * is, is), r = u + off;
+        if (u < limit && r < len) memcpy(piece + r * es, in + i * es, es);
+    }
+}
+
+#define SCATTER_WIDTHS(IS)                                                                         \
+    switch (es) {                                                                                  \
+    case 1: scatter_run(piece, in, idx, n, IS, 1, limit, off, len); return;                       \
+    case 2: scatter_run(piece, in, idx, n, IS, 2, limit, off, len); return;                       \
+    case 4: scatter_run(piece, in, idx, n, IS, 4, limit, off, len); return;                       \
+    case 8: scatter_run(piece, in, idx, n, IS, 8, limit, off, len); return;                       \
+    default: scatter_run(piece, in, idx, n, IS, 16, limit, off, len); return;                     \
+    }
+
+static void scatter_packed(uint8_t *piece, const uint8_t *in, const uint8_t *idx, uint64_t n, size_t is, size_t es,
+                           uint64_t limit, uint64_t off, uint64_t len)
+{
+    if (is == 4) SCATTER_WIDTHS(4)
+    SCATTER_WIDTHS(8)
+}
+
+/* Writes the elements of chunk c whose positions lie in [s, s + len). */
+static void scatter_chunk(const unpool_job *j, uint64_t c, uint64_t s, uint64_t len)
+{
+    const clops_tensor *x = &j->p->input, *ti = &j->p->indices, *y = &j->p->output;
+    const uint64_t b = c * CHUNK, e = b + CHUNK < x->count ? b + CHUNK : x->count;
+    for (uint64_t k = b; k < e;) {
+        uint64_t base;
+        const uint64_t end = segment(j, k, e, &base);
+        if (j->in_packed && j->out_packed) {
+            scatter_packed(j->out + s * j->es, j->in + k * j->es, j->idx + k * j->is, end - k, j->is, j->es, j->limit,
+                           base - s, len);
+        } else {
+            for (uint64_t i = k; i < end; i++) {
+                const uint64_t u = load_index(j->idx + elem_offset(x->sizes, ti->strides, i) * j->is, j->is);
+                const uint64_t r = u + base - s;
+                if (u < j->limit && r < len)
+                    memcpy(j->out + elem_offset(y->sizes, y->strides, s + r) * j->es,
+                           j->in + elem_offset(x->sizes, x->strides, i) * j->es, j->es);
+            }
+        }
+        k = end;
+    }
+}
+
+static void zero_fill(const unpool_job *j, uint64_t s, uint64_t len)
+{
+    const clops_tensor *y = &j->p->output;
+    if (j->out_packed) {
+        memset(j->out + s * j->es, 0, (size_t)(len * j->es));
+        return;
+    }
+    for (uint64_t pos = s; pos < s + len; pos++) /* gaps between elements stay as they are */
+        memset(j->out + elem_offset(y->sizes, y->strides, pos) * j->es, 0, j->es);
+}
+
+/* Output pieces [s, s + len): zeros, then every chunk that may reach in, in order. */
+static void scatter_piece(const unpool_job *j, uint64_t s, uint64_t len)
+{
+    zero_fill(j, s, len);
+    /* Chunks before c0 end below s (prefix max), from c1 on start at or past s + len (suffix min). */
+    uint64_t a = 0, b = j->nchunks;
+    while (a < b) {
+        const uint64_t m = a + (b - a) / 2;
+        if (j->pmax[m] >= s) b = m;
+        else a = m + 1;
+    }
+    const uint64_t c0 = a;
+    b = j->nchunks;
+    while (a < b) {
+        const uint64_t m = a + (b - a) / 2;
+        if (j->smin[m] >= s + len) b = m;
+        else a = m + 1;
+    }
+    for (uint64_t c = c0; c < a; c++)
+        if (j->spans[c].lo <= j->spans[c].hi && j->spans[c].lo < s + len && j->spans[c].hi >= s)
+            scatter_chunk(j, c, s, len);
+}
+
+static void scatter_range(void *arg, unsigned t, uint64_t begin, uint64_t end)
+{
+    const unpool_job *j = arg;
+    const uint64_t count = j->p->output.count;
+    (void)t;
+    for (uint64_t band = begin; band < end; band++) {
+        const uint64_t lo = count / j->threads * band + count % j->threads * band / j->threads;
+        const uint64_t hi = count / j->threads * (band + 1) + count % j->threads * (band + 1) / j->threads;
+        const uint64_t piece = j->piece < hi - lo ? j->piece : hi - lo; /* NONE: the whole band */
+        for (uint64_t s = lo; s < hi; s += piece) scatter_piece(j, s, hi - s < piece ? hi - s : piece);
+    }
+}
+
+/* The smallest piece whose extra reads (a chunk read once per piece it reaches
+ * into) stay within twice the input; the whole band when none does. */
+static uint64_t choose_piece(const unpool_job *j)
+{
+    const uint64_t count = j->p->input.count;
+    for (size_t i = 0; i < sizeof piece_bytes / sizeof piece_bytes[0]; i++) {
+        const uint64_t piece = piece_bytes[i] / j->es;
+        uint64_t reads = 0;
+        for (uint64_t c = 0; c < j->nchunks && reads <= 2 * count; c++)
+            if (j->spans[c].lo <= j->spans[c].hi) reads += CHUNK * (j->spans[c].hi / piece - j->spans[c].lo / piece + 1);
+        if (reads <= 2 * count + CHUNK) return piece;
+    }
+    return NONE;
+}
+
+/* ---- the operator --------------------------------------------------------------------------- */
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* The first bad index, as the caller wrote it, with its input coordinates. */
+static clops_status report_bad(const unpool_job *j, uint64_t e)
+{
+    const clops_op_params *p = j->p;
+    const uint64_t *s = p->input.sizes;
+    const uint64_t v = load_index(j->idx + elem_offset(s, p->indices.strides, e) * j->is, j->is);
+    char text[24];
+    if (p->indices.type == CLOPS_DATA_TYPE_INT64) snprintf(text, sizeof text, "%lld", (long long)(int64_t)v);
+    else snprintf(text, sizeof text, "%llu", (unsigned long long)v);
+    const unsigned long long w = e % s[3], h = e / s[3] % s[2], c = e / s[3] / s[2] % s[1],
+                             n = e / s[3] / s[2] / s[1];
+    if (j->per_plane)
+        return clops_fail(CLOPS_ERROR_INDEX_OUT_OF_RANGE,
+                          "index %s at input [%llu, %llu, %llu, %llu] is outside its output plane's %llu elements "
+                          "(per-plane indices)",
+                          text, n, c, h, w, (unsigned long long)j->limit);
+    return clops_fail(CLOPS_ERROR_INDEX_OUT_OF_RANGE,
+                      "index %s at input [%llu, %llu, %llu, %llu] is outside the output's %llu elements", text, n, c,
+                      h, w, (unsigned long long)p->output.count);
+}
+
+/* strict: fail on the first bad index before writing anything; else skip them. */
+static clops_status unpool(const clops_op_params *p, const clops_host_buffers *b, bool strict, uint64_t *bad_out)
+{
+    const clops_tensor *x = &p->input, *y = &p->output;
+    unpool_job j;
+    memset(&j, 0, sizeof j);
+    j.p = p;
+    j.in = b->input, j.idx = b->indices, j.out = b->output;
+    j.es = x->elem_size, j.is = p->indices.elem_size;
+    j.per_plane = p->indices_layout == CLOPS_INDICES_PER_PLANE;
+    j.in_packed = x->packed && p->indices.packed, j.out_packed = y->packed;
+    j.plane_in = x->sizes[2] * x->sizes[3]; /* each below 2^32: no overflow */
+    j.plane_out = y->sizes[2] * y->sizes[3];
+    j.limit = j.per_plane ? j.plane_out : y->count;
+    j.nchunks = x->count / CHUNK + (x->count % CHUNK != 0);
+    j.threads = clops_host_threads(p, add_sat(add_sat(x->span_bytes, p->indices.span_bytes), y->span_bytes));
+
+    span stack_spans[STACK_CHUNKS];
+    uint64_t stack_bounds[2 * STACK_CHUNKS];
+    void *heap = NULL;
+    if (j.nchunks <= STACK_CHUNKS) {
+        j.spans = stack_spans, j.pmax = stack_bounds, j.smin = stack_bounds + STACK_CHUNKS;
+    } else {
+        heap = malloc((size_t)j.nchunks * (sizeof(span) + 2 * sizeof(uint64_t)));
+        if (!heap)
+            return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "%llu bytes for MaxUnpooling's plan on the host",
+                              (unsigned long long)j.nchunks * (sizeof(span) + 2 * sizeof(uint64_t)));
+        j.spans = heap, j.pmax = (uint64_t *)(j.spans + j.nchunks), j.smin = j.pmax + j.nchunks;
+    }
+    if (j.nchunks) clops_host_parallel(check_range, &j, j.nchunks, j.threads);
+    uint64_t bad = 0, first = NONE;
+    for (unsigned t = 0; t < CLOPS_HOST_MAX_THREADS; t++) { /* threads took the chunks in order */
+        bad += j.bad[t];
+        if (first == NONE && j.bad[t]) first = j.first_bad[t];
+    }
+    if (strict && bad) {
+        const clops_status st = report_bad(&j, first);
+        free(heap);
+        return st;
+    }
+    if (y->count) {
+        uint64_t m = 0;
+        for (uint64_t c = 0; c < j.nchunks; c++) {
+            if (j.spans[c].lo <= j.spans[c].hi && j.spans[c].hi > m) m = j.spans[c].hi;
+            j.pmax[c] = m;
+        }
+        m = NONE;
+        for (uint64_t c = j.nchunks; c-- > 0;) {
+            if (j.spans[c].lo < m) m = j.spans[c].lo;
+            j.smin[c] = m;
+        }
+        j.piece = choose_piece(&j);
+        clops_host_parallel(scatter_range, &j, j.threads, j.threads);
+    }
+    free(heap);
+    *bad_out = bad;
+    return CLOPS_SUCCESS;
+}
+
+clops_status clops_host_max_unpooling(const clops_op_params *p, const clops_host_buffers *b)
+{
+    uint64_t bad;
+    return unpool(p, b, true, &bad);
+}
+
+clops_status clops_host_unpool_skip(const clops_op_params *p, const clops_host_buffers *b, uint64_t *bad)
+{
+    *bad = 0;
+    return unpool(p, b, false, bad);
+}
