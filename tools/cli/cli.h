@@ -49,6 +49,7 @@ typedef struct cli_args {
     int quick;
     run_settings settings; /* --fallback, --timeout */
     int json; /* --json: one JSON document on stdout instead of text */
+    clops_indices_layout indices_layout; /* run max-unpooling --indices (0: flat) */
 } cli_args;
 
 /* Parses an option's value into args; 0, or -1 with a message in err. */
