@@ -105,3 +105,60 @@ save('unpool_indices_i64.npy', '<i8', 'q', (1, 2, 2, 2), UNPOOL_I)
 save('unpool_indices_u32.npy', '<u4', 'I', (1, 2, 2, 2), UNPOOL_I)
 save('unpool_indices_bad_i64.npy', '<i8', 'q', (1, 2, 2, 2), UNPOOL_I[:7] + [32])
 save('unpool_expected_f32.npy', '<f4', 'f', (1, 2, 4, 4), UNPOOL_Y)
+
+# MaxUnpooling with PyTorch's per-plane indices (issue 23): what
+# torch.nn.functional.max_pool2d(x, 3, stride=2, padding=1, return_indices=True)
+# returns for a float32 x of shape (2, 3, 7, 6), then max_unpool2d's output
+# (2, 3, 7, 6). torch could not be installed here (PyPI's wheels pull the CUDA
+# stack), so the pool is computed below following PyTorch's CPU kernel
+# (aten/src/ATen/native/cpu/MaxPoolKernel.cpp): padding never wins, the window
+# is scanned row by row and a value replaces the maximum only if greater (or
+# NaN), so ties keep the first; the index is h * W + w within the (n, c) plane.
+# Values are small integers, so overlapping windows often share a maximum and
+# name the same element. The flat file holds the same indices plus
+# (n * C + c) * H * W, as DirectML and ONNX count them.
+def torch_max_pool2d(x, shape, k, s, pad):
+    n_, c_, h_, w_ = shape
+    ho = (h_ + 2 * pad - k) // s + 1
+    wo = (w_ + 2 * pad - k) // s + 1
+    vals, idx = [], []
+    for plane in range(n_ * c_):
+        for oh in range(ho):
+            for ow in range(wo):
+                best, arg = None, None
+                for ih in range(oh * s - pad, oh * s - pad + k):
+                    for iw in range(ow * s - pad, ow * s - pad + k):
+                        if 0 <= ih < h_ and 0 <= iw < w_:
+                            v = x[plane * h_ * w_ + ih * w_ + iw]
+                            if best is None or v > best:
+                                best, arg = v, ih * w_ + iw
+                vals.append(best)
+                idx.append(arg)
+    return vals, idx, (n_, c_, ho, wo)
+
+
+def unpool_per_plane(vals, idx, pooled, out_hw):
+    plane_in = pooled[2] * pooled[3]
+    out = [0.0] * (pooled[0] * pooled[1] * out_hw)
+    for k, (v, i) in enumerate(zip(vals, idx)):
+        out[(k // plane_in) * out_hw + i] = v  # in input order: the last one wins
+    return out
+
+
+PT_SHAPE = (2, 3, 7, 6)
+_seed = [12345]
+
+
+def _next():
+    _seed[0] = (_seed[0] * 1103515245 + 12345) % (1 << 31)
+    return _seed[0] >> 16
+
+
+PT_X = [float(_next() % 7) - 2.0 for _ in range(2 * 3 * 7 * 6)]
+PT_V, PT_I, PT_POOLED = torch_max_pool2d(PT_X, PT_SHAPE, 3, 2, 1)
+PT_PLANE = PT_POOLED[2] * PT_POOLED[3]
+PT_FLAT = [i + (k // PT_PLANE) * 7 * 6 for k, i in enumerate(PT_I)]
+save('torch_pool_values_f32.npy', '<f4', 'f', PT_POOLED, PT_V)
+save('torch_pool_indices_i64.npy', '<i8', 'q', PT_POOLED, PT_I)
+save('torch_pool_indices_flat_i64.npy', '<i8', 'q', PT_POOLED, PT_FLAT)
+save('torch_unpool_expected_f32.npy', '<f4', 'f', PT_SHAPE, unpool_per_plane(PT_V, PT_I, PT_POOLED, 7 * 6))
