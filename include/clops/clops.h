@@ -112,7 +112,13 @@ typedef struct clops_space_to_depth_desc {
     clops_depth_space_order order;
 } clops_space_to_depth_desc;
 
-/* What a MaxUnpooling index counts from. */
+/* What a MaxUnpooling index counts from. The input element of plane
+ * p = n*C + c whose index is i goes to flat output position
+ *   i                     CLOPS_INDICES_FLAT: valid iff 0 <= i < N*C*H_out*W_out,
+ *   p*H_out*W_out + i     CLOPS_INDICES_PER_PLANE: valid iff 0 <= i < H_out*W_out;
+ * an index outside that range (a negative INT64 included) is out of range,
+ * CLOPS_ERROR_INDEX_OUT_OF_RANGE, on every path. Any other value of the field is
+ * CLOPS_ERROR_INVALID_INDICES_LAYOUT from validate and create. */
 typedef enum clops_indices_layout {
     CLOPS_INDICES_FLAT = 0,     /* DirectML, ONNX: over the whole packed output,
                                    batch and channel included */
