@@ -5,7 +5,8 @@
  * its read + write is the same number of bytes. Prints, per case, the median GB/s of
  * each and the median of the per-round ratios memcpy time / op time.
  *
- *   usage: unpool_host_bench [THREADS [REPS]]   (THREADS 0: one per processor)
+ *   usage: unpool_host_bench [THREADS [REPS [CASE]]]   (THREADS 0: one per processor;
+ *                                                     CASE: only that row, from 0) 
  *
  * Build and run: see notes/max_unpooling.md ("Host kernels on threads"). */
 #define _POSIX_C_SOURCE 200809L
@@ -135,8 +136,10 @@ int main(int argc, char **argv)
     o.device = CLOPS_DEVICE_HOST;
     o.host_threads = want;
     if (clops_context_create_with_options(&o, &ctx) != CLOPS_SUCCESS) return 1;
+    const int only = argc > 3 ? atoi(argv[3]) : -1;
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const bcase *c = &cases[ci];
+        if (only >= 0 && (size_t)only != ci) continue;
         const size_t n = (size_t)c->in[0] * c->in[1] * c->in[2] * c->in[3];
         const size_t count = (size_t)c->out[0] * c->out[1] * c->out[2] * c->out[3];
         const size_t is = c->itype == U32 ? 4 : 8, xb = n * c->es, ib = n * is, yb = count * c->es;

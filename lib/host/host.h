@@ -16,6 +16,13 @@ clops_status clops_host_max_unpooling(const clops_op_params *p, const clops_host
  * *bad. Fails only when host memory for its plan runs out (output untouched). */
 clops_status clops_host_unpool_skip(const clops_op_params *p, const clops_host_buffers *b, uint64_t *bad);
 
+/* A hot loop also compiled for AVX2, picked at load time (an ifunc), on x86-64 with GCC. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define CLOPS_ROW_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define CLOPS_ROW_CLONES
+#endif
+
 /* ---- threads (host_kernels.c) ---------------------------------------------------------------- */
 
 /* The host kernels' threads for an operator moving `bytes`: one below 4 MiB,

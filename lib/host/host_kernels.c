@@ -62,14 +62,9 @@
     BODY(T, b, ds, ss)
 
 /* On x86-64 with GCC, each row kernel is also compiled for AVX2 and picked at load
- * time (an ifunc): byte and halfword permutes for blocks 3 and 8 need SSSE3/AVX2
- * shuffles, which the x86-64 baseline (SSE2) lacks (measured: 1-byte blocks 3
- * and 8 ran at 0.2-0.6 of a two-thread memcpy without them). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define CLOPS_ROW_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define CLOPS_ROW_CLONES
-#endif
+ * time (an ifunc, CLOPS_ROW_CLONES in host.h): byte and halfword permutes for
+ * blocks 3 and 8 need SSSE3/AVX2 shuffles, which the x86-64 baseline (SSE2) lacks
+ * (measured: 1-byte blocks 3 and 8 ran at 0.2-0.6 of a two-thread memcpy without them). */
 
 #define CLOPS_DEFINE_WEAVE(T, SUFFIX)                                                              \
     CLOPS_ROW_CLONES static void weave_##SUFFIX(uint8_t *dst, uint64_t ds, const uint8_t *const *src, uint64_t ss,  \

@@ -43,6 +43,7 @@ static const uint64_t piece_bytes[] = {256u << 10, 2u << 20}; /* tried in order 
 
 typedef struct span {
     uint64_t lo, hi; /* smallest and largest valid position; lo > hi: none */
+    bool clean;      /* no bad index */
 } span;
 
 typedef struct unpool_job {
@@ -101,59 +102,79 @@ static uint64_t segment(const unpool_job *j, uint64_t k, uint64_t e, uint64_t *b
 
 /* ---- check ---------------------------------------------------------------------------------- */
 
+/* The smallest and largest of n packed indices: two plain reductions, which
+ * vectorise (most chunks have no bad index, and then these are the span). */
+CLOPS_ROW_CLONES static void minmax_4(const uint8_t *idx, uint64_t n, uint64_t *mn, uint64_t *mx)
+{
+    uint32_t a = UINT32_MAX, b = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, idx + i * 4, 4);
+        a = u < a ? u : a;
+        b = u > b ? u : b;
+    }
+    *mn = a, *mx = b;
+}
+
+CLOPS_ROW_CLONES static void minmax_8(const uint8_t *idx, uint64_t n, uint64_t *mn, uint64_t *mx)
+{
+    uint64_t a = UINT64_MAX, b = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t u;
+        memcpy(&u, idx + i * 8, 8);
+        a = u < a ? u : a;
+        b = u > b ? u : b;
+    }
+    *mn = a, *mx = b;
+}
+
 typedef struct check_acc {
-    uint64_t lo, hi, bad, first;
+    uint64_t bad, first; /* this thread's bad indices and the first of them */
 } check_acc;
 
-HOT void check_run(const uint8_t *idx, size_t is, uint64_t k0, uint64_t n, uint64_t limit, uint64_t base,
-                   check_acc *a)
+/* Index of logical element i (any strides). */
+static uint64_t index_at(const unpool_job *j, uint64_t i)
 {
-    uint64_t lo = a->lo, hi = a->hi, bad = 0, mn = NONE, mx = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        const uint64_t u = load_index(idx + i * is, is);
-        const bool ok = u < limit;
-        bad += !ok;
-        mn = ok && u < mn ? u : mn;
-        mx = ok && u > mx ? u : mx;
-    }
-    if (bad && a->first == NONE)
-        for (uint64_t i = 0; i < n; i++)
-            if (load_index(idx + i * is, is) >= limit) {
-                a->first = k0 + i;
-                break;
-            }
-    if (mn != NONE) {
-        lo = base + mn < lo ? base + mn : lo;
-        hi = base + mx > hi ? base + mx : hi;
-    }
-    a->lo = lo, a->hi = hi, a->bad += bad;
+    const clops_tensor *x = &j->p->input, *ti = &j->p->indices;
+    return load_index(j->idx + (j->in_packed ? i : elem_offset(x->sizes, ti->strides, i)) * j->is, j->is);
 }
 
 static void check_chunk(unpool_job *j, uint64_t c, check_acc *a)
 {
-    const clops_tensor *x = &j->p->input, *ti = &j->p->indices;
-    const uint64_t b = c * CHUNK, e = b + CHUNK < x->count ? b + CHUNK : x->count;
-    a->lo = NONE, a->hi = 0;
+    const uint64_t b = c * CHUNK, e = b + CHUNK < j->p->input.count ? b + CHUNK : j->p->input.count;
+    span sp = {NONE, 0, true};
     for (uint64_t k = b; k < e;) {
-        uint64_t base;
+        uint64_t base, mn = NONE, mx = 0;
         const uint64_t end = segment(j, k, e, &base);
-        if (j->in_packed) {
-            const uint8_t *idx = j->idx + k * j->is;
-            if (j->is == 4) check_run(idx, 4, k, end - k, j->limit, base, a);
-            else check_run(idx, 8, k, end - k, j->limit, base, a);
-        } else {
-            for (uint64_t i = k; i < end; i++)
-                check_run(j->idx + elem_offset(x->sizes, ti->strides, i) * j->is, j->is, i, 1, j->limit, base, a);
+        if (j->in_packed && j->is == 4) minmax_4(j->idx + k * 4, end - k, &mn, &mx);
+        else if (j->in_packed) minmax_8(j->idx + k * 8, end - k, &mn, &mx);
+        if (!j->in_packed || mx >= j->limit) { /* strided, or a bad index: element by element */
+            mn = NONE, mx = 0;
+            for (uint64_t i = k; i < end; i++) {
+                const uint64_t u = index_at(j, i);
+                if (u < j->limit) {
+                    mn = u < mn ? u : mn;
+                    mx = u > mx ? u : mx;
+                } else {
+                    if (a->first == NONE) a->first = i;
+                    a->bad++;
+                    sp.clean = false;
+                }
+            }
+        }
+        if (mn <= mx) {
+            sp.lo = base + mn < sp.lo ? base + mn : sp.lo;
+            sp.hi = base + mx > sp.hi ? base + mx : sp.hi;
         }
         k = end;
     }
-    j->spans[c] = (span){a->lo, a->hi};
+    j->spans[c] = sp;
 }
 
 static void check_range(void *arg, unsigned t, uint64_t begin, uint64_t end)
 {
     unpool_job *j = arg;
-    check_acc a = {NONE, 0, 0, NONE};
+    check_acc a = {0, NONE};
     for (uint64_t c = begin; c < end; c++) check_chunk(j, c, &a);
     j->bad[t] = a.bad;
     j->first_bad[t] = a.first;
@@ -161,14 +182,42 @@ static void check_range(void *arg, unsigned t, uint64_t begin, uint64_t end)
 
 /* ---- scatter -------------------------------------------------------------------------------- */
 
+/* Packed tensors, a run whose positions all lie in the piece: element i goes
+ * to piece[u + off]. */
+HOT void place_run(uint8_t *piece, const uint8_t *in, const uint8_t *idx, uint64_t n, size_t is, size_t es,
+                   uint64_t off)
+{
+    for (uint64_t i = 0; i < n; i++) memcpy(piece + (load_index(idx + i * is, is) + off) * es, in + i * es, es);
+}
+
+#define PLACE_WIDTHS(IS)                                                                           \
+    switch (es) {                                                                                  \
+    case 1: place_run(piece, in, idx, n, IS, 1, off); return;                                      \
+    case 2: place_run(piece, in, idx, n, IS, 2, off); return;                                      \
+    case 4: place_run(piece, in, idx, n, IS, 4, off); return;                                      \
+    case 8: place_run(piece, in, idx, n, IS, 8, off); return;                                      \
+    default: place_run(piece, in, idx, n, IS, 16, off); return;                                    \
+    }
+
+CLOPS_ROW_CLONES static void place_packed(uint8_t *piece, const uint8_t *in, const uint8_t *idx, uint64_t n, size_t is,
+                                          size_t es, uint64_t off)
+{
+    if (is == 4) PLACE_WIDTHS(4)
+    PLACE_WIDTHS(8)
+}
+
 /* Packed tensors: element i of the run goes to piece[u + off] when that is
- * inside the piece's len elements (and the index is valid). */
+ * inside the piece's len elements (and the index is valid). Scattered indices
+ * land outside half the time or more at random, so the choice is a select. */
 HOT void scatter_run(uint8_t *piece, const uint8_t *in, const uint8_t *idx, uint64_t n, size_t is, size_t es,
                      uint64_t limit, uint64_t off, uint64_t len)
 {
+    uint8_t sink[16]; /* where elements outside the piece go: no branch to mispredict */
+    const uintptr_t at = (uintptr_t)piece, away = (uintptr_t)sink;
     for (uint64_t i = 0; i < n; i++) {
         const uint64_t u = load_index(idx + i * is, is), r = u + off;
-        if (u < limit && r < len) memcpy(piece + r * es, in + i * es, es);
+        const uintptr_t keep = (uintptr_t)0 - (uintptr_t)((u < limit) & (r < len)); /* all ones or zero */
+        memcpy((uint8_t *)(away ^ ((away ^ (at + (uintptr_t)(r * es))) & keep)), in + i * es, es);
     }
 }
 
@@ -181,7 +230,7 @@ HOT void scatter_run(uint8_t *piece, const uint8_t *in, const uint8_t *idx, uint
     default: scatter_run(piece, in, idx, n, IS, 16, limit, off, len); return;                     \
     }
 
-static void scatter_packed(uint8_t *piece, const uint8_t *in, const uint8_t *idx, uint64_t n, size_t is, size_t es,
+CLOPS_ROW_CLONES static void scatter_packed(uint8_t *piece, const uint8_t *in, const uint8_t *idx, uint64_t n, size_t is, size_t es,
                            uint64_t limit, uint64_t off, uint64_t len)
 {
     if (is == 4) SCATTER_WIDTHS(4)
@@ -193,10 +242,14 @@ static void scatter_chunk(const unpool_job *j, uint64_t c, uint64_t s, uint64_t 
 {
     const clops_tensor *x = &j->p->input, *ti = &j->p->indices, *y = &j->p->output;
     const uint64_t b = c * CHUNK, e = b + CHUNK < x->count ? b + CHUNK : x->count;
+    const span *sp = &j->spans[c];
+    const bool inside = sp->clean && sp->lo >= s && sp->hi - s < len; /* every element lands in the piece */
     for (uint64_t k = b; k < e;) {
         uint64_t base;
         const uint64_t end = segment(j, k, e, &base);
-        if (j->in_packed && j->out_packed) {
+        if (j->in_packed && j->out_packed && inside) {
+            place_packed(j->out + s * j->es, j->in + k * j->es, j->idx + k * j->is, end - k, j->is, j->es, base - s);
+        } else if (j->in_packed && j->out_packed) {
             scatter_packed(j->out + s * j->es, j->in + k * j->es, j->idx + k * j->is, end - k, j->is, j->es, j->limit,
                            base - s, len);
         } else {
