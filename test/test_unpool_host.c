@@ -301,7 +301,9 @@ static void make_positions(int pat, const uint32_t in[4], const uint32_t out[4],
         switch (pat) {
         case PAT_RANDOM: pos[e] = r % count; break;
         case PAT_DUPLICATES: pos[e] = (r % 61) * (count / 61) + e % 2; break;
-        case PAT_DISTINCT: pos[e] = (e * 2654435761u + 12345) % count; break; /* a bijection: the factor is odd, no multiple of 3 */
+        case PAT_DISTINCT: /* a bijection: the factor is odd and no multiple of 3 */
+            pos[e] = (e * 2654435761u + 12345) % count;
+            break;
         default: pos[e] = e / hw_in * hw_out + r % hw_out; break;
         }
     }
@@ -343,7 +345,8 @@ static void run_threads(const clops_operator_desc *desc, const tc_bufs *b, clops
         clops_operator *op = NULL;
         ck_assert_int_eq(clops_operator_create(ctx, desc, &op), CLOPS_SUCCESS);
         const clops_status st = tc_run_execute_host(op, b, out);
-        ck_assert_msg(st == want_st, "%s [%s]: %s (%s)", label, path, clops_status_name(st), clops_last_error_message());
+        ck_assert_msg(st == want_st, "%s [%s]: %s (%s)", label, path, clops_status_name(st),
+                      clops_last_error_message());
         if (want_text)
             ck_assert_msg(strstr(clops_last_error_message(), want_text), "%s [%s]: message \"%s\" lacks \"%s\"", label,
                           path, clops_last_error_message(), want_text);

@@ -230,8 +230,8 @@ HOT void scatter_run(uint8_t *piece, const uint8_t *in, const uint8_t *idx, uint
     default: scatter_run(piece, in, idx, n, IS, 16, limit, off, len); return;                     \
     }
 
-CLOPS_ROW_CLONES static void scatter_packed(uint8_t *piece, const uint8_t *in, const uint8_t *idx, uint64_t n, size_t is, size_t es,
-                           uint64_t limit, uint64_t off, uint64_t len)
+CLOPS_ROW_CLONES static void scatter_packed(uint8_t *piece, const uint8_t *in, const uint8_t *idx, uint64_t n,
+                                            size_t is, size_t es, uint64_t limit, uint64_t off, uint64_t len)
 {
     if (is == 4) SCATTER_WIDTHS(4)
     SCATTER_WIDTHS(8)
@@ -320,8 +320,10 @@ static uint64_t choose_piece(const unpool_job *j)
     for (size_t i = 0; i < sizeof piece_bytes / sizeof piece_bytes[0]; i++) {
         const uint64_t piece = piece_bytes[i] / j->es;
         uint64_t reads = 0;
-        for (uint64_t c = 0; c < j->nchunks && reads <= 2 * count; c++)
-            if (j->spans[c].lo <= j->spans[c].hi) reads += CHUNK * (j->spans[c].hi / piece - j->spans[c].lo / piece + 1);
+        for (uint64_t c = 0; c < j->nchunks && reads <= 2 * count; c++) {
+            const span *sp = &j->spans[c];
+            if (sp->lo <= sp->hi) reads += CHUNK * (sp->hi / piece - sp->lo / piece + 1);
+        }
         if (reads <= 2 * count + CHUNK) return piece;
     }
     return NONE;
