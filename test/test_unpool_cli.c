@@ -1,9 +1,9 @@
 /*
  * test_unpool_cli.c - `clops run max-unpooling --indices per-plane|flat` (issue 23)
- * on the PyTorch-convention fixture in test/data (make_fixtures.py: a
- * max_pool2d(3, stride 2, padding 1) of a (2, 3, 7, 6) float32 tensor with
- * return_indices, whose indices count within each (n, c) plane), on the host
- * backend and on the default device.
+ * on the PyTorch fixture in test/data (make_fixtures.py: torch's max_pool2d(3,
+ * stride 2, padding 1, return_indices=True) of a (2, 3, 7, 6) float32 tensor,
+ * whose indices count within each (n, c) plane, and torch's max_unpool2d of it;
+ * checked against torch 1.13), on the host backend and on the default device.
  */
 #include <unistd.h>
 
