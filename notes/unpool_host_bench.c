@@ -3,7 +3,8 @@
  * host kernels use, run alternately in one process. Bytes moved = input + indices +
  * output (as `clops bench` counts MaxUnpooling); the memcpy copies half of that, so
  * its read + write is the same number of bytes. Prints, per case, the median GB/s of
- * each and the median of the per-round ratios memcpy time / op time.
+ * each, the median (and range) of the per-round ratios memcpy time / op time, and
+ * the best round's GB/s of each (on a loaded machine the least disturbed).
  *
  *   usage: unpool_host_bench [THREADS [REPS [CASE]]]   (THREADS 0: one per processor;
  *                                                     CASE: only that row, from 0) 
@@ -179,10 +180,12 @@ int main(int argc, char **argv)
         qsort(to, (size_t)reps, sizeof to[0], cmpd);
         qsort(tc, (size_t)reps, sizeof tc[0], cmpd);
         qsort(r, (size_t)reps, sizeof r[0], cmpd);
-        printf("%-19s %-9s w%zu %s %4.0f MiB  op %5.1f GB/s  memcpy x%d %5.1f GB/s  ratio %.2f (%.2f-%.2f)\n",
+        printf("%-19s %-9s w%zu %s %4.0f MiB  op %5.1f GB/s  memcpy x%d %5.1f GB/s  ratio %.2f (%.2f-%.2f)"
+               "  best op %5.1f memcpy %5.1f GB/s\n",
                kind_name[c->kind], c->layout == CLOPS_INDICES_PER_PLANE ? "per-plane" : "flat", c->es,
                c->itype == U32 ? "u32" : "i64", moved / 1048576.0, 1e-9 * moved / to[reps / 2], threads,
-               1e-9 * moved / tc[reps / 2], r[reps / 2], r[0], r[reps - 1]);
+               1e-9 * moved / tc[reps / 2], r[reps / 2], r[0], r[reps - 1], 1e-9 * moved / to[0],
+               1e-9 * moved / tc[0]);
         fflush(stdout);
         clops_operator_free(op);
         free(x), free(idx), free(y), free(a), free(b);
