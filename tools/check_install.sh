@@ -4,6 +4,8 @@
 # find_package(clops), one through pkg-config. Also runs the installed CLI.
 #
 #   bash tools/check_install.sh [BUILD_DIR]     (default: build, already built)
+#   bash tools/check_install.sh BUILD_DIR PREFIX  (PREFIX already holds an installed clops, e.g. the
+#                                 usr/ of unpacked .debs: tools/check_deb.sh; copied, not installed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -15,7 +17,9 @@ prefix="$work/prefix with space"
 . tools/packages.sh
 need_packages cmake pkg-config ocl-icd-opencl-dev opencl-headers
 
+if [ -n "${2:-}" ]; then cp -a "$2" "$prefix"; else
 cmake --install "$build" --prefix "$prefix" >/dev/null
+fi
 echo "installed into $prefix"
 
 # 1. CMake: find_package(clops) with only CMAKE_PREFIX_PATH pointing at the prefix.

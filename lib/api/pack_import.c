@@ -17,7 +17,14 @@
  * driver returned an error). If the child dies or stays silent past the time
  * limit, the entry it was loading is PACK_CRASHED or PACK_HUNG and a new child
  * goes on with the next one. The child ends with _exit, never running the
- * parent's exit handlers. */
+ * parent's exit handlers.
+ *
+ * The child reads the import's private copy of the entries (store/pack.c), the
+ * same bytes the install reads, and works with the caller's resolved options:
+ * the device list and its contexts take their CLOPS_DISABLE mask from them, and
+ * with explicit options nothing is read from the environment (the time limit
+ * is then the default; CLOPS_IMPORT_LOAD_TIMEOUT applies to the forms that read
+ * the environment). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -35,7 +42,12 @@
 #include "store/file.h"
 #include "store/pack.h"
 
-#define DEFAULT_TIMEOUT_SECONDS 120
+/* What the loader works with: the caller's options, resolved, and the time an
+ * entry may take to load. */
+typedef struct import_options {
+    clops_context_options o;
+    int limit_ms;
+} import_options;
 
 /* The device of `key` among `ctx[0..n)` and the key's build options, or -1. */
 static int device_of(clops_context *const ctx[], size_t n, const unsigned char *key, size_t key_len, char *options,
@@ -82,13 +94,22 @@ static char verdict_of(clops_context *const ctx[], size_t n, int fd, const pack_
     return v;
 }
 
-static _Noreturn void child_main(int fd, const pack_item *items, size_t from, size_t count, int out)
+static _Noreturn void child_main(const import_options *io, int fd, const pack_item *items, size_t from, size_t count,
+                                 int out)
 {
     size_t n = 0;
     clops_context **ctx = NULL;
-    if (clops_device_list(NULL, 0, &n) == CLOPS_SUCCESS && n > 0 && (ctx = calloc(n, sizeof *ctx)) != NULL)
-        for (size_t d = 0; d < n; d++)
-            if (clops_context_create_device((unsigned)d, &ctx[d]) != CLOPS_SUCCESS) ctx[d] = NULL;
+    /* Contexts as the caller's options make them (their disable mask is part of
+     * the identity an entry's key names), without the cache or the tuner. */
+    clops_context_options o = io->o;
+    o.cache = CLOPS_CACHE_POLICY_OFF;
+    o.tuning = 0;
+    if (clops_device_list_masked(NULL, 0, &n, o.disable) == CLOPS_SUCCESS && n > 0 && n <= INT32_MAX &&
+        (ctx = calloc(n, sizeof *ctx)) != NULL)
+        for (size_t d = 0; d < n; d++) {
+            o.device = (int)d;
+            if (clops_context_create_with_options(&o, &ctx[d]) != CLOPS_SUCCESS) ctx[d] = NULL;
+        }
     if (!ctx) n = 0;
     char *options = malloc(CLOPS_OPTIONS_MAX);
     for (size_t i = from; i < count; i++) {
@@ -99,17 +120,9 @@ static _Noreturn void child_main(int fd, const pack_item *items, size_t from, si
     _exit(0); /* the contexts go with the process */
 }
 
-static int timeout_ms(void)
-{
-    const char *env = getenv("CLOPS_IMPORT_LOAD_TIMEOUT");
-    long s = env && *env ? strtol(env, NULL, 10) : DEFAULT_TIMEOUT_SECONDS;
-    if (s <= 0 || s > 3600) s = DEFAULT_TIMEOUT_SECONDS;
-    return (int)s * 1000;
-}
-
 /* Runs one child from item `from`; fills verdicts until it ends. Returns the index
  * of the first item still unchecked (count when all are), or -1 if no child starts. */
-static long run_child(int fd, pack_item *items, size_t from, size_t count)
+static long run_child(const import_options *io, int fd, pack_item *items, size_t from, size_t count)
 {
     int pipefd[2];
     if (pipe(pipefd) != 0) return -1;
@@ -124,11 +137,11 @@ static long run_child(int fd, pack_item *items, size_t from, size_t count)
         close(pipefd[0]);
         const int null = open("/dev/null", O_WRONLY | O_CLOEXEC); /* a crashing driver's last words: the report says it */
         if (null >= 0) dup2(null, STDERR_FILENO);
-        child_main(fd, items, from, count, pipefd[1]);
+        child_main(io, fd, items, from, count, pipefd[1]);
     }
     close(pipefd[1]);
     size_t i = from;
-    const int limit = timeout_ms();
+    const int limit = io->limit_ms;
     while (true) {
         while (i < count && items[i].verdict != PACK_UNCHECKED) i++;
         if (i == count) break;
@@ -152,13 +165,14 @@ static long run_child(int fd, pack_item *items, size_t from, size_t count)
     return (long)i;
 }
 
-static int check_loads(int fd, pack_item *items, size_t count)
+static int check_loads(const void *opts, int fd, pack_item *items, size_t count)
 {
+    const import_options *io = opts;
     size_t from = 0;
     while (true) {
         while (from < count && items[from].verdict != PACK_UNCHECKED) from++;
         if (from == count) return 0;
-        const long next = run_child(fd, items, from, count);
+        const long next = run_child(io, fd, items, from, count);
         if (next < 0) return -1;
         from = (size_t)next;
     }
@@ -175,9 +189,14 @@ clops_status clops_cache_import_pack_report_with_options(const clops_context_opt
     clops_cache_config cfg;
     if (!path) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_cache_import_pack: path is NULL");
     clops_status st = clops_cache_usable(&cfg, opts, true);
+    import_options io;
+    int seconds = 0;
+    if (st == CLOPS_SUCCESS) st = clops_options_resolve(opts, &io.o);
+    if (st == CLOPS_SUCCESS) st = clops_options_import_timeout(opts == NULL, &seconds);
     if (st != CLOPS_SUCCESS) return st;
+    io.limit_ms = seconds * 1000;
     char why[CLOPS_FILE_PATH_MAX + 512];
-    if (clops_cache_import(&cfg, path, check_loads, report, &st, why, sizeof why) < 0)
+    if (clops_cache_import(&cfg, path, check_loads, &io, report, &st, why, sizeof why) < 0)
         return clops_fail(st, "cannot import %s: %s", path, why);
     return CLOPS_SUCCESS;
 }

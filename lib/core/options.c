@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -17,6 +18,41 @@
 
 /* The longest deadline accepted: about 11.5 days, far past any sensible wait. */
 #define MAX_TIMEOUT_SECONDS 1e6
+/* CLOPS_IMPORT_LOAD_TIMEOUT: whole seconds, 1 to an hour; 120 when unset. */
+#define IMPORT_LOAD_DEFAULT_SECONDS 120
+#define IMPORT_LOAD_MAX_SECONDS 3600
+
+/* The struct's sizes a caller may pass (clops.h: it grows at its end only). A
+ * size is accepted if it ends exactly on a field of a released version of the
+ * struct: the versions are
+ *   0.1.0  size .. timeout_seconds (sizeof(clops_context_options) today),
+ * and a caller compiled against a version keeps working with later libraries.
+ * Any other size (inside a field, on padding, or past the newest field) would
+ * copy part of a field, half a pointer among them: CLOPS_ERROR_INVALID_SETTING.
+ * A new field is appended to the struct, here, and to the list of versions. */
+#define FIELD_END(f) (offsetof(clops_context_options, f) + sizeof(((clops_context_options *)0)->f))
+static const size_t field_ends[] = {
+    FIELD_END(size),      FIELD_END(device),  FIELD_END(cache),        FIELD_END(cache_dir),
+    FIELD_END(cache_max_bytes), FIELD_END(tuning), FIELD_END(tuning_db), FIELD_END(disable),
+    FIELD_END(fallback),  FIELD_END(host_threads), FIELD_END(timeout_seconds), /* the last field of 0.1.0 */
+};
+_Static_assert(sizeof(clops_context_options) == FIELD_END(timeout_seconds),
+               "a field was added to clops_context_options: add it to field_ends and a version above");
+
+static bool released_size(size_t size)
+{
+    for (size_t i = 0; i < sizeof field_ends / sizeof field_ends[0]; i++)
+        if (size == field_ends[i]) return true;
+    return false;
+}
+
+static clops_status bad_size(const char *who, size_t size)
+{
+    return clops_fail(CLOPS_ERROR_INVALID_SETTING,
+                      "%s: size %zu is not one of clops_context_options' released versions (it must end on a "
+                      "field; sizeof is %zu): call clops_context_options_init(&o, sizeof o)",
+                      who, size, sizeof(clops_context_options));
+}
 
 void clops_options_defaults(clops_context_options *o)
 {
@@ -32,8 +68,7 @@ void clops_options_defaults(clops_context_options *o)
 clops_status clops_context_options_init(clops_context_options *opts, size_t size)
 {
     if (!opts) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_context_options_init: opts is NULL");
-    if (size < sizeof opts->size)
-        return clops_fail(CLOPS_ERROR_INVALID_SETTING, "clops_context_options_init: size %zu is too small", size);
+    if (!released_size(size)) return bad_size("clops_context_options_init", size);
     clops_context_options d;
     clops_options_defaults(&d);
     memcpy(opts, &d, size < sizeof d ? size : sizeof d);
@@ -171,6 +206,21 @@ clops_status clops_options_env(clops_context_options *o)
     return st;
 }
 
+clops_status clops_options_import_timeout(bool from_env, int *seconds)
+{
+    static const char name[] = "CLOPS_IMPORT_LOAD_TIMEOUT";
+    const char *v = from_env ? env(name) : NULL;
+    *seconds = IMPORT_LOAD_DEFAULT_SECONDS;
+    if (!v) return CLOPS_SUCCESS;
+    unsigned long s = 0;
+    const char *p = v;
+    for (; *p >= '0' && *p <= '9' && s <= IMPORT_LOAD_MAX_SECONDS; p++) s = s * 10 + (unsigned long)(*p - '0');
+    if (p == v || *p || s < 1 || s > IMPORT_LOAD_MAX_SECONDS)
+        return bad(name, v, "expected whole seconds from 1 to 3600");
+    *seconds = (int)s;
+    return CLOPS_SUCCESS;
+}
+
 clops_status clops_context_options_from_env(clops_context_options *opts)
 {
     if (!opts) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_context_options_from_env: opts is NULL");
@@ -185,11 +235,9 @@ clops_status clops_options_resolve(const clops_context_options *in, clops_contex
 {
     clops_options_defaults(out);
     if (!in) return clops_options_env(out);
-    if (in->size < sizeof in->size)
-        return clops_fail(CLOPS_ERROR_INVALID_SETTING, "options of size %zu: call clops_context_options_init first",
-                          in->size);
+    if (!released_size(in->size)) return bad_size("options", in->size);
     const size_t size = out->size;
-    memcpy(out, in, in->size < size ? in->size : size);
+    memcpy(out, in, in->size);
     out->size = size;
     if (out->device < CLOPS_DEVICE_HOST)
         return clops_fail(CLOPS_ERROR_INVALID_DEVICE_SELECTION, "options: device %d is neither an index, "

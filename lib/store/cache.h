@@ -102,15 +102,18 @@ void clops_tuning_locks_remove(const clops_cache_config *cfg);
 
 /* ---- packs (pack.c) ---------------------------------------------------------------------- */
 
-/* A pack file of every valid entry; returns the count, or -1 with `why`. */
-int clops_cache_export(const clops_cache_config *cfg, const char *pack_path, char *why, size_t why_size);
+/* A pack file of every valid entry; returns the count, or -1 with `why`.
+ * `*removed`: entries another process removed during the export (left out). */
+int clops_cache_export(const clops_cache_config *cfg, const char *pack_path, size_t *removed, char *why,
+                       size_t why_size);
 /* The import transaction of clops_cache_import_pack_report(): reads and checks
  * the pack, has `check_loads` (store/pack.h) load each new entry on its device,
  * installs those that loaded; the count installed, or -1 with `*st` and `why`. */
 struct pack_item;
 int clops_cache_import(const clops_cache_config *cfg, const char *pack_path,
-                       int (*check_loads)(int fd, struct pack_item *items, size_t count), clops_pack_report *report,
-                       clops_status *st, char *why, size_t why_size);
+                       int (*check_loads)(const void *opts, int fd, struct pack_item *items, size_t count),
+                       const void *loader_opts, clops_pack_report *report, clops_status *st, char *why,
+                       size_t why_size);
 /* Adds the entry for `key` to the pack (created if missing; an entry with the
  * same key is replaced), atomically; returns the pack's entry count or -1
  * (unreadable or malformed pack: *bad_pack set, or a write failure). */

@@ -9,9 +9,17 @@
  * malformed byte anywhere installs nothing; duplicates are skipped; the other
  * entries are loaded on their devices by the caller's loader (api/pack_import.c) and
  * those that load are installed, each atomically, within the size bound. A
- * failed install removes what this import installed. */
+ * failed install removes what this import installed.
+ *
+ * Import installs exactly the bytes it checked: each entry is read from the pack
+ * once, and the bytes its checksum was checked on go to a private copy (a file
+ * in the cache directory, unlinked at once); the loader and the install read
+ * that copy, never the pack again, so a pack rewritten during the import
+ * changes nothing. Its work is linear in the entries (a hash set of their
+ * names finds duplicates), and a pack holds at most CLOPS_PACK_MAX_ENTRIES. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,46 +54,71 @@ static bool read_entry(const clops_cache_config *cfg, const char *name, unsigned
     return ok;
 }
 
-int clops_cache_export(const clops_cache_config *cfg, const char *pack_path, char *why, size_t why_size)
+int clops_cache_export(const clops_cache_config *cfg, const char *pack_path, size_t *removed, char *why,
+                       size_t why_size)
 {
     clops_cache_file *files;
     size_t count;
+    *removed = 0;
     snprintf(why, why_size, "cannot read the cache directory %s", cfg->dir);
     if (cfg->mode == CLOPS_CACHE_OFF || clops_cache_scan(cfg, &files, &count) != 0) return -1;
+    /* The count comes first (the pack may be a pipe): the entries are checked,
+     * then read again and written. */
+    uint64_t valid = 0;
+    for (size_t i = 0; i < count; i++) {
+        files[i].entry = files[i].entry && read_entry(cfg, files[i].name, NULL, NULL);
+        valid += files[i].entry;
+    }
+    if (valid > CLOPS_PACK_MAX_ENTRIES) {
+        snprintf(why, why_size, "the cache holds %llu entries, more than the %u a pack may hold",
+                 (unsigned long long)valid, CLOPS_PACK_MAX_ENTRIES);
+        free(files);
+        return -1;
+    }
     clops_file_writer w;
     if (clops_file_begin(&w, pack_path, PACK_FILE_MODE, CLOPS_FILE_IN_PLACE) != 0) {
         clops_file_describe(&w, why, why_size);
         free(files);
         return -1;
     }
-    /* The count comes first (the pack may be a pipe, which cannot be patched
-     * afterwards): the entries are checked, then read again and written. */
-    uint64_t valid = 0;
-    for (size_t i = 0; i < count; i++) {
-        files[i].entry = files[i].entry && read_entry(cfg, files[i].name, NULL, NULL);
-        valid += files[i].entry;
-    }
     unsigned char head[PACK_HEADER_BYTES];
     memcpy(head, PACK_MAGIC, 8);
     clops_put_u64(head + 8, valid);
     clops_file_write(&w, head, sizeof head);
-    int written = 0;
+    uint64_t written = 0;
     for (size_t i = 0; !w.step && i < count; i++) {
         unsigned char *data, len[8];
         size_t size;
         if (!files[i].entry) continue;
         if (!read_entry(cfg, files[i].name, &data, &size)) {
-            snprintf(why, why_size, "entry %s was removed or changed during the export; try again", files[i].name);
-            free(files);
-            clops_file_abort(&w);
-            return -1;
+            /* Removed (or spoilt) by another process since the count, e.g. a
+             * prune: left out, and the count patched below. A pack written in
+             * place (a pipe) has sent its count already. */
+            if (w.in_place) {
+                snprintf(why, why_size,
+                         "entry %s was removed during the export, after the pack's count went to the pipe or "
+                         "device, where it cannot be corrected; try again", files[i].name);
+                free(files);
+                clops_file_abort(&w);
+                return -1;
+            }
+            ++*removed;
+            continue;
         }
         clops_put_u64(len, size);
         if (clops_file_write(&w, len, 8) == 0 && clops_file_write(&w, data, size) == 0) written++;
         free(data);
     }
     free(files);
-    if (clops_file_commit(&w) == 0) return written;
+    if (*removed && !w.step) {
+        /* The temporary file (a regular target): its count says what it holds. */
+        clops_put_u64(head + 8, written);
+        if (pwrite(w.fd, head + 8, 8, 8) != 8) {
+            w.step = "write";
+            w.error = errno;
+        }
+    }
+    if (clops_file_commit(&w) == 0) return (int)written;
     clops_file_describe(&w, why, why_size);
     return -1;
 }
@@ -103,7 +136,25 @@ static unsigned char *read_item(int fd, const pack_item *it, const unsigned char
     return NULL;
 }
 
-int clops_pack_read_items(int fd, uint64_t size, pack_item **items, size_t *count, char *why, size_t why_size)
+/* Writes all `n` bytes at `offset` of `fd`: 0, or -1 with errno. */
+static int write_all_at(int fd, const unsigned char *data, size_t n, uint64_t offset)
+{
+    while (n > 0) {
+        const ssize_t k = pwrite(fd, data, n, (off_t)offset);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            if (k == 0) errno = EIO;
+            return -1;
+        }
+        data += k;
+        n -= (size_t)k;
+        offset += (uint64_t)k;
+    }
+    return 0;
+}
+
+int clops_pack_read_items(int fd, uint64_t size, int copy, pack_item **items, size_t *count, char *why,
+                          size_t why_size)
 {
     *items = NULL;
     *count = 0;
@@ -114,13 +165,18 @@ int clops_pack_read_items(int fd, uint64_t size, pack_item **items, size_t *coun
         return -1;
     }
     const uint64_t n = clops_get_u64(head + 8);
+    if (n > CLOPS_PACK_MAX_ENTRIES) {
+        snprintf(why, why_size, "its header announces %llu entries, more than the %u a pack may hold",
+                 (unsigned long long)n, CLOPS_PACK_MAX_ENTRIES);
+        return -1;
+    }
     if (n > (size - PACK_HEADER_BYTES) / (8 + CLOPS_CACHE_ENTRY_HEADER_BYTES) ||
         !(*items = calloc(n ? (size_t)n : 1, sizeof **items))) {
         snprintf(why, why_size, "its header announces %llu entries, more than its %llu bytes hold",
                  (unsigned long long)n, (unsigned long long)size);
         return -1;
     }
-    uint64_t pos = PACK_HEADER_BYTES;
+    uint64_t pos = PACK_HEADER_BYTES, copied = 0;
     for (uint64_t i = 0; i < n; i++) {
         unsigned char len[8];
         pack_item *it = &(*items)[i];
@@ -136,9 +192,20 @@ int clops_pack_read_items(int fd, uint64_t size, pack_item **items, size_t *coun
                      (unsigned long long)i + 1, (unsigned long long)pos);
             return -1;
         }
-        snprintf(it->name, sizeof it->name, "%016llx.bin", (unsigned long long)clops_fnv1a(CLOPS_FNV_SEED, k, klen));
-        free(data);
+        it->hash = clops_fnv1a(CLOPS_FNV_SEED, k, klen);
+        snprintf(it->name, sizeof it->name, "%016llx.bin", (unsigned long long)it->hash);
         pos = it->offset + it->len;
+        if (copy >= 0) { /* the bytes just checked, where the import reads them from now on */
+            if (write_all_at(copy, data, (size_t)it->len, copied) != 0) {
+                snprintf(why, why_size, "cannot copy entry %llu for the check: %s; this import installed nothing",
+                         (unsigned long long)i + 1, strerror(errno));
+                free(data);
+                return -2;
+            }
+            it->offset = copied;
+            copied += it->len;
+        }
+        free(data);
         *count = (size_t)i + 1;
     }
     if (*count != n || pos != size) {
@@ -149,20 +216,47 @@ int clops_pack_read_items(int fd, uint64_t size, pack_item **items, size_t *coun
     return 0;
 }
 
-/* True if the cache already has entry `it` (the same key), or the pack had it earlier. */
-static bool is_duplicate(const clops_cache_config *cfg, int fd, const pack_item *items, size_t i)
+#ifdef CLOPS_TEST_HOOKS
+_Thread_local unsigned long long clops_pack_name_compares;
+#define COUNT_COMPARE() (clops_pack_name_compares++)
+#else
+#define COUNT_COMPARE() ((void)0)
+#endif
+
+/* Marks every item whose name an earlier item has as PACK_DUPLICATE, through an
+ * open-addressing hash set of the names (each a 64-bit hash already): linear.
+ * 0, or -1 if there is no memory for the set. */
+static int mark_pack_duplicates(pack_item *items, size_t count)
 {
-    for (size_t j = 0; j < i; j++)
-        if (strcmp(items[j].name, items[i].name) == 0) return true;
+    size_t cap = 16;
+    while (cap < 2 * count) cap *= 2; /* count <= CLOPS_PACK_MAX_ENTRIES: no overflow */
+    uint32_t *slots = calloc(cap, sizeof *slots); /* item index + 1, 0 empty */
+    if (!slots) return -1;
+    for (size_t i = 0; i < count; i++) {
+        size_t s = (size_t)(items[i].hash ^ items[i].hash >> 32) & (cap - 1);
+        for (; slots[s]; s = (s + 1) & (cap - 1)) {
+            COUNT_COMPARE();
+            if (items[slots[s] - 1].hash == items[i].hash) break;
+        }
+        if (slots[s]) items[i].verdict = PACK_DUPLICATE;
+        else slots[s] = (uint32_t)i + 1;
+    }
+    free(slots);
+    return 0;
+}
+
+/* True if the cache already has entry `it` (the same key). */
+static bool in_cache(const clops_cache_config *cfg, int fd, const pack_item *it)
+{
     char path[CLOPS_CACHE_PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/%s", cfg->dir, items[i].name);
+    snprintf(path, sizeof path, "%s/%s", cfg->dir, it->name);
     unsigned char *old, *mine;
     size_t old_size, klen, old_klen, plen;
     const unsigned char *k, *old_k, *p;
     if (clops_file_read(path, CLOPS_CACHE_ENTRY_MAX_BYTES, &old, &old_size) != 0) return false;
     bool same = false;
     if (clops_cache_entry_parse(old, old_size, &old_k, &old_klen, &p, &plen) &&
-        (mine = read_item(fd, &items[i], &k, &klen)) != NULL) {
+        (mine = read_item(fd, it, &k, &klen)) != NULL) {
         same = klen == old_klen && memcmp(k, old_k, klen) == 0;
         free(mine);
     }
@@ -200,7 +294,7 @@ static int install(const clops_cache_config *cfg, int fd, pack_item *items, size
         const void *const parts[1] = {data};
         const size_t sizes[1] = {(size_t)it->len};
         if (!data || clops_file_write_parts(path, CLOPS_CACHE_FILE_MODE, 0, parts, sizes, 1, &w) != 0) {
-            char step[CLOPS_FILE_PATH_MAX + 128] = "the pack changed while it was imported";
+            char step[CLOPS_FILE_PATH_MAX + 128] = "its checked copy could not be read again";
             if (data) clops_file_describe(&w, step, sizeof step);
             snprintf(why, why_size, "installing %s failed (%s); this import installed nothing", it->name, step);
             free(data);
@@ -228,8 +322,26 @@ static const char *verdict_reason(char v)
     }
 }
 
+/* The import's private copy of the entries: a new file in the cache directory
+ * (on the file system the entries go to), unlinked at once, so that no other
+ * process sees it and a crash leaves nothing. Its descriptor, or -1 with errno. */
+static int private_copy(const clops_cache_config *cfg)
+{
+    char path[CLOPS_CACHE_PATH_MAX + 32];
+    if (snprintf(path, sizeof path, "%s/.tmp-XXXXXX", cfg->dir) >= (int)sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    const int fd = mkstemp(path); /* O_EXCL, 0600 */
+    if (fd >= 0) {
+        unlink(path);
+        (void)fcntl(fd, F_SETFD, FD_CLOEXEC); /* best effort: no program exec'ed later inherits it */
+    }
+    return fd;
+}
+
 int clops_cache_import(const clops_cache_config *cfg, const char *pack_path, clops_pack_loader check_loads,
-                       clops_pack_report *r, clops_status *st, char *why, size_t why_size)
+                       const void *loader_opts, clops_pack_report *r, clops_status *st, char *why, size_t why_size)
 {
     memset(r, 0, sizeof *r);
     int fd;
@@ -239,19 +351,34 @@ int clops_cache_import(const clops_cache_config *cfg, const char *pack_path, clo
         snprintf(why, why_size, "%s", errno == EINVAL ? "it is not a regular file" : strerror(errno));
         return -1;
     }
+    const int copy = private_copy(cfg);
+    if (copy < 0) {
+        *st = CLOPS_ERROR_CACHE_IO;
+        snprintf(why, why_size, "cannot create a file in %s for the entries it checks: %s", cfg->dir,
+                 strerror(errno));
+        close(fd);
+        return -1;
+    }
     pack_item *items;
     size_t count;
     *st = CLOPS_ERROR_BAD_PACK;
-    int rc = clops_pack_read_items(fd, size, &items, &count, why, why_size);
+    int rc = clops_pack_read_items(fd, size, copy, &items, &count, why, why_size);
+    close(fd); /* from here on only the copy is read */
+    if (rc == -2) *st = CLOPS_ERROR_CACHE_IO;
     if (rc == 0) {
         r->entries = count;
+        *st = CLOPS_ERROR_OUT_OF_HOST_MEMORY;
+        snprintf(why, why_size, "no memory for the names of its %zu entries", count);
+        rc = mark_pack_duplicates(items, count);
+    }
+    if (rc == 0) {
         for (size_t i = 0; i < count; i++)
-            if (is_duplicate(cfg, fd, items, i)) items[i].verdict = PACK_DUPLICATE;
+            if (items[i].verdict == PACK_UNCHECKED && in_cache(cfg, copy, &items[i])) items[i].verdict = PACK_DUPLICATE;
         *st = CLOPS_ERROR_CACHE_IO;
         snprintf(why, why_size, "cannot start a process to load its binaries");
-        rc = check_loads(fd, items, count);
+        rc = check_loads(loader_opts, copy, items, count);
     }
-    if (rc == 0) rc = install(cfg, fd, items, count, why, why_size);
+    if (rc == 0) rc = install(cfg, copy, items, count, why, why_size);
     for (size_t i = 0; rc >= 0 && i < count; i++) {
         const char v = items[i].verdict;
         r->imported += v == PACK_LOADS;
@@ -264,24 +391,32 @@ int clops_cache_import(const clops_cache_config *cfg, const char *pack_path, clo
         }
     }
     free(items);
-    close(fd);
+    close(copy);
     return rc < 0 ? -1 : (int)r->imported;
 }
 
 /* ---- public calls ------------------------------------------------------------------------- */
 
-clops_status clops_cache_export_pack_with_options(const clops_context_options *opts, const char *path,
-                                                  size_t *count)
+clops_status clops_cache_export_pack_report_with_options(const clops_context_options *opts, const char *path,
+                                                         size_t *count, size_t *removed)
 {
     clops_cache_config cfg;
     if (!path) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_cache_export_pack: path is NULL");
     clops_status st = clops_cache_usable(&cfg, opts, false);
     if (st != CLOPS_SUCCESS) return st;
     char why[CLOPS_FILE_PATH_MAX + 256];
-    const int n = clops_cache_export(&cfg, path, why, sizeof why);
+    size_t gone = 0;
+    const int n = clops_cache_export(&cfg, path, &gone, why, sizeof why);
     if (n < 0) return clops_fail(CLOPS_ERROR_CACHE_IO, "cannot export the cache %s to %s: %s", cfg.dir, path, why);
     if (count) *count = (size_t)n;
+    if (removed) *removed = gone;
     return CLOPS_SUCCESS;
+}
+
+clops_status clops_cache_export_pack_with_options(const clops_context_options *opts, const char *path,
+                                                  size_t *count)
+{
+    return clops_cache_export_pack_report_with_options(opts, path, count, NULL);
 }
 
 /* ---- adding one entry (ahead-of-time binaries) --------------------------------------------- */
@@ -297,7 +432,7 @@ int clops_pack_add(const char *pack_path, const char *key, size_t key_len, const
     char why[256];
     if (access(pack_path, F_OK) == 0) { /* an existing pack: its framing checked first, like an import */
         if (clops_file_open(pack_path, PACK_MAX_BYTES, &fd, &size) != 0 ||
-            clops_pack_read_items(fd, size, &items, &count, why, sizeof why) != 0) {
+            clops_pack_read_items(fd, size, -1, &items, &count, why, sizeof why) != 0) {
             if (fd >= 0) close(fd);
             free(items);
             *bad_pack = true;

@@ -18,20 +18,38 @@ enum {
     PACK_OVER_LIMIT = 'l',   /* would not fit under CLOPS_CACHE_MAX_SIZE */
 };
 
-/* One entry of a pack: where its bytes are in the pack file. */
+/* The most entries a pack may hold: import refuses a pack announcing more, and
+ * export a cache holding more (README, "The cache under faults"). */
+#define CLOPS_PACK_MAX_ENTRIES 65536u
+
+/* One entry of a pack: where its bytes are (in the pack file, or in the import's
+ * private copy of them). */
 typedef struct pack_item {
     uint64_t offset, len;
+    uint64_t hash; /* of its key: the cache file name */
     char name[24]; /* its cache file name */
     char verdict;
 } pack_item;
 
 /* Reads the framing of the pack open as `fd` (`size` bytes, at offset 0), entry by
  * entry, checking each entry's framing and checksum: the items (freed by the
- * caller), or -1 with `why` at the first malformed byte (trailing bytes too). */
-int clops_pack_read_items(int fd, uint64_t size, pack_item **items, size_t *count, char *why, size_t why_size);
+ * caller), or -1 with `why` at the first malformed byte (trailing bytes too) or
+ * at more than CLOPS_PACK_MAX_ENTRIES entries. With `copy` >= 0, each entry's
+ * bytes, as they were checked, are also appended to the file open as `copy`
+ * (from its offset 0) and the items point there instead of into the pack;
+ * -2 with `why` (errno set) if writing the copy failed. */
+int clops_pack_read_items(int fd, uint64_t size, int copy, pack_item **items, size_t *count, char *why,
+                          size_t why_size);
 
-/* A loader: gives every PACK_UNCHECKED item of the pack open as `fd` its verdict
- * by loading it on its device. 0, or -1 if it could not run at all. */
-typedef int (*clops_pack_loader)(int fd, pack_item *items, size_t count);
+/* A loader: gives every PACK_UNCHECKED item of the pack entries open as `fd` its
+ * verdict by loading it on its device, with `opts` (resolved options, read by
+ * the loader instead of the environment). 0, or -1 if it could not run at all. */
+typedef int (*clops_pack_loader)(const void *opts, int fd, pack_item *items, size_t count);
+
+/* A test seam (CLOPS_TEST_HOOKS builds only): how many pairs of names the
+ * import's duplicate check has compared on this thread. */
+#ifdef CLOPS_TEST_HOOKS
+extern _Thread_local unsigned long long clops_pack_name_compares;
+#endif
 
 #endif

@@ -131,7 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char why[256];
         if (clops_file_open(pack_file, UINT64_C(1) << 40, &fd, &fsize) != 0)
             abort();
-        if (clops_pack_read_items(fd, fsize, &items, &n, why, sizeof why) == 0) {
+        if (clops_pack_read_items(fd, fsize, -1, &items, &n, why, sizeof why) == 0) {
             uint64_t end = 16;
             for (size_t i = 0; i < n; i++) {
                 if (items[i].offset != end + 8 || items[i].len > fsize - items[i].offset)
