@@ -7,7 +7,7 @@
  *     <kernel> <variant options>\t<chunk>\t<l0>,<l1>,<l2>\t<GB/s>\t<default GB/s>\t<loop>
  * one line per kernel variant (the build options other than CHUNK and VEC);
  * a file named by the tuning_db option may be shared by several devices (N18):
- * then it is "clops-tune 2" followed by one such "device" section per device
+ * then it is "clops-tune-shared 1" followed by one "device" section per device
  * (readers of version 1 ignore it), and a writer keeps the other devices'
  * sections as they are; a file of one device stays version 1;
  * <loop> is 0 (the default), 1 (element loop), 2 (explicit vectors) or 3
@@ -40,7 +40,7 @@
 #include "store/tune_db.h"
 
 #define TUNE_MAGIC "clops-tune 1"
-#define TUNE_MAGIC_SECTIONS "clops-tune 2" /* a tuning_db shared by several devices */
+#define TUNE_MAGIC_SECTIONS "clops-tune-shared 1" /* a tuning_db shared by several devices */
 #define TUNE_MAX_BYTES (16u << 20) /* a few hundred lines are expected */
 
 /* The context's tuning database: the file its options name, else the device's
@@ -261,8 +261,11 @@ clops_status clops_tuning_record(const clops_context *ctx, const clops_tuning_en
                           CLOPS_FILE_PATH_MAX - 8);
     pthread_mutex_lock(&record_lock);
     int fd, rc;
-    for (;;) {
+    for (int links = 0;;) {
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, CLOPS_CACHE_FILE_MODE);
+        /* A symbolic link in the lock's place is removed (the link, not what it
+         * names), never followed: as root it would create any file (N3). */
+        if (fd < 0 && errno == ELOOP && links++ < 3 && unlink(path) == 0) continue;
         struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
         rc = fd < 0 ? -1 : 0;
         while (rc == 0 && fcntl(fd, F_SETLKW, &lk) != 0)
