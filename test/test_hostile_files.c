@@ -456,9 +456,12 @@ START_TEST(test_entry_link_not_followed)
     entry_file(".tmp-abcdef", tmp_link, sizeof tmp_link);
     ck_assert(symlink(victim, tmp_link) == 0);
     ck_assert(unlink(a.path) == 0 && symlink(victim, a.path) == 0);
+    char lock[PATH_MAX + 64];
+    entry_file("lock-tune-0123456789abcdef", lock, sizeof lock);
     size_t n = 0;
+    ck_assert(symlink(victim, lock) == 0);
     ck_assert_int_eq(clops_cache_clear_all(&n), CLOPS_SUCCESS);
-    ck_assert_msg(!is_link(tmp_link) && !is_link(a.path), "clear left a link");
+    ck_assert_msg(!is_link(tmp_link) && !is_link(a.path) && !is_link(lock), "clear left a link");
     expect_content(victim, "alice's important data", "the victim after clear");
 }
 END_TEST

@@ -311,6 +311,7 @@ void clops_tuning_locks_remove(const clops_cache_config *cfg)
         char path[CLOPS_CACHE_PATH_MAX + 64];
         snprintf(path, sizeof path, "%s/%s", cfg->dir, e->d_name);
         const int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0 && errno == ELOOP) unlink(path); /* a link planted there: the link goes (N3) */
         if (fd < 0) continue;
         struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
         if (fcntl(fd, F_SETLK, &lk) == 0) unlink(path);
