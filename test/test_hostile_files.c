@@ -26,6 +26,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -271,6 +272,18 @@ END_TEST
 
 /* ---- N12: SIGPIPE ---------------------------------------------------------------------------------- */
 
+/* The reader of a FIFO: waits for the first bytes, reads 100, then leaves. */
+static void *read_a_little_and_leave(void *arg)
+{
+    const int fd = (int)(intptr_t)arg;
+    char buf[100];
+    const int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    (void)!read(fd, buf, sizeof buf);
+    close(fd);
+    return NULL;
+}
+
 static void sigpipe_writer_child(void)
 {
     char fifo[PATH_MAX + 32];
@@ -284,6 +297,19 @@ static void sigpipe_writer_child(void)
     const int rc = clops_file_write(&w, "x", 1);
     CHILD_CHECK(rc != 0 && w.step && strcmp(w.step, "write") == 0 && w.error == EPIPE,
                 "write to a FIFO whose reader left: rc %d, step %s, %s", rc, w.step ? w.step : "-", strerror(w.error));
+    clops_file_abort(&w);
+    /* a reader that leaves in the middle of a write bigger than the pipe: Linux
+     * raises SIGPIPE although that write returns a partial count */
+    const int reader2 = open(fifo, O_RDONLY | O_NONBLOCK);
+    CHILD_CHECK(reader2 >= 0, "open the second reader");
+    CHILD_CHECK(clops_file_begin(&w, fifo, 0666, CLOPS_FILE_IN_PLACE) == 0, "begin again");
+    pthread_t t;
+    CHILD_CHECK(pthread_create(&t, NULL, read_a_little_and_leave, (void *)(intptr_t)reader2) == 0, "thread");
+    static char big[1 << 18];
+    const int rc2 = clops_file_write(&w, big, sizeof big);
+    pthread_join(t, NULL);
+    CHILD_CHECK(rc2 != 0 && w.error == EPIPE, "a write the reader left in the middle of: rc %d, %s", rc2,
+                strerror(w.error));
     clops_file_abort(&w);
     sigset_t pending, mask;
     CHILD_CHECK(sigpending(&pending) == 0 && !sigismember(&pending, SIGPIPE), "a SIGPIPE is left pending");

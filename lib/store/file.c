@@ -222,7 +222,8 @@ int clops_file_begin(clops_file_writer *w, const char *path, mode_t mode, unsign
 
 /* One write with SIGPIPE blocked (N12): a pipe or FIFO whose reader left gives
  * EPIPE, never kills the process. The signal the write raised is consumed
- * before the caller's mask is restored; one already pending is left alone. */
+ * before the caller's mask is restored; one already pending before the write
+ * is left alone (the write's merges into it). */
 static ssize_t write_without_sigpipe(int fd, const void *data, size_t n)
 {
     sigset_t pipe_only, pending, old;
@@ -233,7 +234,9 @@ static ssize_t write_without_sigpipe(int fd, const void *data, size_t n)
     const ssize_t r = IO_WRITE(fd, data, n);
     const int err = errno;
     if (blocked) {
-        if (r < 0 && err == EPIPE) {
+        /* Linux raises SIGPIPE also when a reader leaves during a write that then
+         * returns a partial count, so the pending signal is what is checked. */
+        if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
             const struct timespec zero = {0, 0};
             while (sigtimedwait(&pipe_only, NULL, &zero) < 0 && errno == EINTR) {
             }
