@@ -529,10 +529,12 @@ START_TEST(test_import_link_not_followed)
     write_all(victim, "alice's important data", 22);
     entry_file(names[0], path, sizeof path);
     ck_assert(symlink(victim, path) == 0);
-    size_t n = 0;
-    const clops_status st = clops_cache_import_pack(pack, &n);
-    ck_assert_msg(st == CLOPS_SUCCESS && n == 2, "import: %s, %zu (%s)", clops_status_name(st), n,
-                  clops_last_error_message());
+    clops_pack_report r;
+    const clops_status st = clops_cache_import_pack_report(pack, &r);
+    ck_assert_msg(st == CLOPS_SUCCESS && r.imported == 2,
+                  "import: %s (%s), imported %zu of %zu: %zu duplicates, %zu other device, %zu rejected (%s), "
+                  "%zu over the limit", clops_status_name(st), clops_last_error_message(), r.imported, r.entries,
+                  r.duplicates, r.other_device, r.rejected, r.reason, r.over_limit);
     expect_content(victim, "alice's important data", "the victim of a link in place of an imported entry");
     ck_assert_msg(is_regular(path), "the imported entry is not a regular file");
     check_fresh(&CASE_A, "disk cache", "the imported A");
