@@ -17,7 +17,10 @@
  * A truncated, corrupted or foreign entry is removed and rebuilt.
  *
  * Entries are written with the store's atomic writer (file.h): readers see the
- * old entry or the new one, never a torn one, and nothing is deleted first. A
+ * old entry or the new one, never a torn one, and nothing is deleted first.
+ * Inside the cache directory no symbolic link is followed (N3): an entry is read
+ * with O_NOFOLLOW, a link in its place is removed (the link, not what it names)
+ * and a store replaces it (CLOPS_FILE_IN_CACHE). A
  * hit refreshes the file's mtime; after each store, cache_dir.c evicts the least
  * recently used entries until the directory is under its bound. */
 #define _POSIX_C_SOURCE 200809L
@@ -75,9 +78,10 @@ bool clops_cache_load(const clops_cache_config *cfg, const char *key, size_t key
     clops_cache_entry_path(cfg, key, key_len, path, sizeof path);
     unsigned char *data;
     size_t size;
-    if (clops_file_read(path, CLOPS_CACHE_ENTRY_MAX_BYTES, &data, &size) != 0) {
-        /* Not a regular file (a FIFO, a device) or too big: never an entry clops wrote. */
-        if ((errno == EINVAL || errno == EFBIG) && cfg->mode == CLOPS_CACHE_READ_WRITE) unlink(path);
+    if (clops_file_read_flags(path, CLOPS_CACHE_ENTRY_MAX_BYTES, CLOPS_FILE_IN_CACHE, &data, &size) != 0) {
+        /* Not a regular file (a FIFO, a device, a symbolic link, never followed) or
+         * too big: never an entry clops wrote. unlink removes a link, not its target. */
+        if ((errno == EINVAL || errno == EFBIG || errno == ELOOP) && cfg->mode == CLOPS_CACHE_READ_WRITE) unlink(path);
         return false;
     }
     const unsigned char *k, *p;
@@ -96,7 +100,7 @@ bool clops_cache_load(const clops_cache_config *cfg, const char *key, size_t key
     if (*payload) {
         memcpy(*payload, p, plen);
         *payload_len = plen;
-        if (cfg->mode == CLOPS_CACHE_READ_WRITE) utimensat(AT_FDCWD, path, NULL, 0); /* recently used */
+        if (cfg->mode == CLOPS_CACHE_READ_WRITE) utimensat(AT_FDCWD, path, NULL, AT_SYMLINK_NOFOLLOW); /* recently used */
     }
     free(data);
     return *payload != NULL;
@@ -130,6 +134,6 @@ void clops_cache_store(const clops_cache_config *cfg, const char *key, size_t ke
     clops_cache_entry_path(cfg, key, key_len, path, sizeof path);
     const void *const parts[3] = {header, key, payload};
     const size_t sizes[3] = {HEADER_BYTES, key_len, payload_len};
-    if (clops_file_write_parts(path, CLOPS_CACHE_FILE_MODE, 0, parts, sizes, 3, NULL) == 0)
+    if (clops_file_write_parts(path, CLOPS_CACHE_FILE_MODE, CLOPS_FILE_IN_CACHE, parts, sizes, 3, NULL) == 0)
         clops_cache_prune_to(cfg, cfg->max_bytes);
 }
