@@ -687,7 +687,11 @@ int clops_conformance_main(int argc, char **argv)
         fprintf(stderr, "clops: conformance: out of memory\n");
         return 1;
     }
-    bool ok = true;
+    bool ok = !json || conf_report_open_json(report, json);
+    if (!ok) {
+        conf_report_free(report);
+        return 1;
+    }
     run_watchdog_start(&settings);
     if (device && strcmp(device, "all") == 0) {
         size_t count = 0;
@@ -702,7 +706,7 @@ int clops_conformance_main(int argc, char **argv)
         ok = run_on(report, device, quick, &settings);
     }
     run_watchdog_stop(); /* the device work is done: what follows writes the report */
-    if (ok && json) ok = conf_report_write_json(report, json);
+    if (ok && json) ok = conf_report_write_json(report);
     const unsigned long long passed = conf_report_passed(report), failed = conf_report_failed(report);
     printf("\n%llu passed, %llu failed\n", passed, failed);
     conf_report_free(report);

@@ -13,10 +13,14 @@
  * the target. */
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <strings.h>
 
 #include "cli.h"
+#include "cli_json.h"
+#include "store/cache.h"
+#include "store/file.h"
 
 /* ---- what to list ----------------------------------------------------------------------- */
 
@@ -378,12 +382,7 @@ static int print_list(const program_list *l, const clops_device_info *dev, bool 
         cJSON_AddBoolToObject(p, "block_argument", strstr(l->items[i].options, "-DBLOCK_ARG=1") != NULL);
         cJSON_AddItemToArray(programs, p);
     }
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text) return fail_line("kernels list", "out of memory");
-    puts(text);
-    free(text);
-    return EXIT_OK;
+    return cli_json_print(root) == 0 ? EXIT_OK : EXIT_FAIL;
 }
 
 static int run_list(int argc, char **argv)
@@ -468,25 +467,26 @@ static int run_pack_add(int argc, char **argv)
         fputs(pack_add_usage, stderr);
         return EXIT_USAGE;
     }
-    FILE *f = fopen(binary, "rb");
-    if (!f) return fail_line(binary, "cannot open the binary");
+    /* The store's bounded reader (lib/store/file.c): a regular file of at most
+     * what a pack entry may hold, opened without blocking, its size known before
+     * a byte is read; FIFOs, devices and directories are refused at once. */
     unsigned char *data = NULL;
-    size_t size = 0, cap = 0;
-    for (size_t got = 1; got > 0;) {
-        if (size == cap) {
-            unsigned char *grown = realloc(data, cap = cap ? 2 * cap : 1 << 16);
-            if (!grown) break;
-            data = grown;
-        }
-        size += got = fread(data + size, 1, cap - size, f);
+    size_t size = 0;
+    errno = 0;
+    if (clops_file_read(binary, CLOPS_CACHE_MAX_PAYLOAD_BYTES, &data, &size) != 0) {
+        char why[256];
+        if (errno == EINVAL)
+            snprintf(why, sizeof why, "not a regular file (a FIFO, device or directory): refused, nothing read");
+        else if (errno == EFBIG)
+            snprintf(why, sizeof why, "larger than the %llu bytes a pack entry may hold: refused, nothing read",
+                     (unsigned long long)CLOPS_CACHE_MAX_PAYLOAD_BYTES);
+        else
+            snprintf(why, sizeof why, "cannot read the binary: %s", strerror(errno ? errno : EIO));
+        return fail_line(binary, why);
     }
-    const int read_ok = !ferror(f) && feof(f);
-    fclose(f);
     size_t count = 0;
-    const clops_status st = read_ok ? clops_pack_add_binary(pack, (unsigned)index, source, options, data, size, &count)
-                                    : CLOPS_ERROR_CACHE_IO;
+    const clops_status st = clops_pack_add_binary(pack, (unsigned)index, source, options, data, size, &count);
     free(data);
-    if (!read_ok) return fail_line(binary, "cannot read the binary");
     if (st != CLOPS_SUCCESS) return fail_clops("kernels pack-add", st);
     printf("%s: %zu entr%s\n", pack, count, count == 1 ? "y" : "ies");
     return EXIT_OK;
