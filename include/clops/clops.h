@@ -515,7 +515,10 @@ typedef void (*clops_program_fn)(void *user, const char *source_name, const char
  *  order it tries them, building nothing. DepthToSpace and SpaceToDepth name two:
  *  the specialised program (-DBLOCK=b), then its block-argument variant
  *  (-DBLOCK_ARG=1, one binary for every block size), which is used only where
- *  the first is neither in the cache nor compilable. An operator that would run
+ *  the first is neither in the cache nor compilable. Choices that depend on the
+ *  sizes alone (the chunk of long rows, 64-bit offsets where the device can hold
+ *  such a tensor) are named for every case, so the programs of every size with
+ *  desc's types, block size and layout are named, each once. An operator that would run
  *  on the host whatever the binaries (see clops_operator_info) names none. */
 CLOPS_API clops_status clops_operator_programs(clops_context *ctx, const clops_operator_desc *desc,
                                                clops_program_fn fn, void *user);

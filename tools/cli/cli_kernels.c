@@ -104,16 +104,44 @@ static void make_tensor(tensor *t, clops_data_type type, const uint32_t sizes[4]
     t->desc.strides = layout == LAYOUT_PACKED ? NULL : t->strides;
 }
 
-/* The spatial side {1, c, h*b, w*b} and deep side {1, c*b*b, h, w} of the
- * shapes that decide a depth/space program: any size (the general case) and
- * one position (where channels are one element apart too). */
-static void list_depth_space(clops_context *ctx, const list_request *rq, program_list *out, clops_operator_type op,
-                             clops_data_type type, uint32_t b, unsigned layout)
+/* Which programs an operator asks for is decided by the library's own rules
+ * (lib/ops/), once per operator, from the descriptor: clops_operator_programs
+ * walks every size-dependent case of those rules itself (row lengths, 64-bit
+ * offsets: cl/cl.h clops_list_case). What the list must still vary is what the
+ * rules read from the layout: the tables below name one descriptor per case, and
+ * list_all crosses them with the requested types, blocks, layouts and index types.
+ * A new kernel variant chosen from the shapes needs one line in these tables. */
+
+/* DepthToSpace/SpaceToDepth: the spatial side {1, c, h*b, w*b} and deep side
+ * {1, c*b*b, h, w} of each shape. */
+static const struct depth_space_case {
+    const char *what;
+    uint32_t spatial[4];
+} depth_space_cases[] = {
+    {"any sizes (the general case)", {1, 3, 3, 5}},
+    {"one position: channels are one element apart too", {1, 1, 1, 1}},
+};
+
+/* MaxUnpooling's plans (lib/ops/max_unpooling.c): an input and output shape that
+ * reach each one; windows of each --windows size are added to these. */
+static const struct unpool_case {
+    const char *what;
+    uint32_t in[4], out[4];
+} unpool_cases[] = {
+    {"small input scattered by one work-item, small output", {1, 2, 3, 5}, {1, 2, 6, 10}},
+    {"small input scattered by one work-item, large output", {1, 2, 3, 5}, {1, 2, 60, 100}},
+    {"larger input, not in windows", {1, 2, 64, 65}, {1, 2, 129, 131}},
+};
+/* The indices layouts MaxUnpooling takes (clops_max_unpooling_desc.indices_layout). */
+static const clops_indices_layout unpool_index_layouts[] = {CLOPS_INDICES_FLAT, CLOPS_INDICES_PER_PLANE};
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static void list_depth_space(clops_context *ctx, program_list *out, clops_operator_type op, clops_data_type type,
+                             uint32_t b, unsigned layout)
 {
-    static const uint32_t spatial[2][4] = {{1, 3, 3, 5}, {1, 1, 1, 1}};
-    for (int s = 0; s < 2; s++)
+    for (size_t s = 0; s < COUNT(depth_space_cases); s++)
         for (int order = 0; order < 2; order++) {
-            const uint32_t *q = spatial[s];
+            const uint32_t *q = depth_space_cases[s].spatial;
             const uint32_t deep_sizes[4] = {q[0], q[1] * b * b, q[2], q[3]};
             const uint32_t space_sizes[4] = {q[0], q[1], q[2] * b, q[3] * b};
             const bool d2s = op == CLOPS_OPERATOR_DEPTH_TO_SPACE;
@@ -124,37 +152,36 @@ static void list_depth_space(clops_context *ctx, const list_request *rq, program
             const clops_operator_desc desc = {op, &d};
             clops_operator_programs(ctx, &desc, add_program, out);
         }
-    (void)rq;
 }
 
-/* MaxUnpooling's programs depend on the plan (lib/ops/max_unpooling.c): small
- * inputs scattered by one work-item (with a small or a large output), and
- * larger inputs in windows of each listed size, or anywhere. */
-static void list_unpool(clops_context *ctx, const list_request *rq, program_list *out, clops_data_type type,
-                        clops_data_type index_type, unsigned layout)
+/* One MaxUnpooling shape in `layout`, with the output in that layout and packed. */
+static void list_unpool_shape(clops_context *ctx, program_list *out, clops_data_type type,
+                              clops_data_type index_type, unsigned layout, const uint32_t in[4],
+                              const uint32_t outs[4])
 {
-    uint32_t shapes[3 + MAX_WINDOWS][2][4] = {
-        {{1, 2, 3, 5}, {1, 2, 6, 10}},         /* small input, small output */
-        {{1, 2, 3, 5}, {1, 2, 60, 100}},       /* small input, large output */
-        {{1, 2, 64, 65}, {1, 2, 129, 131}},    /* larger input, not in windows */
-    };
-    size_t n = 3;
-    for (size_t i = 0; i < rq->nwindows; i++, n++) {
-        const uint32_t in[4] = {1, 2, 64, 64}, o[4] = {1, 2, 64 * rq->windows[i][0], 64 * rq->windows[i][1]};
-        memcpy(shapes[n][0], in, sizeof in);
-        memcpy(shapes[n][1], o, sizeof o);
-    }
-    for (size_t s = 0; s < n; s++)
-        for (int out_packed = 0; out_packed < 2; out_packed++) {
+    for (int out_packed = 0; out_packed < 2; out_packed++) {
+        if (!out_packed && layout == LAYOUT_PACKED) continue;
+        for (size_t l = 0; l < COUNT(unpool_index_layouts); l++) {
             tensor x, ind, y;
-            make_tensor(&x, type, shapes[s][0], layout);
-            make_tensor(&ind, index_type, shapes[s][0], layout);
-            make_tensor(&y, type, shapes[s][1], out_packed ? LAYOUT_PACKED : layout);
-            if (!out_packed && layout == LAYOUT_PACKED) continue;
-            clops_max_unpooling_desc d = {&x.desc, &ind.desc, &y.desc, CLOPS_INDICES_FLAT};
+            make_tensor(&x, type, in, layout);
+            make_tensor(&ind, index_type, in, layout);
+            make_tensor(&y, type, outs, out_packed ? LAYOUT_PACKED : layout);
+            clops_max_unpooling_desc d = {&x.desc, &ind.desc, &y.desc, unpool_index_layouts[l]};
             const clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &d};
             clops_operator_programs(ctx, &desc, add_program, out);
         }
+    }
+}
+
+static void list_unpool(clops_context *ctx, const list_request *rq, program_list *out, clops_data_type type,
+                        clops_data_type index_type, unsigned layout)
+{
+    for (size_t s = 0; s < COUNT(unpool_cases); s++)
+        list_unpool_shape(ctx, out, type, index_type, layout, unpool_cases[s].in, unpool_cases[s].out);
+    for (size_t i = 0; i < rq->nwindows; i++) { /* the windows plan, one program per window size */
+        const uint32_t in[4] = {1, 2, 64, 64}, o[4] = {1, 2, 64 * rq->windows[i][0], 64 * rq->windows[i][1]};
+        list_unpool_shape(ctx, out, type, index_type, layout, in, o);
+    }
 }
 
 static void list_all(clops_context *ctx, const list_request *rq, program_list *out)
@@ -167,9 +194,9 @@ static void list_all(clops_context *ctx, const list_request *rq, program_list *o
             if (!(rq->layouts & layout)) continue;
             for (size_t b = 0; b < rq->nblocks; b++) {
                 if (rq->ops & OP_D2S)
-                    list_depth_space(ctx, rq, out, CLOPS_OPERATOR_DEPTH_TO_SPACE, all_types[t], rq->blocks[b], layout);
+                    list_depth_space(ctx, out, CLOPS_OPERATOR_DEPTH_TO_SPACE, all_types[t], rq->blocks[b], layout);
                 if (rq->ops & OP_S2D)
-                    list_depth_space(ctx, rq, out, CLOPS_OPERATOR_SPACE_TO_DEPTH, all_types[t], rq->blocks[b], layout);
+                    list_depth_space(ctx, out, CLOPS_OPERATOR_SPACE_TO_DEPTH, all_types[t], rq->blocks[b], layout);
             }
             if (rq->ops & OP_UNPOOL)
                 for (size_t i = 0; i < sizeof index_types / sizeof index_types[0]; i++)
