@@ -87,10 +87,16 @@ void set_err(char *err, size_t err_size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* The whole message set_err last formatted into `err` (which keeps only its
+ * first err_size - 1 bytes), or `err` itself: every message reaches the user whole. */
+const char *err_text(const char *err);
 /* "clops: error: WHAT: DETAIL" on stderr, and EXIT_FAIL. */
 int fail_line(const char *what, const char *detail);
 /* fail_line with the status's name and the library's detail message. */
 int fail_clops(const char *what, clops_status st);
+/* fail_clops with `detail` (NULL: the library's message) followed by the
+ * `ntail` strings of `tail`, each whole. */
+int fail_clops_detail(const char *what, clops_status st, const char *detail, const char *const tail[], size_t ntail);
 int fail_npy(const char *path, npy_status st, const char *msg);
 /* A strict unsigned decimal: digits only, fully consumed, at most max. */
 int parse_uint(const char *s, uint64_t max, uint64_t *out);

@@ -9,12 +9,33 @@
 
 /* ---- small helpers ------------------------------------------------------------------------ */
 
+/* The whole text of the last message set_err formatted, and the buffer it went
+ * to (which holds at most its first ERR_SIZE - 1 bytes): what prints a message
+ * from that buffer prints the whole text (err_text). */
+static struct {
+    const char *buf;
+    char *whole;
+} last_err;
+
 void set_err(char *err, size_t err_size, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err, err_size, fmt, ap);
+    const int n = vsnprintf(err, err_size, fmt, ap);
     va_end(ap);
+    free(last_err.whole);
+    last_err.whole = NULL;
+    last_err.buf = err;
+    if (n >= 0 && (size_t)n >= err_size && (last_err.whole = malloc((size_t)n + 1)) != NULL) {
+        va_start(ap, fmt);
+        vsnprintf(last_err.whole, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+}
+
+const char *err_text(const char *err)
+{
+    return err == last_err.buf && last_err.whole ? last_err.whole : err;
 }
 
 /* Prints s to stderr on one line (newlines become blanks). */
@@ -25,32 +46,51 @@ static void put_one_line(const char *s)
 }
 
 /* "clops: error: WHAT: DETAIL" and EXIT_FAIL. */
-int fail_line(const char *what, const char *detail)
+/* "clops: error: WHAT: HEAD DETAIL TAIL" on one line, each part whole (no
+ * buffer between the message and stderr), and EXIT_FAIL. */
+static int fail_parts(const char *what, const char *head, const char *detail, const char *tail)
 {
     fputs("clops: error: ", stderr);
     put_one_line(what);
     fputs(": ", stderr);
-    put_one_line(detail);
+    put_one_line(head);
+    put_one_line(err_text(detail));
+    put_one_line(tail);
     fputc('\n', stderr);
     return EXIT_FAIL;
+}
+
+int fail_line(const char *what, const char *detail)
+{
+    return fail_parts(what, "", detail, "");
 }
 
 int fail_clops(const char *what, clops_status st)
 {
     const char *detail = clops_last_error_message();
-    if (detail == NULL || detail[0] == '\0')
-        detail = clops_status_message(st);
-    char line[ERR_SIZE + 64];
-    snprintf(line, sizeof line, "%s: %s", clops_status_name(st), detail);
-    return fail_line(what, line);
+    return fail_clops_detail(what, st, detail == NULL || detail[0] == '\0' ? clops_status_message(st) : detail,
+                             NULL, 0);
+}
+
+int fail_clops_detail(const char *what, clops_status st, const char *detail, const char *const tail[], size_t ntail)
+{
+    if (detail == NULL) detail = clops_last_error_message();
+    fputs("clops: error: ", stderr);
+    put_one_line(what);
+    fputs(": ", stderr);
+    put_one_line(clops_status_name(st));
+    fputs(": ", stderr);
+    put_one_line(detail);
+    for (size_t i = 0; i < ntail; i++) put_one_line(tail[i]);
+    fputc('\n', stderr);
+    return EXIT_FAIL;
 }
 
 int fail_npy(const char *path, npy_status st, const char *msg)
 {
-    char line[ERR_SIZE + 64];
-    snprintf(line, sizeof line, "%s (%s)", msg[0] != '\0' ? msg : npy_status_message(st),
-             npy_status_name(st));
-    return fail_line(path, line);
+    char tail[64];
+    snprintf(tail, sizeof tail, " (%s)", npy_status_name(st));
+    return fail_parts(path, "", msg[0] != '\0' ? msg : npy_status_message(st), tail);
 }
 
 /* A strict unsigned decimal: digits only, fully consumed, at most max. */
@@ -233,7 +273,7 @@ void print_command_help(const cli_command *cmd)
 
 int usage_error(const cli_command *cmd, const char *message)
 {
-    fprintf(stderr, "clops: %s\n", message);
+    fprintf(stderr, "clops: %s\n", err_text(message));
     if (cmd != NULL)
         fprintf(stderr, "Try 'clops %s --help'.\n", cmd->name);
     else
