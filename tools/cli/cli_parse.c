@@ -1,8 +1,10 @@
 /* cli_parse.c - the command line's shared parts: error lines, option parsers,
- * help printed from a command's option table, and the parser driven by the same
- * table (exact option names, "--name value" or "--name=value", each at most once). */
+ * help printed from a command's option table, and the one parser every command
+ * uses, driven by the same table (getopt_long: "--name value" or "--name=value",
+ * unambiguous prefixes of names, each option at most once). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 
 #include "cli.h"
@@ -105,6 +107,32 @@ int parse_uint(const char *s, uint64_t max, uint64_t *out)
         return -1;
     *out = (uint64_t)v;
     return 0;
+}
+
+char *shell_command_line(const char *prefix, int argc, char *const argv[])
+{
+    size_t size = strlen(prefix) + 1;
+    for (int i = 0; i < argc; i++) size += 3 + 4 * strlen(argv[i]); /* ' -> '\'' at worst */
+    char *line = malloc(size), *o = line;
+    if (!line) return NULL;
+    o += sprintf(o, "%s", prefix);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        *o++ = ' ';
+        if (a[0] != '\0' && strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-") ==
+                                 strlen(a)) {
+            o += sprintf(o, "%s", a);
+            continue;
+        }
+        *o++ = '\'';
+        for (; *a; a++) {
+            if (*a == '\'') o += sprintf(o, "'\\''");
+            else *o++ = *a;
+        }
+        *o++ = '\'';
+    }
+    *o = '\0';
+    return line;
 }
 
 /* ---- option parsers ------------------------------------------------------------------------ */
@@ -288,76 +316,104 @@ int is_help(const char *arg)
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
 }
 
-/* Looks "--name" or "--name=value" up in the table. */
-static const cli_option *find_option(const cli_option *options, const char *arg, const char **value)
+/* Every command's options are parsed here, by getopt_long over a `struct option`
+ * table made from the command's cli_option table: "--name value" and
+ * "--name=value" alike, an unambiguous prefix of a name accepted for it (as
+ * every GNU tool does), arguments in any order, "--" ending the options. */
+#define MAX_OPTIONS 32
+
+/* How many names of the table start with the first `len` bytes of `name`. */
+static int prefix_matches(const cli_option *options, const char *name, size_t len)
 {
-    const char *eq = strchr(arg, '=');
-    size_t len = eq != NULL ? (size_t)(eq - arg) : strlen(arg);
-    *value = eq != NULL ? eq + 1 : NULL;
+    int n = 0;
     for (const cli_option *o = options; o->name != NULL; o++)
-        if (strlen(o->name) == len && strncmp(o->name, arg, len) == 0)
-            return o;
-    return NULL;
+        if (!is_help_option(o) && strncmp(o->name + 2, name, len) == 0) n++;
+    return n;
 }
 
-/* Handles one option at argv[*i] (advancing *i past its value). 0 or EXIT_USAGE. */
-static int parse_one_option(const cli_command *cmd, int argc, char **argv, int *i, cli_args *args,
-                            unsigned *seen)
+/* The usage error for the argument getopt_long refused (`code` '?' or ':'). */
+static int refused_option(const cli_command *cmd, const char *arg, int code, int index)
 {
     char err[ERR_SIZE];
-    const char *value;
-    const cli_option *o = find_option(cmd->options, argv[*i], &value);
-    if (o == NULL || is_help_option(o)) {
-        set_err(err, sizeof err, "unknown option '%s' for 'clops %s'", argv[*i], cmd->name);
-        return usage_error(cmd, err);
-    }
-    unsigned bit = 1u << (unsigned)(o - cmd->options);
-    if (*seen & bit) {
-        set_err(err, sizeof err, "option %s given twice", o->name);
-        return usage_error(cmd, err);
-    }
-    *seen |= bit;
-    if (o->metavar == NULL && value != NULL) {
+    const cli_option *o = index >= 0 ? &cmd->options[index] : NULL;
+    if (code == ':' && o)
+        set_err(err, sizeof err, "option %s needs a value (%s)", o->name, o->metavar);
+    else if (o && o->metavar == NULL)
         set_err(err, sizeof err, "option %s takes no value", o->name);
-        return usage_error(cmd, err);
-    }
-    if (o->metavar != NULL && value == NULL) {
-        if (*i + 1 >= argc) {
-            set_err(err, sizeof err, "option %s needs a value (%s)", o->name, o->metavar);
-            return usage_error(cmd, err);
-        }
-        value = argv[++*i];
-    }
-    if (o->flag != 0)
-        *(int *)((char *)args + o->flag) = 1;
-    else if (o->parse(args, value != NULL ? value : "", err, sizeof err) != 0)
-        return usage_error(cmd, err);
-    return 0;
+    else if (strncmp(arg, "--", 2) == 0 &&
+             prefix_matches(cmd->options, arg + 2, strcspn(arg + 2, "=")) > 1)
+        set_err(err, sizeof err, "ambiguous option '%s' for 'clops %s' (it begins several options' names)", arg,
+                cmd->name);
+    else
+        set_err(err, sizeof err, "unknown option '%s' for 'clops %s'", arg, cmd->name);
+    return usage_error(cmd, err);
 }
 
 /* Parses argv (after the command words) into args. 0 or EXIT_USAGE. */
 static int parse_args(const cli_command *cmd, int argc, char **argv, cli_args *args)
 {
     char err[ERR_SIZE];
+    struct option longopts[MAX_OPTIONS + 1];
+    int n = 0;
+    for (const cli_option *o = cmd->options; o->name != NULL && n < MAX_OPTIONS; o++, n++) {
+        const int help = is_help_option(o); /* never parsed: dispatch answers --help first */
+        longopts[n] = (struct option){help ? "\x01help" : o->name + 2, o->metavar ? required_argument : no_argument,
+                                      NULL, 256 + n};
+    }
+    longopts[n] = (struct option){NULL, 0, NULL, 0};
     unsigned seen = 0;
-    int options_done = 0;
     memset(args, 0, sizeof *args);
     args->order = CLOPS_ORDER_DEPTH_COLUMN_ROW;
-    for (int i = 0; i < argc; i++) {
-        const char *arg = argv[i];
-        if (!options_done && strcmp(arg, "--") == 0) {
-            options_done = 1;
-        } else if (!options_done && arg[0] == '-' && arg[1] != '\0') {
-            int rc = parse_one_option(cmd, argc, argv, &i, args, &seen);
-            if (rc != 0)
-                return rc;
-        } else if (args->npositional < cmd->npositional) {
-            args->positional[args->npositional++] = arg;
+    /* getopt_long wants argv[0] to be the program: the command's words stand in. */
+    char **av = malloc(((size_t)argc + 2) * sizeof *av);
+    if (!av) return fail_line(cmd->name, "out of memory");
+    av[0] = (char *)cmd->name;
+    memcpy(av + 1, argv, (size_t)argc * sizeof *av);
+    av[argc + 1] = NULL;
+    opterr = 0;
+    optind = 0; /* a full restart: the parser may run more than once in a process */
+    int rc = 0, c, index = -1;
+    /* "-": operands come back in order as code 1; ":": a missing value is ':'. */
+    while (rc == 0 && (index = -1, c = getopt_long(argc + 1, av, "-:", longopts, &index)) != -1) {
+        if (c == 1) {
+            if (args->npositional < cmd->npositional) {
+                args->positional[args->npositional++] = optarg;
+            } else {
+                set_err(err, sizeof err, "unexpected argument '%s'", optarg);
+                rc = usage_error(cmd, err);
+            }
+            continue;
+        }
+        if (c == '?' || c == ':') {
+            const int known = optopt >= 256 && optopt < 256 + n ? optopt - 256 : -1;
+            rc = refused_option(cmd, av[optind - 1], c, known);
+            continue;
+        }
+        const cli_option *o = &cmd->options[c - 256];
+        const unsigned bit = 1u << (unsigned)(c - 256);
+        if (seen & bit) {
+            set_err(err, sizeof err, "option %s given twice", o->name);
+            rc = usage_error(cmd, err);
+        } else if (is_help_option(o)) {
+            rc = refused_option(cmd, av[optind - 1], '?', -1);
         } else {
-            set_err(err, sizeof err, "unexpected argument '%s'", arg);
-            return usage_error(cmd, err);
+            seen |= bit;
+            if (o->flag != 0)
+                *(int *)((char *)args + o->flag) = 1;
+            else if (o->parse(args, optarg != NULL ? optarg : "", err, sizeof err) != 0)
+                rc = usage_error(cmd, err);
         }
     }
+    for (int i = optind; rc == 0 && i < argc + 1; i++) { /* after "--": operands */
+        if (args->npositional < cmd->npositional) {
+            args->positional[args->npositional++] = av[i];
+        } else {
+            set_err(err, sizeof err, "unexpected argument '%s'", av[i]);
+            rc = usage_error(cmd, err);
+        }
+    }
+    free(av);
+    if (rc != 0) return rc;
     if (args->npositional < cmd->npositional) {
         set_err(err, sizeof err, "missing arguments: 'clops %s' needs %s", cmd->name,
                 cmd->positional);
@@ -385,6 +441,7 @@ int dispatch(const cli_command *cmd, int argc, char **argv)
     int rc = parse_args(cmd, argc, argv, &args);
     if (rc != 0)
         return rc;
+    args.argc = argc, args.argv = argv;
     return cmd->run(cmd, &args);
 }
 
