@@ -357,6 +357,12 @@ CLOPS_API const char *clops_context_device_name(const clops_context *ctx);
  *  cache is and whether it is read-write or read-only, or why it is off. */
 CLOPS_API const char *clops_context_cache_status(const clops_context *ctx);
 
+/*! clops_context_tuning_db() : the file of ctx's tuning database (the tuning_db
+ *  option, else the device's file beside the program cache), whether or not it
+ *  exists yet, into buf (NUL-terminated, cut to size); "" on the host backend.
+ *  Returns buf. */
+CLOPS_API const char *clops_context_tuning_db(const clops_context *ctx, char *buf, size_t size);
+
 /*! clops_context_queue() : the queue clops enqueues on (NULL on the host). */
 CLOPS_API cl_command_queue clops_context_queue(const clops_context *ctx);
 /*! clops_context_cl_context() : the cl_context (NULL on the host). */
