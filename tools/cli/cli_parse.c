@@ -279,15 +279,27 @@ static void print_options_help(FILE *out, const cli_option *options)
     }
 }
 
-/* "clops run depth-to-space IN.npy OUT.npy --block-size B [options]" */
+/* "clops run depth-to-space IN.npy OUT.npy --block-size B [--order dcr|crd] ...":
+ * every option of the table (the optional ones in brackets, --help left out),
+ * wrapped at HELP_WIDTH under the command's first argument. */
 void print_command_usage(FILE *out, const char *prefix, const cli_command *cmd)
 {
-    fprintf(out, "%sclops %s%s%s", prefix, cmd->name, cmd->positional[0] != '\0' ? " " : "",
-            cmd->positional);
-    for (const cli_option *o = cmd->options; o->name != NULL; o++)
-        if (o->required)
-            fprintf(out, " %s %s", o->name, o->metavar);
-    fputs(" [options]\n", out);
+    size_t col = (size_t)fprintf(out, "%sclops %s", prefix, cmd->name);
+    const size_t indent = col + 1;
+    char word[160];
+    const char *rest = cmd->positional;
+    for (int pass = 0; pass < 3; pass++) {
+        /* pass 0: the operands, 1: required options, 2: optional ones */
+        for (const cli_option *o = cmd->options; pass > 0 && o->name != NULL; o++) {
+            if (is_help_option(o) || (o->required != 0) != (pass == 1)) continue;
+            snprintf(word, sizeof word, "%s%s%s%s%s", pass == 2 ? "[" : "", o->name, o->metavar ? " " : "",
+                     o->metavar ? o->metavar : "", pass == 2 ? "]" : "");
+            if (col + 1 + strlen(word) > HELP_WIDTH) col = (size_t)fprintf(out, "\n%*s", (int)indent - 1, "");
+            col += (size_t)fprintf(out, " %s", word);
+        }
+        if (pass == 0 && rest[0] != '\0') col += (size_t)fprintf(out, " %s", rest);
+    }
+    fputc('\n', out);
 }
 
 void print_command_help(const cli_command *cmd)
