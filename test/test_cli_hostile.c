@@ -125,14 +125,14 @@ START_TEST(test_cache_list_short_keys)
     write_entry(e3, "device: D\nsou", 13, "", 0);
     setenv("CLOPS_CACHE_DIR", dir, 1);
     run("cache", "list", NULL);
-    ck_assert_msg(res.exit_code == 0, "cache list: exit %d: %s", res.exit_code, res.err);
-    ck_assert_msg(strstr(res.out, "3 entries") != NULL, "cache list: %s", res.out);
-    ck_assert_msg(strstr(res.out, "00000000000000a3.bin") && strstr(res.out, "  D  "), "cache list: %s", res.out);
+    ck_assert_msg(res.exit_code == 0, "cache list: exit %d: %.400s", res.exit_code, res.err);
+    ck_assert_msg(strstr(res.out, "3 entries") != NULL, "cache list: %.400s", res.out);
+    ck_assert_msg(strstr(res.out, "00000000000000a3.bin") && strstr(res.out, "  D  "), "cache list: %.400s", res.out);
     run("cache", "list", "--json", NULL);
-    ck_assert_msg(res.exit_code == 0, "cache list --json: exit %d: %s", res.exit_code, res.err);
+    ck_assert_msg(res.exit_code == 0, "cache list --json: exit %d: %.400s", res.exit_code, res.err);
     ck_assert_msg(strstr(res.out, "\"key\":\t\"sou\"") && strstr(res.out, "\"key\":\t\"device: D\\nsou\"") &&
                       strstr(res.out, "\"key\":\t\"\""),
-                  "cache list --json: %s", res.out);
+                  "cache list --json: %.400s", res.out);
     unsetenv("CLOPS_CACHE_DIR");
     unlink(e1), unlink(e2), unlink(e3);
     rmdir(dir);
@@ -152,27 +152,27 @@ START_TEST(test_conformance_json_targets)
     ck_assert_int_eq(mkfifo(fifo, 0600), 0);
     const char *to_fifo[] = {"conformance", "--device", "host", "--quick", "--json", fifo, NULL};
     run_bounded(60, to_fifo);
-    ck_assert_msg(res.exit_code == 1, "conformance --json FIFO: exit %d (-1: hung): %s", res.exit_code, res.err);
-    ck_assert_msg(strstr(res.err, "no process is reading") != NULL, "conformance --json FIFO: %s", res.err);
-    ck_assert_msg(strstr(res.out, "passed") == NULL, "the run went ahead: %s", res.out);
+    ck_assert_msg(res.exit_code == 1, "conformance --json FIFO: exit %d (-1: hung): %.400s", res.exit_code, res.err);
+    ck_assert_msg(strstr(res.err, "no process is reading") != NULL, "conformance --json FIFO: %.400s", res.err);
+    ck_assert_msg(strstr(res.out, "passed") == NULL, "the run went ahead: %.400s", res.out);
     unlink(fifo);
 
     run("conformance", "--device", "host", "--quick", "--json", "/dev/full", NULL);
     ck_assert_int_eq(res.exit_code, 1);
-    ck_assert_msg(strstr(res.err, "No space left on device") != NULL, "conformance --json /dev/full: %s", res.err);
+    ck_assert_msg(strstr(res.err, "No space left on device") != NULL, "conformance --json /dev/full: %.400s", res.err);
 
     run("conformance", "--device", "host", "--quick", "--json", "%T/no-such-dir/report.json", NULL);
     ck_assert_int_eq(res.exit_code, 1);
-    ck_assert_msg(strstr(res.err, "report.json") && strstr(res.out, "passed") == NULL, "missing dir: %s", res.err);
+    ck_assert_msg(strstr(res.err, "report.json") && strstr(res.out, "passed") == NULL, "missing dir: %.400s", res.err);
 
     write_bytes(report, "old report\n", 11);
     run("conformance", "--device", "host", "--quick", "--json", report, NULL);
-    ck_assert_msg(res.exit_code == 0, "conformance: exit %d: %s", res.exit_code, res.err);
+    ck_assert_msg(res.exit_code == 0, "conformance: exit %d: %.400s", res.exit_code, res.err);
     size_t len;
     unsigned char *text = slurp(report, &len);
     text = realloc(text, len + 1);
     text[len] = '\0';
-    ck_assert_msg(len > 2 && text[0] == '{' && text[len - 2] == '}' && text[len - 1] == '\n', "report: %s", text);
+    ck_assert_msg(len > 2 && text[0] == '{' && text[len - 2] == '}' && text[len - 1] == '\n', "report: %.400s", text);
     ck_assert_msg(valid_utf8(text), "the report is not valid UTF-8");
     free(text);
     assert_no_temp_files();
@@ -195,10 +195,10 @@ START_TEST(test_pack_add_binary_not_regular)
         const char *args[] = {"kernels", "pack-add", pack,      "--device", "0",      "--source", "depth_space.cl",
                               "--options", "-DX=1",   "--binary", bins[i],    NULL};
         run_bounded(60, args);
-        ck_assert_msg(res.exit_code == 1, "pack-add --binary %s: exit %d (-1: hung or killed): %s", bins[i],
+        ck_assert_msg(res.exit_code == 1, "pack-add --binary %.400s: exit %d (-1: hung or killed): %.400s", bins[i],
                       res.exit_code, res.err);
-        ck_assert_msg(strstr(res.err, "not a regular file") != NULL, "pack-add --binary %s: %s", bins[i], res.err);
-        ck_assert_msg(!file_exists(pack), "pack-add --binary %s created the pack", bins[i]);
+        ck_assert_msg(strstr(res.err, "not a regular file") != NULL, "pack-add --binary %.400s: %.400s", bins[i], res.err);
+        ck_assert_msg(!file_exists(pack), "pack-add --binary %.400s created the pack", bins[i]);
     }
     unlink(fifo);
 }
@@ -216,9 +216,9 @@ START_TEST(test_json_non_utf8_path)
     setenv("CLOPS_CACHE_DIR", dir, 1);
     run("cache", "list", "--json", NULL);
     unsetenv("CLOPS_CACHE_DIR");
-    ck_assert_msg(res.exit_code == 0, "cache list --json: exit %d: %s", res.exit_code, res.err);
-    ck_assert_msg(valid_utf8((const unsigned char *)res.out), "cache list --json is not valid UTF-8: %s", res.out);
-    ck_assert_msg(strstr(res.out, "/\xc3\xbf\xc3\xbe-caf\xc3\xa9") != NULL, "cache list --json: %s", res.out);
+    ck_assert_msg(res.exit_code == 0, "cache list --json: exit %d: %.400s", res.exit_code, res.err);
+    ck_assert_msg(valid_utf8((const unsigned char *)res.out), "cache list --json is not valid UTF-8: %.400s", res.out);
+    ck_assert_msg(strstr(res.out, "/\xc3\xbf\xc3\xbe-caf\xc3\xa9") != NULL, "cache list --json: %.400s", res.out);
     rmdir(dir);
 }
 END_TEST
@@ -240,13 +240,13 @@ START_TEST(test_timeout_from_environment)
     run("run", "depth-to-space", "%T/timeout_in.npy", "%T/timeout_out.npy", "--block-size", "2", "--device", "host",
         "--timeout", "0.001", NULL);
     ck_assert_msg(res.exit_code == 1 && strstr(res.err, "did not finish within 0.001 s (--timeout)"),
-                  "control run with --timeout: exit %d: %s", res.exit_code, res.err);
+                  "control run with --timeout: exit %d: %.400s", res.exit_code, res.err);
     setenv("CLOPS_TIMEOUT", "0.001", 1);
     run("run", "depth-to-space", "%T/timeout_in.npy", "%T/timeout_out.npy", "--block-size", "2", "--device", "host",
         NULL);
     unsetenv("CLOPS_TIMEOUT");
-    ck_assert_msg(res.exit_code == 1, "CLOPS_TIMEOUT=0.001: exit %d: %s", res.exit_code, res.err);
-    ck_assert_msg(strstr(res.err, "did not finish within 0.001 s (CLOPS_TIMEOUT)") != NULL, "stderr: %s", res.err);
+    ck_assert_msg(res.exit_code == 1, "CLOPS_TIMEOUT=0.001: exit %d: %.400s", res.exit_code, res.err);
+    ck_assert_msg(strstr(res.err, "did not finish within 0.001 s (CLOPS_TIMEOUT)") != NULL, "stderr: %.400s", res.err);
     char out[512];
     tmp_path(out, sizeof out, "timeout_out.npy");
     ck_assert_msg(!file_exists(out), "a timed-out run wrote its output");

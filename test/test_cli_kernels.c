@@ -25,13 +25,13 @@ typedef struct listed {
 static void list_programs(listed *l, const char *type, const char *windows)
 {
     run("kernels", "list", "--types", type, "--windows", windows, NULL);
-    ck_assert_msg(res.exit_code == 0, "kernels list: exit %d: %s", res.exit_code, res.err);
+    ck_assert_msg(res.exit_code == 0, "kernels list: exit %d: %.400s", res.exit_code, res.err);
     ck_assert_uint_lt(strlen(res.out), CAPTURE_SIZE - 1);
     for (char *line = strtok(res.out, "\n"); line; line = strtok(NULL, "\n")) {
         if (line[0] == '#') continue;
         /* "SOURCE  HASH  OPTIONS" */
         char *hash = strstr(line, "  "), *options = hash ? strstr(hash + 2, "  ") : NULL;
-        ck_assert_msg(options != NULL, "kernels list: odd line '%s'", line);
+        ck_assert_msg(options != NULL, "kernels list: odd line '%.400s'", line);
         const size_t n = (size_t)(hash - line) + 1 + strlen(options + 2) + 1;
         char *entry = malloc(n);
         ck_assert_ptr_nonnull(entry);
@@ -117,12 +117,12 @@ static void check_built(clops_context *ctx, const listed *l, const clops_operato
 {
     clops_operator *op = NULL;
     const clops_status st = clops_operator_create(ctx, desc, &op);
-    ck_assert_msg(st == CLOPS_SUCCESS, "%s: %s: %s", label, clops_status_name(st), clops_last_error_message());
+    ck_assert_msg(st == CLOPS_SUCCESS, "%.400s: %.400s: %.400s", label, clops_status_name(st), clops_last_error_message());
     clops_operator_info info;
     ck_assert_int_eq(clops_operator_get_info(op, &info), CLOPS_SUCCESS);
-    ck_assert_msg(info.backend == CLOPS_BACKEND_OPENCL, "%s ran on the host: %s", label, info.fallback_reason);
+    ck_assert_msg(info.backend == CLOPS_BACKEND_OPENCL, "%.400s ran on the host: %.400s", label, info.fallback_reason);
     const char *source = desc->type == CLOPS_OPERATOR_MAX_UNPOOLING ? "max_unpooling.cl" : "depth_space.cl";
-    ck_assert_msg(is_listed(l, source, info.build_options), "%s built %s with \"%s\", which 'clops kernels list' "
+    ck_assert_msg(is_listed(l, source, info.build_options), "%.400s built %.400s with \"%.400s\", which 'clops kernels list' "
                   "does not name", label, source, info.build_options);
     clops_operator_free(op);
 }

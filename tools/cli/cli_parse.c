@@ -281,7 +281,7 @@ static void print_options_help(FILE *out, const cli_option *options)
 
 /* "clops run depth-to-space IN.npy OUT.npy --block-size B [--order dcr|crd] ...":
  * every option of the table (the optional ones in brackets, --help left out),
- * wrapped at HELP_WIDTH under the command's first argument. */
+ * the optional ones wrapped at HELP_WIDTH under the command's first argument. */
 void print_command_usage(FILE *out, const char *prefix, const cli_command *cmd)
 {
     size_t col = (size_t)fprintf(out, "%sclops %s", prefix, cmd->name);
@@ -294,7 +294,7 @@ void print_command_usage(FILE *out, const char *prefix, const cli_command *cmd)
             if (is_help_option(o) || (o->required != 0) != (pass == 1)) continue;
             snprintf(word, sizeof word, "%s%s%s%s%s", pass == 2 ? "[" : "", o->name, o->metavar ? " " : "",
                      o->metavar ? o->metavar : "", pass == 2 ? "]" : "");
-            if (col + 1 + strlen(word) > HELP_WIDTH) col = (size_t)fprintf(out, "\n%*s", (int)indent - 1, "");
+            if (pass == 2 && col + 1 + strlen(word) > HELP_WIDTH) col = (size_t)fprintf(out, "\n%*s", (int)indent - 1, "");
             col += (size_t)fprintf(out, " %s", word);
         }
         if (pass == 0 && rest[0] != '\0') col += (size_t)fprintf(out, " %s", rest);
