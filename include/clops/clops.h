@@ -31,6 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The OpenCL version is the includer's choice (clops uses only OpenCL 1.2 types
+ * here); 1.2 only where the includer set none, which keeps the headers quiet. */
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 120
 #endif
