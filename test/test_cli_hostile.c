@@ -18,44 +18,6 @@
 
 /* ---- helpers ----------------------------------------------------------------------------------- */
 
-/* run_argv, but the CLI is killed (SIGALRM, exit_code -1) if it has not ended
- * within `seconds`: for the cases where the bug is a hang. */
-static void run_bounded(unsigned seconds, const char *const *args)
-{
-    char out_path[512], err_path[512];
-    snprintf(out_path, sizeof out_path, "%s/.stdout", tmp_dir);
-    snprintf(err_path, sizeof err_path, "%s/.stderr", tmp_dir);
-    const pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        const char *argv[MAX_ARGS + 2];
-        int argc = 0;
-        argv[argc++] = cli_path;
-        for (int i = 0; args[i] && argc < MAX_ARGS + 1; i++) argv[argc++] = args[i];
-        argv[argc] = NULL;
-        const int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        const int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0) _exit(126);
-        alarm(seconds); /* kept across exec: ends a hung CLI */
-        execv(cli_path, (char *const *)argv);
-        _exit(127);
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0) ck_assert_int_eq(errno, EINTR);
-    res.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    size_t n;
-    unsigned char *b = slurp(out_path, &n);
-    n = n < sizeof res.out - 1 ? n : sizeof res.out - 1;
-    memcpy(res.out, b, n), res.out[n] = '\0';
-    free(b);
-    b = slurp(err_path, &n);
-    n = n < sizeof res.err - 1 ? n : sizeof res.err - 1;
-    memcpy(res.err, b, n), res.err[n] = '\0';
-    free(b);
-    unlink(out_path);
-    unlink(err_path);
-}
-
 static void put_le(unsigned char *p, uint64_t v, int n)
 {
     for (int i = 0; i < n; i++) p[i] = (unsigned char)(v >> (8 * i));
@@ -151,7 +113,7 @@ START_TEST(test_conformance_json_targets)
     tmp_path(report, sizeof report, "report.json");
     ck_assert_int_eq(mkfifo(fifo, 0600), 0);
     const char *to_fifo[] = {"conformance", "--device", "host", "--quick", "--json", fifo, NULL};
-    run_bounded(60, to_fifo);
+    run_argv_bounded(60, to_fifo);
     ck_assert_msg(res.exit_code == 1, "conformance --json FIFO: exit %d (-1: hung): %.400s", res.exit_code, res.err);
     ck_assert_msg(strstr(res.err, "no process is reading") != NULL, "conformance --json FIFO: %.400s", res.err);
     ck_assert_msg(strstr(res.out, "passed") == NULL, "the run went ahead: %.400s", res.out);
@@ -194,7 +156,7 @@ START_TEST(test_pack_add_binary_not_regular)
     for (int i = 0; i < 3; i++) {
         const char *args[] = {"kernels", "pack-add", pack,      "--device", "0",      "--source", "depth_space.cl",
                               "--options", "-DX=1",   "--binary", bins[i],    NULL};
-        run_bounded(60, args);
+        run_argv_bounded(60, args);
         ck_assert_msg(res.exit_code == 1, "pack-add --binary %.400s: exit %d (-1: hung or killed): %.400s", bins[i],
                       res.exit_code, res.err);
         ck_assert_msg(strstr(res.err, "not a regular file") != NULL, "pack-add --binary %.400s: %.400s", bins[i], res.err);

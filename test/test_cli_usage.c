@@ -261,6 +261,25 @@ START_TEST(test_readme_synopsis_is_help)
 }
 END_TEST
 
+/* ---- bench-startup's device ----------------------------------------------------------------------- */
+
+/* bench-startup takes the default device as every command does (it took device 0
+ * whatever CLOPS_DEVICE said): with CLOPS_DEVICE naming the host backend, or a
+ * device that does not exist, it says so at once instead of benchmarking device 0. */
+START_TEST(test_bench_startup_default_device)
+{
+    static const char *const devices[] = {"host", "99"};
+    static const char *const want[] = {"the default device is the host backend", "99"};
+    setenv("CLOPS_DEVICE", devices[_i], 1);
+    const char *args[] = {"bench-startup", "--quick", NULL};
+    run_argv_bounded(120, args);
+    unsetenv("CLOPS_DEVICE");
+    ck_assert_msg(res.exit_code == 1, "CLOPS_DEVICE=%s: exit %d (-1: still benchmarking after 120 s): %.400s",
+                  devices[_i], res.exit_code, res.err);
+    ck_assert_msg(strstr(res.err, want[_i]) != NULL, "CLOPS_DEVICE=%s: %.400s", devices[_i], res.err);
+}
+END_TEST
+
 static Suite *cli_usage_suite(void)
 {
     Suite *s = suite_create("cli_usage");
@@ -271,6 +290,7 @@ static Suite *cli_usage_suite(void)
     tcase_add_loop_test(tc, test_option_forms, 0, FORM_CASES);
     tcase_add_loop_test(tc, test_help_names_every_option, 0, HELP_CASES);
     tcase_add_test(tc, test_readme_synopsis_is_help);
+    tcase_add_loop_test(tc, test_bench_startup_default_device, 0, 2);
     return s;
 }
 
