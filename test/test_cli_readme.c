@@ -3,8 +3,8 @@
  * example, taken from README.md itself, is a complete program that compiles with
  * -Wall -Werror against the built library and prints DirectML's result; every
  * source path it names exists. Shared fixtures: cli_fixture.h (the suite runs
- * beside the CLI suites; CLOPS_SOURCE_DIR, CLOPS_CC and CLOPS_LIB_DIR come from
- * ctest).
+ * beside the CLI suites; CLOPS_SOURCE_DIR, CLOPS_CC, CLOPS_CFLAGS and
+ * CLOPS_LIB_DIR come from ctest).
  */
 #define _XOPEN_SOURCE 700
 #include "cli_fixture.h"
@@ -49,8 +49,9 @@ START_TEST(test_readme_example_runs)
     write_bytes(src, start, (size_t)(end - start) + 1);
     const char *cc = getenv("CLOPS_CC"), *lib = getenv("CLOPS_LIB_DIR"), *dir = getenv("CLOPS_SOURCE_DIR");
     ck_assert_msg(cc && lib && dir, "CLOPS_CC, CLOPS_LIB_DIR and CLOPS_SOURCE_DIR must be set (ctest sets them)");
-    snprintf(cmd, sizeof cmd, "'%s' -std=c11 -Wall -Wextra -Werror -o '%s' '%s' -I'%s/include' -L'%s' -lclops -lOpenCL",
-             cc, exe, src, dir, lib);
+    const char *flags = getenv("CLOPS_CFLAGS"); /* the build's own (a sanitizer build's runtime) */
+    snprintf(cmd, sizeof cmd, "'%s' %s -std=c11 -Wall -Wextra -Werror -o '%s' '%s' -I'%s/include' -L'%s' -lclops -lOpenCL",
+             cc, flags ? flags : "", exe, src, dir, lib);
     ck_assert_msg(system(cmd) == 0, "the README's example does not compile: %s", cmd);
     snprintf(cmd, sizeof cmd, "LD_LIBRARY_PATH='%s' '%s' > '%s'", lib, exe, out);
     const int status = system(cmd);
