@@ -144,8 +144,9 @@ END_TEST
 
 /* ---- N16: pack-add --binary through the bounded reader ------------------------------------------- */
 
-/* A FIFO (which blocked) and an endless device (read until memory ran out) are
- * refused before a byte is read; nothing is created. */
+/* A FIFO (which blocked), an endless device (read until memory ran out), a
+ * directory and a file larger than a pack entry may hold are refused before a
+ * byte is read; nothing is created. */
 START_TEST(test_pack_add_binary_not_regular)
 {
     char fifo[512], pack[512];
@@ -163,6 +164,21 @@ START_TEST(test_pack_add_binary_not_regular)
         ck_assert_msg(!file_exists(pack), "pack-add --binary %.400s created the pack", bins[i]);
     }
     unlink(fifo);
+
+    /* A (sparse) file past what a pack entry may hold: refused by its size, unread. */
+    char huge[512];
+    tmp_path(huge, sizeof huge, "huge.bin");
+    const int fd = open(huge, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(ftruncate(fd, (off_t)(1024ll << 20) + 1), 0);
+    close(fd);
+    const char *args[] = {"kernels", "pack-add", pack,    "--device", "0",  "--source", "depth_space.cl",
+                          "--options", "-DX=1", "--binary", huge,     NULL};
+    run_argv_bounded(60, args);
+    ck_assert_msg(res.exit_code == 1 && strstr(res.err, "larger than the 1073741824 bytes a pack entry may hold"),
+                  "pack-add --binary of 1 GiB + 1: exit %d: %.400s", res.exit_code, res.err);
+    ck_assert(!file_exists(pack));
+    unlink(huge);
 }
 END_TEST
 
