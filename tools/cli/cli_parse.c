@@ -47,7 +47,6 @@ static void put_one_line(const char *s)
         fputc(*s == '\n' || *s == '\r' ? ' ' : *s, stderr);
 }
 
-/* "clops: error: WHAT: DETAIL" and EXIT_FAIL. */
 /* "clops: error: WHAT: HEAD DETAIL TAIL" on one line, each part whole (no
  * buffer between the message and stderr), and EXIT_FAIL. */
 static int fail_parts(const char *what, const char *head, const char *detail, const char *tail)
@@ -398,7 +397,8 @@ static int parse_args(const cli_command *cmd, int argc, char **argv, cli_args *a
         }
         if (c == '?' || c == ':') {
             const int known = optopt >= 256 && optopt < 256 + n ? optopt - 256 : -1;
-            rc = refused_option(cmd, av[optind - 1], c, known);
+            char shortopt[3] = {'-', (char)optopt, '\0'}; /* "-x": no command has one-letter options */
+            rc = refused_option(cmd, optopt > 0 && optopt < 256 ? shortopt : av[optind - 1], c, known);
             continue;
         }
         const cli_option *o = &cmd->options[c - 256];
