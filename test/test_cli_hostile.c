@@ -205,7 +205,8 @@ END_TEST
 
 /* `--timeout` defaults to CLOPS_TIMEOUT, as the help says: a run on the host
  * backend (where the library has no wait to bound) that takes longer than the
- * variable is ended by the watchdog, exit 1 naming the variable, no output. The
+ * variable is ended by the watchdog, exit 1 naming the variable, no output (the
+ * message names the device, or says none was ready yet on a busy machine). The
  * same run under --timeout is the control: it must time out too. */
 START_TEST(test_timeout_from_environment)
 {
@@ -217,14 +218,14 @@ START_TEST(test_timeout_from_environment)
     free(zeros);
     run("run", "depth-to-space", "%T/timeout_in.npy", "%T/timeout_out.npy", "--block-size", "2", "--device", "host",
         "--timeout", "0.001", NULL);
-    ck_assert_msg(res.exit_code == 1 && strstr(res.err, "did not finish within 0.001 s (--timeout)"),
+    ck_assert_msg(res.exit_code == 1 && strstr(res.err, "within 0.001 s (--timeout)"),
                   "control run with --timeout: exit %d: %.400s", res.exit_code, res.err);
     setenv("CLOPS_TIMEOUT", "0.001", 1);
     run("run", "depth-to-space", "%T/timeout_in.npy", "%T/timeout_out.npy", "--block-size", "2", "--device", "host",
         NULL);
     unsetenv("CLOPS_TIMEOUT");
     ck_assert_msg(res.exit_code == 1, "CLOPS_TIMEOUT=0.001: exit %d: %.400s", res.exit_code, res.err);
-    ck_assert_msg(strstr(res.err, "did not finish within 0.001 s (CLOPS_TIMEOUT)") != NULL, "stderr: %.400s", res.err);
+    ck_assert_msg(strstr(res.err, "within 0.001 s (CLOPS_TIMEOUT)") != NULL, "stderr: %.400s", res.err);
     char out[512];
     tmp_path(out, sizeof out, "timeout_out.npy");
     ck_assert_msg(!file_exists(out), "a timed-out run wrote its output");
