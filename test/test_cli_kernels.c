@@ -117,10 +117,18 @@ static void check_built(clops_context *ctx, const listed *l, const clops_operato
 {
     clops_operator *op = NULL;
     const clops_status st = clops_operator_create(ctx, desc, &op);
+    if (st == CLOPS_ERROR_TOO_LARGE_FOR_DEVICE) { /* a device with a smaller maximum allocation: nothing built */
+        fprintf(stderr, "note: %s: too large for this device, nothing to check\n", label);
+        return;
+    }
     ck_assert_msg(st == CLOPS_SUCCESS, "%.400s: %.400s: %.400s", label, clops_status_name(st), clops_last_error_message());
     clops_operator_info info;
     ck_assert_int_eq(clops_operator_get_info(op, &info), CLOPS_SUCCESS);
-    ck_assert_msg(info.backend == CLOPS_BACKEND_OPENCL, "%.400s ran on the host: %.400s", label, info.fallback_reason);
+    if (info.backend != CLOPS_BACKEND_OPENCL) { /* the device cannot run it (no 64-bit integers, ...): nothing built */
+        fprintf(stderr, "note: %s runs on the host here (%s), nothing to check\n", label, info.fallback_reason);
+        clops_operator_free(op);
+        return;
+    }
     const char *source = desc->type == CLOPS_OPERATOR_MAX_UNPOOLING ? "max_unpooling.cl" : "depth_space.cl";
     ck_assert_msg(is_listed(l, source, info.build_options), "%.400s built %.400s with \"%.400s\", which 'clops kernels list' "
                   "does not name", label, source, info.build_options);
