@@ -42,8 +42,9 @@
 #include <stdint.h>
 
 /** @def CL_TARGET_OPENCL_VERSION
- *  The OpenCL API version the headers expose to clops.h: 120 (OpenCL 1.2, what
- *  clops calls), unless the includer defined it first. */
+ *  The OpenCL API version the OpenCL headers expose: the includer's choice (clops
+ *  uses only OpenCL 1.2 types here); 120 (OpenCL 1.2) only where the includer set
+ *  none, which keeps the headers quiet. */
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 120
 #endif
@@ -614,6 +615,16 @@ CLOPS_API const char *clops_context_device_name(const clops_context *ctx);
  *  @threadsafety Any thread. @blocking Nothing. */
 CLOPS_API const char *clops_context_cache_status(const clops_context *ctx);
 
+/** The file of ctx's tuning database (the tuning_db option, else the device's
+ *  file beside the program cache), whether or not it exists yet.
+ *  @param ctx the context.
+ *  @param buf receives the path, NUL-terminated, cut to `size`; "" on the host
+ *         backend or for NULL `ctx`.
+ *  @param size bytes at `buf`.
+ *  @return `buf`.
+ *  @threadsafety Any thread. @blocking Nothing. */
+CLOPS_API const char *clops_context_tuning_db(const clops_context *ctx, char *buf, size_t size);
+
 /** The queue clops enqueues on (NULL on the host). Not retained for the caller.
  *  @param ctx the context.
  *  @return the queue, valid while `ctx` lives (retain it to keep it longer); NULL
@@ -1021,7 +1032,10 @@ typedef void (*clops_program_fn)(void *user, const char *source_name, const char
  *  building nothing. DepthToSpace and SpaceToDepth name two: the specialised
  *  program (-DBLOCK=b), then its block-argument variant (-DBLOCK_ARG=1, one
  *  binary for every block size), which is used only where the first is neither
- *  in the cache nor compilable. An operator that would run on the host whatever
+ *  in the cache nor compilable. Choices that depend on the sizes alone (the chunk
+ *  of long rows, 64-bit offsets where the device can hold such a tensor) are
+ *  named for every case, so the programs of every size with desc's types, block
+ *  size and layout are named, each once. An operator that would run on the host whatever
  *  the binaries (see clops_operator_info) names none.
  *  @param ctx an OpenCL context.
  *  @param desc the operator's descriptor.

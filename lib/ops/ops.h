@@ -117,8 +117,10 @@ clops_status clops_set_dims_args(const clops_operator *op, cl_kernel kernel, cl_
 /* Sets one offs_t scalar argument. */
 clops_status clops_set_offset_arg(const clops_operator *op, cl_kernel kernel, cl_uint index, uint64_t value);
 
-/* Whether offsets into this operator's buffers fit 32-bit unsigned arithmetic. */
+/* Whether offsets into this operator's buffers fit 32-bit unsigned arithmetic:
+ * every span and count at most CLOPS_U32_OFFSET_LIMIT elements. */
 bool clops_fits_u32(const clops_op_params *p);
+#define CLOPS_U32_OFFSET_LIMIT (UINT32_MAX - (UINT64_C(1) << 24))
 
 /* ---- the table ------------------------------------------------------------------------------- */
 

@@ -320,3 +320,8 @@ void clops_tuning_locks_remove(const clops_cache_config *cfg)
     pthread_mutex_unlock(&record_lock);
     closedir(d);
 }
+
+void clops_tuning_db_file(const clops_context *ctx, char *out, size_t size)
+{
+    db_path(ctx, out, size);
+}

@@ -174,6 +174,18 @@ static int execute_and_write(const char *what, const cli_args *args, const clops
     }
     st = clops_operator_execute_host(op, buffers);
     run_watchdog_stop(); /* the device work is done: what follows writes the file */
+    if (st == CLOPS_ERROR_INDEX_OUT_OF_RANGE) {
+        /* The host kernels check every index before writing and name the first bad
+         * one and its input position (a device reports only that one was bad): the
+         * same rule, run again for its message. Nothing is written in either case. */
+        const char *detail = NULL; /* the library's message */
+        if (clops_context_backend(ctx) != CLOPS_BACKEND_HOST &&
+            clops_host_run(desc, buffers) != CLOPS_ERROR_INDEX_OUT_OF_RANGE)
+            detail = "an index is negative or not below the output's element count";
+        const char *const tail[] = {"; nothing was written (", out_path, " was not created, or left as it was)"};
+        rc = fail_clops_detail(what, CLOPS_ERROR_INDEX_OUT_OF_RANGE, detail, tail, 3);
+        goto cleanup;
+    }
     if (st != CLOPS_SUCCESS) {
         rc = fail_clops(what, st);
         goto cleanup;
@@ -332,7 +344,7 @@ int cli_run_main(int argc, char **argv)
             return dispatch(&run_commands[i], argc - 1, argv + 1);
     set_err(err, sizeof err,
             "unknown operator '%s' (depth-to-space, space-to-depth or max-unpooling)", argv[0]);
-    fprintf(stderr, "clops: %s\nTry 'clops run --help'.\n", err);
+    fprintf(stderr, "clops: %s\nTry 'clops run --help'.\n", err_text(err));
     return EXIT_USAGE;
 }
 
