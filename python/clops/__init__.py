@@ -163,8 +163,7 @@ def max_unpooling(x, indices, output_shape, indices_layout="flat", device=None):
     Duplicate indices: the element last in row-major order wins. Returns a new C-contiguous array (a
     pyopencl array on x's queue for a pyopencl x; that call waits for the operator to learn whether
     every index was in range). An index negative or past the output raises ValueError and returns no
-    result; a bad shape or dtype ValueError or TypeError; a device failure clops.Error. Per-plane
-    indices on a libclops that does not implement them raise NotImplementedError.
+    result; a bad shape or dtype ValueError or TypeError; a device failure clops.Error.
     """
     shape = _core.output_shape_arg(output_shape)
     layout = {"flat": L.INDICES_FLAT, "per-plane": L.INDICES_PER_PLANE}.get(
@@ -184,7 +183,6 @@ def max_unpooling(x, indices, output_shape, indices_layout="flat", device=None):
     ctx = _core.context_for(device)
     tx, ti = _core.tensor_key(x, "x"), _core.tensor_key(indices, "indices")
     op = _core.max_unpooling_operator(ctx, tx, ti, shape, layout)
-    _core.check_layout(ctx, layout)
     return _core.run_host(op, x, tx[2], indices, ti[2])
 
 

@@ -24,7 +24,6 @@ _lock = threading.RLock()
 _contexts = collections.OrderedDict()   # key -> _Context
 _operators = collections.OrderedDict()  # key -> _Operator
 _default_key = None
-_per_plane = {}                          # context key -> whether the library honours per-plane indices
 
 
 class _Context:
@@ -59,7 +58,6 @@ def clear_caches():
     with _lock:
         _operators.clear()
         _contexts.clear()
-        _per_plane.clear()
 
 
 # ---- contexts ---------------------------------------------------------------------------------------
@@ -86,9 +84,11 @@ def _device_key(device):
 
 
 def _make_context(key, create):
+    """The cached context of `key`, made with `create` when absent. Contexts on pyopencl queues are bounded
+    (MAX_QUEUES): a hit moves the queue's context to the end, so the least recently used goes first."""
     ctx = _contexts.get(key)
-    if ctx is not None:
-        return ctx
+    if ctx is not None and key[0] != "cl":
+        return ctx  # a device's or the host's context: never dropped but by clear_caches()
     with _lock:
         ctx = _contexts.get(key)
         if ctx is None:
@@ -107,7 +107,6 @@ def _make_context(key, create):
 def _forget_context(key):
     for k in [k for k in _operators if k[0] == key]:
         del _operators[k]
-    _per_plane.pop(key, None)
     del _contexts[key]
 
 
@@ -304,7 +303,6 @@ def run_cl(optype, x, block=0, order=0, idx=None, out_shape=None, layout=0):
     if optype == L.OP_MAX_UNPOOLING:
         ti = tensor_key(idx, "indices")
         op = max_unpooling_operator(ctx, tx, ti, out_shape, layout)
-        check_layout(ctx, layout)
     else:
         op = depth_space_operator(ctx, optype, tx, block, order)
     out = cla.empty(queue, op.out_shape, x.dtype, allocator=x.allocator)
@@ -332,25 +330,3 @@ def run_cl(optype, x, block=0, order=0, idx=None, out_shape=None, layout=0):
                 raise L.exception(st)
     return out
 
-
-# ---- per-plane indices ------------------------------------------------------------------------------
-
-
-def check_layout(ctx, layout):
-    """Per-plane indices on a library that ignores indices_layout would give flat results silently: a
-    tiny probe per context (two planes, index 0 in each) tells, once."""
-    if layout != L.INDICES_PER_PLANE:
-        return
-    honoured = _per_plane.get(ctx.key)
-    if honoured is None:
-        x = np.array([1, 2], np.uint8).reshape(1, 2, 1, 1)
-        i = np.zeros((1, 2, 1, 1), np.int64)
-        try:
-            op = max_unpooling_operator(ctx, tensor_key(x, "x"), tensor_key(i, "indices"), (1, 2, 1, 2), layout)
-            honoured = run_host(op, x, None, i, None).ravel().tolist() == [1, 0, 2, 0]
-        except (ValueError, TypeError, L.Error):
-            honoured = False
-        _per_plane[ctx.key] = honoured
-    if not honoured:
-        raise NotImplementedError("this libclops does not implement per-plane indices on this device "
-                                  "(clops_max_unpooling_desc.indices_layout is ignored): use indices_layout=\"flat\"")

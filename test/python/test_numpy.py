@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import clops
-from conftest import (DTYPES, per_plane_supported, random_array, ref_depth_to_space, ref_max_unpooling,
+from conftest import (DTYPES, random_array, ref_depth_to_space, ref_max_unpooling,
                       ref_space_to_depth, same_bits)
 
 
@@ -119,8 +119,6 @@ def test_max_unpooling_dtypes_and_views(device, dtype):
 
 
 def test_max_unpooling_per_plane(device):
-    if not per_plane_supported(device):
-        pytest.skip("this libclops ignores indices_layout on this device (per-plane indices: issue 23)")
     x = random_array((2, 3, 4, 5), np.float64, seed=5)
     rng = np.random.default_rng(5)
     out_shape = (2, 3, 6, 7)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import clops
-from conftest import REQUIRE_DEVICE, per_plane_supported, random_array, ref_depth_to_space, \
+from conftest import REQUIRE_DEVICE, random_array, ref_depth_to_space, \
     ref_max_unpooling, ref_space_to_depth, same_bits
 
 cl = pytest.importorskip("pyopencl")
@@ -92,13 +92,9 @@ def test_max_unpooling(queue):
     idx = np.random.default_rng(6).integers(0, int(np.prod(out_shape)) // 3, x.shape).astype(np.int64)
     y = clops.max_unpooling(cla.to_device(queue, x), cla.to_device(queue, idx), out_shape)
     assert isinstance(y, cla.Array) and same_bits(y.get(), ref_max_unpooling(x, idx, out_shape))
-    if per_plane_supported("host"):
-        plane = np.random.default_rng(7).integers(0, 80, x.shape).astype(np.uint32)
-        try:
-            y = clops.max_unpooling(cla.to_device(queue, x), cla.to_device(queue, plane), out_shape, "per-plane")
-        except NotImplementedError:
-            pytest.skip("this libclops ignores indices_layout on this device")
-        assert same_bits(y.get(), ref_max_unpooling(x, plane, out_shape, "per-plane"))
+    plane = np.random.default_rng(7).integers(0, 80, x.shape).astype(np.uint32)
+    y = clops.max_unpooling(cla.to_device(queue, x), cla.to_device(queue, plane), out_shape, "per-plane")
+    assert isinstance(y, cla.Array) and same_bits(y.get(), ref_max_unpooling(x, plane, out_shape, "per-plane"))
 
 
 def test_empty(queue):
