@@ -90,6 +90,8 @@ def devices():
 def _block(block_size):
     import operator
     try:
+        if isinstance(block_size, bool):  # an int to operator.index, but True is no block size
+            raise TypeError
         b = operator.index(block_size)
     except TypeError:
         raise TypeError(f"block_size must be an int, not {type(block_size).__name__}") from None

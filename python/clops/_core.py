@@ -144,8 +144,10 @@ def tensor_key(arr, what):
     if arr.flags.c_contiguous:
         return code, shape, None
     size = dt.itemsize
-    if any(s < 0 or s % size for s in arr.strides):
-        raise ValueError(f"{what}: strides {arr.strides} are negative or not whole elements")
+    if any(s < 0 or s % size for s in arr.strides):  # NumPy arrays were copied by as_numpy: a pyopencl array
+        raise ValueError(f"{what}: a pyopencl array with strides {arr.strides} (negative or not whole elements): "
+                         "clops takes strides of whole elements >= 0 and does not copy pyopencl arrays (pyopencl "
+                         "cannot copy this one either); pass a view with such strides or a NumPy array")
     return code, shape, tuple(s // size for s in arr.strides)
 
 
@@ -219,6 +221,8 @@ def output_shape_arg(shape):
     """MaxUnpooling's output_shape: four sizes."""
     try:
         sizes = tuple(_operator.index(n) for n in shape)
+        if any(isinstance(n, bool) for n in shape):
+            raise TypeError
     except TypeError:
         raise ValueError(f"output_shape must be four ints (N, C, H, W), not {shape!r}") from None
     if len(sizes) != 4 or any(not 0 <= n <= U32_MAX for n in sizes):
@@ -268,6 +272,15 @@ def is_cl_array(a):
     return t is not np.ndarray and t.__module__.startswith("pyopencl") and hasattr(a, "queue")
 
 
+def check_cl_array(a, what):
+    """A pyopencl array clops can take: in a cl_mem buffer (not shared virtual memory)."""
+    import pyopencl as cl
+    if a.base_data is not None and not isinstance(a.base_data, cl.MemoryObjectHolder):
+        raise TypeError(f"{what}: a pyopencl array in {type(a.base_data).__name__} (shared virtual memory) is not "
+                        "supported: clops takes cl_mem buffers; allocate it with pyopencl's default allocator or a "
+                        "MemoryPool")
+
+
 def _cl_mem(a, span, keep, wait):
     """The cl_mem address holding `a` from its first element: its buffer, a sub-buffer at its offset, or
     (an offset the device cannot start a sub-buffer at) a device-side copy of its span."""
@@ -293,11 +306,16 @@ def run_cl(optype, x, block=0, order=0, idx=None, out_shape=None, layout=0):
     import pyopencl as cl
     import pyopencl.array as cla
     queue = x.queue
+    if queue is None:
+        raise ValueError("x: a pyopencl array without a queue (with_queue(None)): clops runs on x's queue; "
+                         "give it one with x.with_queue(queue)")
+    check_cl_array(x, "x")
     if idx is not None:
         if not is_cl_array(idx):
             raise TypeError("indices must be a pyopencl array when x is one")
         if idx.context.int_ptr != x.context.int_ptr:
             raise ValueError("indices and x are pyopencl arrays of different OpenCL contexts")
+        check_cl_array(idx, "indices")
     ctx = context_for_queue(queue)
     tx = tensor_key(x, "x")
     if optype == L.OP_MAX_UNPOOLING:

@@ -127,6 +127,10 @@ class Error(RuntimeError):
         super().__init__(f"{name}: {message}")
         self.status = status
         self.name = name
+        self.message = message
+
+    def __reduce__(self):  # pickled (multiprocessing, concurrent.futures) with what __init__ takes
+        return type(self), (self.status, self.name, self.message)
 
 
 _TYPE_ERRORS = {-15002, -15003, -15010}  # unsupported data type, type mismatch, unsupported index type
