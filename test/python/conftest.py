@@ -2,7 +2,7 @@
 
 Run by `bash tools/run.sh test` in build/venv (pip install . there); by hand:
     python3 -m venv v && v/bin/pip install . pytest pyopencl && v/bin/python -m pytest test/python
-CLOPS_REQUIRE_DEVICE=1 makes a missing OpenCL device (or pyopencl platform) a failure, not a skip.
+CLOPS_REQUIRE_DEVICE=1 makes a missing OpenCL device (or pyopencl, or its platform) a failure, not a skip.
 """
 import os
 import shutil

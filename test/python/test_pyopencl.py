@@ -7,8 +7,14 @@ import clops
 from conftest import REQUIRE_DEVICE, random_array, ref_depth_to_space, \
     ref_max_unpooling, ref_space_to_depth, same_bits
 
-cl = pytest.importorskip("pyopencl")
-cla = pytest.importorskip("pyopencl.array")
+try:
+    import pyopencl as cl
+    import pyopencl.array as cla
+    import pyopencl.tools  # noqa: F401 (cl.tools)
+except ImportError:
+    if REQUIRE_DEVICE:  # CI (test/python/run.sh installs pyopencl): this path must run, not skip
+        raise
+    pytest.skip("pyopencl is not installed", allow_module_level=True)
 
 
 def _context():
