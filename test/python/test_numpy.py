@@ -14,6 +14,21 @@ def test_version_and_devices():
         assert d.max_alloc_bytes > 0 and d.plan
 
 
+def test_the_package_carries_one_library():
+    """`pip install .` puts one libclops into the package (a wheel has no symbolic links: the soname's
+    and the development link would be two more copies of it), and nothing else of the C install."""
+    import glob
+    import os
+    import sys
+    if os.environ.get("CLOPS_LIBRARY"):
+        pytest.skip("CLOPS_LIBRARY names the library: this run is not of the installed package's")
+    here = os.path.dirname(clops.__file__)
+    found = sorted(os.path.relpath(p, here) for p in glob.glob(os.path.join(here, "lib*", "**"), recursive=True)
+                   if os.path.isfile(p))
+    want = "libclops.so.0" if sys.platform.startswith("linux") else found[0]
+    assert found == [os.path.join("lib", want)]
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda t: np.dtype(t).name)
 def test_every_dtype(device, dtype):
     x = random_array((2, 8, 3, 4), dtype)
