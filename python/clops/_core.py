@@ -220,9 +220,10 @@ def _create(key, ctx, desc, out_shape):
 def output_shape_arg(shape):
     """MaxUnpooling's output_shape: four sizes."""
     try:
-        sizes = tuple(_operator.index(n) for n in shape)
-        if any(isinstance(n, bool) for n in shape):
+        items = tuple(shape)
+        if any(isinstance(n, bool) for n in items):  # ints to operator.index, but no sizes
             raise TypeError
+        sizes = tuple(_operator.index(n) for n in items)
     except TypeError:
         raise ValueError(f"output_shape must be four ints (N, C, H, W), not {shape!r}") from None
     if len(sizes) != 4 or any(not 0 <= n <= U32_MAX for n in sizes):
