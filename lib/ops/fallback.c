@@ -16,7 +16,9 @@
  * `done` always completes with CL_COMPLETE - on failure too, the output then
  * untouched: a negative status on a user event that commands wait on aborts PoCL
  * 3.1 (pocl_update_event_failed). The host work's status is
- * clops_operator_last_status(), which waits for the job. */
+ * clops_operator_last_status(), which waits for the job; when that wait ends at
+ * the deadline before the worker started, the worker gives up (nothing is
+ * written after that return). */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdio.h>
@@ -29,6 +31,9 @@ typedef struct clops_host_job {
     pthread_mutex_t lock;
     pthread_cond_t cond;    /* `finished` set, or the worker's reference dropped */
     int refs;               /* the worker's and the operator's (its last execution) */
+    pthread_t worker;       /* the worker thread, once `finished` */
+    bool started;           /* the worker is past its wait: it maps and writes */
+    bool cancelled;         /* last_status timed out first: the worker must not start */
     bool finished;          /* status, bad and message are final */
     clops_status status;
     uint64_t bad;           /* MaxUnpooling: bad indices skipped */
@@ -66,11 +71,13 @@ static void job_free(clops_host_job *j)
 
 /* Drops one reference. The operator's side, once the job finished, first waits
  * for the worker to drop its own (the worker then only completes `done`), so
- * that everything is released when clops_operator_free returns. */
+ * that everything is released when clops_operator_free returns - unless it runs
+ * on the worker thread itself (a callback the completion ran there). */
 static void job_unref(clops_host_job *j, bool worker)
 {
     pthread_mutex_lock(&j->lock);
-    while (!worker && j->finished && j->refs > 1) pthread_cond_wait(&j->cond, &j->lock);
+    while (!worker && j->finished && j->refs > 1 && !pthread_equal(j->worker, pthread_self()))
+        pthread_cond_wait(&j->cond, &j->lock);
     const bool last = --j->refs == 0;
     if (worker) pthread_cond_broadcast(&j->cond);
     pthread_mutex_unlock(&j->lock);
@@ -84,6 +91,12 @@ static void *worker(void *arg)
     uint64_t bad = 0;
     clops_status st = clops_wait_until(j->device, j->deadline, j->timeout_seconds, 1, &j->before,
                                        "the commands before the host fallback's maps");
+    pthread_mutex_lock(&j->lock);
+    if (st == CLOPS_SUCCESS && j->cancelled)
+        st = clops_fail(CLOPS_ERROR_DEVICE_TIMEOUT, "device \"%s\": the host fallback was given up when "
+                        "clops_operator_last_status timed out waiting for it; the output was not written", j->device);
+    j->started = st == CLOPS_SUCCESS;
+    pthread_mutex_unlock(&j->lock);
     if (st == CLOPS_SUCCESS) {
         st = clops_map_buffers(j->queue, &j->params, &j->b, 1, &j->before, &mapped);
         if (st == CLOPS_SUCCESS)
@@ -98,6 +111,7 @@ static void *worker(void *arg)
     j->status = st;
     j->bad = st == CLOPS_SUCCESS ? bad : 0;
     if (st != CLOPS_SUCCESS) snprintf(j->message, sizeof j->message, "%s", clops_last_error_message());
+    j->worker = pthread_self();
     j->finished = true;
     pthread_cond_broadcast(&j->cond);
     pthread_mutex_unlock(&j->lock);
@@ -161,6 +175,7 @@ clops_status clops_host_execute_cl(clops_operator *op, const clops_buffers *b, c
                                    cl_event *event)
 {
     cl_command_queue q = op->ctx->queue;
+    clops_host_release(op); /* a new last execution (and no clops call races the worker below) */
     clops_host_job *j = NULL;
     cl_event after = NULL;
     clops_status st = job_new(op, b, &j);
@@ -168,11 +183,14 @@ clops_status clops_host_execute_cl(clops_operator *op, const clops_buffers *b, c
     /* `before`: after the wait list (and, on an in-order queue, after every earlier command). */
     cl_int err = clEnqueueMarkerWithWaitList(q, nwait, wait, &j->before);
     if (err != CL_SUCCESS) st = clops_fail_cl(err, "clEnqueueMarkerWithWaitList(before the host fallback)");
+    bool enqueued = false;
     if (st == CLOPS_SUCCESS) {
-        err = clEnqueueMarkerWithWaitList(q, 1, &j->done, &after);
+        err = clEnqueueMarkerWithWaitList(q, 1, &j->done, event ? &after : NULL);
         if (err != CL_SUCCESS) st = clops_fail_cl(err, "clEnqueueMarkerWithWaitList(after the host fallback)");
+        enqueued = err == CL_SUCCESS;
     }
     if (st == CLOPS_SUCCESS && (err = clFlush(q)) != CL_SUCCESS) st = clops_fail_cl(err, "clFlush");
+    /* The worker starts last: from here on this thread makes no OpenCL call. */
     pthread_attr_t attr;
     pthread_t thread;
     if (st == CLOPS_SUCCESS) {
@@ -187,17 +205,13 @@ clops_status clops_host_execute_cl(clops_operator *op, const clops_buffers *b, c
         if (e != 0) st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "the host fallback's worker thread (error %d)", e);
     }
     if (st != CLOPS_SUCCESS) {
-        if (after) { /* nothing will run: let what waits on `after` go on */
-            clSetUserEventStatus(j->done, CL_COMPLETE);
-            clReleaseEvent(after);
-        }
+        if (enqueued) clSetUserEventStatus(j->done, CL_COMPLETE); /* nothing will run: let `after` complete */
+        if (after) clReleaseEvent(after);
         job_free(j);
         return st;
     }
-    if (op->host_last) job_unref(op->host_last, false);
     op->host_last = j;
     if (event) *event = after;
-    else clReleaseEvent(after);
     return CLOPS_SUCCESS;
 }
 
@@ -217,15 +231,17 @@ clops_status clops_host_last_status(clops_operator *op)
     int e = 0;
     while (!j->finished && e == 0)
         e = timeout > 0 ? pthread_cond_timedwait(&j->cond, &j->lock, &until) : pthread_cond_wait(&j->cond, &j->lock);
-    const bool finished = j->finished;
+    const bool finished = j->finished, started = j->started;
+    if (!finished && !started) j->cancelled = true; /* timed out: the worker will not start any more */
     const clops_status st = j->status;
     const uint64_t bad = j->bad;
     char message[sizeof j->message];
     snprintf(message, sizeof message, "%s", j->message);
     pthread_mutex_unlock(&j->lock);
     if (!finished)
-        return clops_fail(CLOPS_ERROR_DEVICE_TIMEOUT, "device \"%s\": the host fallback did not finish within %g s",
-                          op->ctx->info.device_name, timeout);
+        return clops_fail(CLOPS_ERROR_DEVICE_TIMEOUT, "device \"%s\": the host fallback did not %s within %g s%s",
+                          op->ctx->info.device_name, started ? "finish" : "start", timeout,
+                          started ? "" : "; it will not write the output");
     if (st != CLOPS_SUCCESS) return clops_fail(st, "%s", message);
     const clops_op_entry *entry = clops_op_lookup(op->params.type);
     if (!entry->record_host || !entry->last_status) return CLOPS_SUCCESS;

@@ -205,6 +205,23 @@ static clops_status wait_list(const clops_operator *op, cl_uint nwait, const cl_
     return CLOPS_SUCCESS;
 }
 
+/* A previous execution that failed (a wait-list event of the caller's that
+ * failed, a command the device lost) is not chained on: OpenCL would fail every
+ * later execution with it (PoCL never runs them). It is forgotten, and the next
+ * execution zeroes the status words and the claims first (enqueue_chain's wrap
+ * path), since a failed zero fill may have left them stale. A query that fails
+ * keeps the chain: the execution may still be running. */
+static void drop_failed_last(clops_operator *op)
+{
+    cl_int s = CL_COMPLETE;
+    if (!op->unpool.last) return;
+    const cl_int err = clGetEventInfo(op->unpool.last, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL);
+    if (err != CL_SUCCESS || s >= 0) return;
+    clops_max_unpooling_record(op, NULL, 0);
+    op->unpool.gen = UINT32_MAX;
+    op->unpool.claims = UINT32_MAX;
+}
+
 /* Enqueues the launches after the wait list, each after the one before (the
  * caller's queue may be out of order); `*last` is the final command's event. */
 static clops_status enqueue_chain(clops_operator *op, cl_uint nwait, const cl_event *wait, cl_event *last)
@@ -261,6 +278,7 @@ clops_status clops_max_unpooling_enqueue(clops_operator *op, const clops_buffers
         clops_max_unpooling_record(op, NULL, p->input.count);
         return clops_enqueue_nothing(op->ctx, nwait, wait, event);
     }
+    drop_failed_last(op);
     clops_status st = set_args(op, b);
     cl_uint n = 0;
     const cl_event *list = NULL;
