@@ -183,13 +183,15 @@ clops_status clops_host_execute_cl(clops_operator *op, const clops_buffers *b, c
     /* `before`: after the wait list (and, on an in-order queue, after every earlier command). */
     cl_int err = clEnqueueMarkerWithWaitList(q, nwait, wait, &j->before);
     if (err != CL_SUCCESS) st = clops_fail_cl(err, "clEnqueueMarkerWithWaitList(before the host fallback)");
+    /* Submitted for the worker's wait and its maps (another queue). Before `after`
+     * is enqueued: Oclgrind's clFlush runs the queue to its end. */
+    if (st == CLOPS_SUCCESS && (err = clFlush(q)) != CL_SUCCESS) st = clops_fail_cl(err, "clFlush");
     bool enqueued = false;
     if (st == CLOPS_SUCCESS) {
         err = clEnqueueMarkerWithWaitList(q, 1, &j->done, event ? &after : NULL);
         if (err != CL_SUCCESS) st = clops_fail_cl(err, "clEnqueueMarkerWithWaitList(after the host fallback)");
         enqueued = err == CL_SUCCESS;
     }
-    if (st == CLOPS_SUCCESS && (err = clFlush(q)) != CL_SUCCESS) st = clops_fail_cl(err, "clFlush");
     /* The worker starts last: from here on this thread makes no OpenCL call. */
     pthread_attr_t attr;
     pthread_t thread;
