@@ -289,8 +289,10 @@ CLOPS_API clops_status clops_context_options_from_env(clops_context_options *opt
 
 /* Deadline. With timeout_seconds > 0, every wait clops itself does for the
  * device ends by then: clops_operator_execute_host() waiting for its kernels,
- * clops_operator_last_status(), and the maps of an operator running on the host
- * over cl_mem buffers. A wait that ends there returns CLOPS_ERROR_DEVICE_TIMEOUT
+ * clops_operator_last_status(), and the wait of an operator running on the host
+ * over cl_mem buffers for its wait list (from clops_operator_execute; then the
+ * host work is given up, nothing written, and clops_operator_last_status() says
+ * so). A wait that ends there returns CLOPS_ERROR_DEVICE_TIMEOUT
  * (the message names the device); the commands stay queued, and the caller's
  * host memory is never written after that return. A command the device reports
  * failed (a negative execution status, as a lost remote device gives) is
@@ -390,7 +392,14 @@ typedef struct clops_buffers {
  *  clReleaseEvent). The returned status is about enqueuing; MaxUnpooling's bad
  *  indices are found on the device and reported by clops_operator_last_status().
  *  Executions of one MaxUnpooling operator run one after another, even on an
- *  out-of-order queue (they share the operator's status words and scratch).
+ *  out-of-order queue (they share the operator's status words and scratch); one
+ *  that failed (a wait-list event that failed) does not hold back the next.
+ *  An operator that fell back to the host does not wait either: a clops worker
+ *  thread runs the host kernel once the wait list completed; the event still
+ *  completes after the output is written, and always with CL_COMPLETE - the host
+ *  work's status (a failed wait list, the deadline, a failed map: the output
+ *  untouched) is clops_operator_last_status(). The operator and the context may
+ *  be freed before that work ran.
  *  Needs an OpenCL context (else CLOPS_ERROR_WRONG_BACKEND). */
 CLOPS_API clops_status clops_operator_execute(clops_operator *op, const clops_buffers *buffers,
                                     cl_uint num_events_in_wait_list, const cl_event *wait_list,
@@ -398,7 +407,8 @@ CLOPS_API clops_status clops_operator_execute(clops_operator *op, const clops_bu
 
 /*! clops_operator_last_status() : the status of the operator's last
  *  clops_operator_execute(), once its commands have completed (it waits for
- *  them: call it after the returned event completed to wait for nothing).
+ *  them: call it after the returned event completed to wait for nothing); for
+ *  an operator that fell back to the host, the status of its host work.
  *  MaxUnpooling: CLOPS_ERROR_INDEX_OUT_OF_RANGE if an index was negative or past
  *  the output (such elements are never written anywhere; every other element
  *  was written as usual), or an OpenCL error if the status could not be read.
