@@ -23,6 +23,9 @@
  *     or serialise calls on a shared one.
  *   - Free a context only after every operator created on it is freed.
  *   - Nothing in clops is global; clops_last_error_message() is per-thread.
+ *   - clops_operator_execute() on an operator that fell back to the host runs
+ *     the host kernel on a thread of clops's own (one per execution, detached,
+ *     ended when the work is).
  *   - The library never prints and never exits.
  */
 #ifndef CLOPS_H
