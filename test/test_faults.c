@@ -416,12 +416,11 @@ static long run_once(scenario sc, const op_data *d, fn_id f, long at, int persis
          * returned (issue 24, N4): faulted too, its status from last_status. */
         clops_status host_st = CLOPS_SUCCESS;
         const int executed = st == CLOPS_SUCCESS;
-        if (sc == SC_EXECUTE_FALLBACK && executed) {
-            if (!ev || clWaitForEvents(1, &ev) != CL_SUCCESS)
-                problem("%s: no event, or the returned event failed", label);
-            host_st = clops_operator_last_status(op);
-        }
+        if (sc == SC_EXECUTE_FALLBACK && executed && (!ev || clWaitForEvents(1, &ev) != CL_SUCCESS))
+            problem("%s: no event, or the returned event failed", label);
         disarm();
+        if (sc == SC_EXECUTE_FALLBACK && executed)
+            host_st = clops_operator_last_status(op);
         hits = fx.hits;
         void *out = tc_malloc(d->out_bytes);
         if (host_st != CLOPS_SUCCESS) {

@@ -44,6 +44,7 @@ typedef struct clops_host_job {
     clops_buffers b;        /* those the operator uses, else NULL */
     cl_command_queue queue; /* the worker's own */
     cl_event before, done;
+    cl_event after;         /* the caller's event: the operator's side waits on it and releases it */
     double deadline, timeout_seconds;
     char device[128];
 } clops_host_job;
@@ -64,6 +65,7 @@ static void job_free(clops_host_job *j)
 {
     release_inputs(j);
     if (j->done) clReleaseEvent(j->done);
+    if (j->after) clReleaseEvent(j->after);
     pthread_cond_destroy(&j->cond);
     pthread_mutex_destroy(&j->lock);
     free(j);
@@ -177,7 +179,6 @@ clops_status clops_host_execute_cl(clops_operator *op, const clops_buffers *b, c
     cl_command_queue q = op->ctx->queue;
     clops_host_release(op); /* a new last execution (and no clops call races the worker below) */
     clops_host_job *j = NULL;
-    cl_event after = NULL;
     clops_status st = job_new(op, b, &j);
     if (st != CLOPS_SUCCESS) return st;
     /* `before`: after the wait list (and, on an in-order queue, after every earlier command). */
@@ -188,10 +189,12 @@ clops_status clops_host_execute_cl(clops_operator *op, const clops_buffers *b, c
     if (st == CLOPS_SUCCESS && (err = clFlush(q)) != CL_SUCCESS) st = clops_fail_cl(err, "clFlush");
     bool enqueued = false;
     if (st == CLOPS_SUCCESS) {
-        err = clEnqueueMarkerWithWaitList(q, 1, &j->done, event ? &after : NULL);
+        err = clEnqueueMarkerWithWaitList(q, 1, &j->done, &j->after);
         if (err != CL_SUCCESS) st = clops_fail_cl(err, "clEnqueueMarkerWithWaitList(after the host fallback)");
         enqueued = err == CL_SUCCESS;
     }
+    if (st == CLOPS_SUCCESS && event && (err = clRetainEvent(j->after)) != CL_SUCCESS)
+        st = clops_fail_cl(err, "clRetainEvent(host fallback)");
     /* The worker starts last: from here on this thread makes no OpenCL call. */
     pthread_attr_t attr;
     pthread_t thread;
@@ -208,12 +211,11 @@ clops_status clops_host_execute_cl(clops_operator *op, const clops_buffers *b, c
     }
     if (st != CLOPS_SUCCESS) {
         if (enqueued) clSetUserEventStatus(j->done, CL_COMPLETE); /* nothing will run: let `after` complete */
-        if (after) clReleaseEvent(after);
         job_free(j);
         return st;
     }
     op->host_last = j;
-    if (event) *event = after;
+    if (event) *event = j->after;
     return CLOPS_SUCCESS;
 }
 
@@ -245,6 +247,9 @@ clops_status clops_host_last_status(clops_operator *op)
                           op->ctx->info.device_name, started ? "finish" : "start", timeout,
                           started ? "" : "; it will not write the output");
     if (st != CLOPS_SUCCESS) return clops_fail(st, "%s", message);
+    /* As on the device: once this returns, the caller's event has completed. */
+    const clops_status waited = clops_wait_events(op->ctx, 1, &j->after, "the host fallback's last command");
+    if (waited != CLOPS_SUCCESS) return waited;
     const clops_op_entry *entry = clops_op_lookup(op->params.type);
     if (!entry->record_host || !entry->last_status) return CLOPS_SUCCESS;
     entry->record_host(op, NULL, bad); /* the operator's own report of bad indices */
