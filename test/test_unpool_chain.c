@@ -14,6 +14,10 @@
  * on the same operator must succeed with the reference's bits, for each plan
  * (serial, windows, general).
  *
+ * And execute never waits (issue 24): a launch the driver refuses, behind a
+ * user event nobody has set yet, makes execute return the error at once (today's
+ * main waits in clFinish for the event, forever).
+ *
  * The context has a deadline, so that an operator that still chains on the
  * failed event (today's main) fails with CLOPS_ERROR_DEVICE_TIMEOUT instead of
  * hanging; the deadline is far above what the work needs.
@@ -26,16 +30,19 @@
 
 #define DEADLINE_SECONDS 120.0
 
-static int g_fail_call; /* the NDRange call (1-based) whose event fails; 0: none */
+static int g_fail_call;   /* the NDRange call (1-based) whose event fails; 0: none */
+static int g_refuse_call; /* the NDRange call (1-based) refused with CL_OUT_OF_RESOURCES; 0: none */
 static int g_calls;
 
-/* The real launch; call g_fail_call's event is replaced by a failed one once the command ran. */
+/* The real launch; call g_fail_call's event is replaced by a failed one once
+ * the command ran; call g_refuse_call is refused. */
 static cl_int CL_API_CALL failing_launch(cl_command_queue q, cl_kernel k, cl_uint dim, const size_t *off,
                                          const size_t *global, const size_t *local, cl_uint n, const cl_event *wait,
                                          cl_event *ev)
 {
+    if (++g_calls == g_refuse_call) return CL_OUT_OF_RESOURCES;
     const cl_int err = clops_cl_real.clEnqueueNDRangeKernel(q, k, dim, off, global, local, n, wait, ev);
-    if (err != CL_SUCCESS || !ev || ++g_calls != g_fail_call) return err;
+    if (err != CL_SUCCESS || !ev || g_calls != g_fail_call) return err;
     ck_assert_int_eq(clWaitForEvents(1, ev), CL_SUCCESS);
     cl_context c = NULL;
     ck_assert_int_eq(clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof c, &c, NULL), CL_SUCCESS);
@@ -72,7 +79,10 @@ static void execute_once(clops_operator *op, cl_command_queue q, const clops_buf
     clReleaseEvent(done);
 }
 
-static void chain_survives(const tc_case *c)
+/* With `refuse`, the failure is instead a launch the driver refuses while the
+ * execution waits behind a user event nobody has set: execute returns the error
+ * at once (what was enqueued still runs after the event; nothing waits for it). */
+static void chain_survives(const tc_case *c, int refuse)
 {
     clops_context_options o;
     ck_assert_int_eq(clops_context_options_init(&o, sizeof o), CLOPS_SUCCESS);
@@ -96,13 +106,23 @@ static void chain_survives(const tc_case *c)
     ck_assert(b.input && b.indices && b.output);
     void *got = tc_malloc(p.bufs.out_bytes);
 
-    /* The failed execution: its final launch's event reports a lost command. */
     g_calls = 0;
-    g_fail_call = (int)op->num_launches;
     clops_cl.clEnqueueNDRangeKernel = failing_launch;
-    execute_once(op, q, &b, &p, got, CLOPS_ERROR_DEVICE_LOST, c->name);
+    if (refuse) { /* the final launch refused, behind an unset user event */
+        g_refuse_call = (int)op->num_launches;
+        cl_event gate = clCreateUserEvent(cl, &err), ev = NULL;
+        ck_assert(gate && err == CL_SUCCESS);
+        expect_status(clops_operator_execute(op, &b, 1, &gate, &ev), CL_OUT_OF_RESOURCES, c->name,
+                      "execute with a refused launch behind an unset user event");
+        ck_assert_msg(ev == NULL, "%s: a failed execute returned an event", c->name);
+        ck_assert_int_eq(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+        clReleaseEvent(gate);
+    } else { /* the failed execution: its final launch's event reports a lost command */
+        g_fail_call = (int)op->num_launches;
+        execute_once(op, q, &b, &p, got, CLOPS_ERROR_DEVICE_LOST, c->name);
+    }
     clops_cl.clEnqueueNDRangeKernel = clops_cl_real.clEnqueueNDRangeKernel;
-    g_fail_call = 0;
+    g_fail_call = g_refuse_call = 0;
     ck_assert_msg(g_calls == (int)op->num_launches, "%s: %d launches, want %u", c->name, g_calls, op->num_launches);
 
     /* Later executions, with no wait list, and execute_host: as if nothing happened. */
@@ -136,14 +156,20 @@ static const tc_case cases[] = {
 
 START_TEST(test_failed_execution_does_not_poison)
 {
-    chain_survives(&cases[_i]);
+    chain_survives(&cases[_i], 0);
+}
+END_TEST
+
+START_TEST(test_refused_launch_does_not_wait)
+{
+    chain_survives(&cases[_i], 1);
 }
 END_TEST
 
 static void restore(void)
 {
     clops_cl = clops_cl_real;
-    g_fail_call = 0;
+    g_fail_call = g_refuse_call = 0;
 }
 
 int main(void)
@@ -153,5 +179,6 @@ int main(void)
     Suite *s = suite_create("unpool_chain");
     TCase *tc = tc_fixture_case(s, "chain", restore, restore);
     tcase_add_loop_test(tc, test_failed_execution_does_not_poison, 0, NUM_CASES);
+    tcase_add_loop_test(tc, test_refused_launch_does_not_wait, 0, NUM_CASES);
     return tc_run_nofork(s);
 }
