@@ -18,10 +18,7 @@
  *     the device in use.
  * Also: `clops devices` reports the disabled capabilities, and a host fallback
  * on cl_mem honours the wait list (a user event completed late by another
- * thread) and returns an event, on in-order and out-of-order queues; execute
- * on a fallback operator behind a user event nobody has set yet returns at once
- * and writes nothing until it is set, also when the operator and the context
- * are freed first (issue 24, N4).
+ * thread) and returns an event, on in-order and out-of-order queues.
  *
  * Each test restores the environment in its fixture's teardown (also after a
  * failure); cache directories are temporary and removed at exit.
@@ -705,118 +702,6 @@ START_TEST(test_fallback_out_of_order_queue)
 }
 END_TEST
 
-/* ---- execute on a fallback operator never waits (issue 24, N4) ------------------------------------ */
-
-/* Options that force the fallback: no compiler, no cache to find a binary in. */
-static clops_context *fallback_around(cl_context c, cl_device_id d, cl_command_queue q)
-{
-    clops_context_options o;
-    ck_assert_int_eq(clops_context_options_init(&o, sizeof o), CLOPS_SUCCESS);
-    o.disable = CLOPS_CAPABILITY_COMPILER;
-    o.cache = CLOPS_CACHE_POLICY_OFF;
-    clops_context *ctx = NULL;
-    const clops_status st = clops_context_create_from_cl_with_options(c, d, q, &o, &ctx);
-    ck_assert_msg(st == CLOPS_SUCCESS, "context: %s (%s)", clops_status_name(st), clops_last_error_message());
-    return ctx;
-}
-
-/* The output buffer's bytes, read on `q` (not the operator's queue, which is
- * held behind the gate). */
-static void read_back(cl_command_queue q, cl_mem m, void *got, size_t bytes)
-{
-    ck_assert_int_eq(clEnqueueReadBuffer(q, m, CL_TRUE, 0, bytes, got, 0, NULL, NULL), CL_SUCCESS);
-}
-
-/* Execute behind a user event nobody has set: it returns at once with an event
- * and writes nothing; once the gate is set the event completes with the output
- * bit-exact and last_status the operator's status (bad indices for unpool_bad).
- * With `free_early` the operator and the context are freed before the gate. */
-static void gated_execute(const conf_case *c, int free_early, const char *label)
-{
-    clops_context *dflt = fresh_context(label);
-    cl_context cl = clops_context_cl_context(dflt);
-    cl_device_id dev = NULL;
-    ck_assert_int_eq(clGetContextInfo(cl, CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL), CL_SUCCESS);
-    cl_int err;
-    cl_command_queue q = clCreateCommandQueue(cl, dev, 0, &err), side = clCreateCommandQueue(cl, dev, 0, &err);
-    ck_assert(q && side);
-    clops_context *ctx = fallback_around(cl, dev, q);
-    prepared p;
-    prepare(&p, c, 2424);
-    const expectation e = expect_host;
-    origin_counts n = {0, 0, 0, 0};
-    clops_operator *op = create_checked(ctx, &p, &e, &n, label);
-    cl_mem in = buffer_with(ctx, p.t.in, p.t.bufs.in_bytes);
-    cl_mem idx = p.t.idx ? buffer_with(ctx, p.t.idx, p.t.bufs.idx_bytes) : NULL;
-    cl_mem out = buffer_with(ctx, p.t.sentinel, p.t.bufs.out_bytes);
-    cl_event gate = clCreateUserEvent(cl, &err), done = NULL;
-    ck_assert_msg(gate && err == CL_SUCCESS, "clCreateUserEvent: %d", (int)err);
-    const clops_buffers b = {in, idx, out};
-
-    const clops_status st = clops_operator_execute(op, &b, 1, &gate, &done);
-    ck_assert_msg(st == CLOPS_SUCCESS && done, "%s: execute behind an unset user event: %s (%s)", label,
-                  clops_status_name(st), clops_last_error_message());
-    cl_int es = CL_COMPLETE;
-    ck_assert_int_eq(clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof es, &es, NULL), CL_SUCCESS);
-    ck_assert_msg(es > CL_COMPLETE, "%s: the returned event has status %d before the gate", label, (int)es);
-    void *got = tc_malloc(p.t.bufs.out_bytes);
-    read_back(side, out, got, p.t.bufs.out_bytes);
-    ck_assert_msg(memcmp(got, p.t.sentinel, p.t.bufs.out_bytes) == 0, "%s: output written before the gate", label);
-    if (free_early) {
-        clops_operator_free(op);
-        clops_context_free(ctx);
-        op = NULL, ctx = NULL;
-    }
-
-    ck_assert_int_eq(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
-    ck_assert_int_eq(clWaitForEvents(1, &done), CL_SUCCESS);
-    ck_assert_int_eq(clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof es, &es, NULL), CL_SUCCESS);
-    ck_assert_msg(es == CL_COMPLETE, "%s: returned event status %d", label, (int)es);
-    if (op) {
-        const clops_status last = clops_operator_last_status(op);
-        ck_assert_msg(last == p.want_status, "%s: last_status %s (%s), want %s", label, clops_status_name(last),
-                      clops_last_error_message(), clops_status_name(p.want_status));
-    }
-    memset(got, 0, p.t.bufs.out_bytes);
-    read_back(side, out, got, p.t.bufs.out_bytes);
-    tc_check_bytes(got, p.t.want, p.t.bufs.out_bytes, p.t.esize, p.name, label);
-
-    free(got);
-    clReleaseEvent(done);
-    clReleaseEvent(gate);
-    clReleaseMemObject(in);
-    if (idx)
-        clReleaseMemObject(idx);
-    clReleaseMemObject(out);
-    clops_operator_free(op);
-    clops_context_free(ctx);
-    clReleaseCommandQueue(side);
-    clReleaseCommandQueue(q);
-    release(&p);
-}
-
-static const conf_case gated_d2s = {CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_UINT16, 2,
-                                    CLOPS_ORDER_DEPTH_COLUMN_ROW, 0, 0};
-static const conf_case gated_unpool = {CLOPS_OPERATOR_MAX_UNPOOLING, CLOPS_DATA_TYPE_FLOAT32, 0, 0,
-                                       CLOPS_DATA_TYPE_INT64, 0};
-static const conf_case gated_unpool_bad = {CLOPS_OPERATOR_MAX_UNPOOLING, CLOPS_DATA_TYPE_UINT8, 0, 0,
-                                           CLOPS_DATA_TYPE_UINT32, 1};
-
-START_TEST(test_fallback_execute_does_not_wait)
-{
-    gated_execute(&gated_d2s, 0, "fallback DepthToSpace behind an unset user event");
-    gated_execute(&gated_unpool, 0, "fallback MaxUnpooling behind an unset user event");
-    gated_execute(&gated_unpool_bad, 0, "fallback MaxUnpooling, bad indices, behind an unset user event");
-}
-END_TEST
-
-START_TEST(test_fallback_freed_before_the_gate)
-{
-    gated_execute(&gated_d2s, 1, "fallback DepthToSpace, operator and context freed before the gate");
-    gated_execute(&gated_unpool_bad, 1, "fallback MaxUnpooling, operator and context freed before the gate");
-}
-END_TEST
-
 /* ---- suite ------------------------------------------------------------------------------------------ */
 
 static Suite *fallback_suite(void)
@@ -833,9 +718,6 @@ static Suite *fallback_suite(void)
 
     tc = tc_fixture_case(s, "cl_mem", setup, teardown);
     TC_TESTS(tc, test_fallback_cl_mem_events, test_fallback_out_of_order_queue);
-
-    tc = tc_fixture_case(s, "no_wait", setup, teardown);
-    TC_TESTS(tc, test_fallback_execute_does_not_wait, test_fallback_freed_before_the_gate);
     return s;
 }
 
