@@ -193,8 +193,12 @@ clops_status clops_host_execute_cl(clops_operator *op, const clops_buffers *b, c
         if (err != CL_SUCCESS) st = clops_fail_cl(err, "clEnqueueMarkerWithWaitList(after the host fallback)");
         enqueued = err == CL_SUCCESS;
     }
-    if (st == CLOPS_SUCCESS && event && (err = clRetainEvent(j->after)) != CL_SUCCESS)
-        st = clops_fail_cl(err, "clRetainEvent(host fallback)");
+    bool retained = false; /* the caller's reference to `after` */
+    if (st == CLOPS_SUCCESS && event) {
+        err = clRetainEvent(j->after);
+        if (err != CL_SUCCESS) st = clops_fail_cl(err, "clRetainEvent(host fallback)");
+        retained = err == CL_SUCCESS;
+    }
     /* The worker starts last: from here on this thread makes no OpenCL call. */
     pthread_attr_t attr;
     pthread_t thread;
@@ -211,6 +215,7 @@ clops_status clops_host_execute_cl(clops_operator *op, const clops_buffers *b, c
     }
     if (st != CLOPS_SUCCESS) {
         if (enqueued) clSetUserEventStatus(j->done, CL_COMPLETE); /* nothing will run: let `after` complete */
+        if (retained) clReleaseEvent(j->after);
         job_free(j);
         return st;
     }
