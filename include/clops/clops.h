@@ -25,6 +25,9 @@
  *     or serialise calls on a shared one.
  *   - Free a context only after every operator created on it is freed.
  *   - Nothing in clops is global; clops_last_error_message() is per-thread.
+ *   - clops_operator_execute() on an operator that fell back to the host runs
+ *     the host kernel on a thread of clops's own (one per execution, detached,
+ *     ended when the work is).
  *   - The library never prints and never exits.
  *   - Calls that read CLOPS_* environment variables (each says so) call getenv:
  *     as with any libc caller, no other thread may change the environment
@@ -458,8 +461,10 @@ CLOPS_API clops_status clops_context_options_from_env(clops_context_options *opt
  * @ingroup context_options
  * With timeout_seconds > 0, every wait clops itself does for the
  * device ends by then: clops_operator_execute_host() waiting for its kernels,
- * clops_operator_last_status(), and the maps of an operator running on the host
- * over cl_mem buffers. A wait that ends there returns CLOPS_ERROR_DEVICE_TIMEOUT
+ * clops_operator_last_status(), and the wait of an operator running on the host
+ * over cl_mem buffers for its wait list (from clops_operator_execute; then the
+ * host work is given up, nothing written, and clops_operator_last_status() says
+ * so). A wait that ends there returns CLOPS_ERROR_DEVICE_TIMEOUT
  * (the message names the device); the commands stay queued, and the caller's
  * host memory is never written after that return. A command the device reports
  * failed (a negative execution status, as a lost remote device gives) is
@@ -701,8 +706,14 @@ typedef struct clops_buffers {
  *  status is about enqueuing; MaxUnpooling's bad indices are found on the
  *  device and reported by clops_operator_last_status(). Executions of one
  *  MaxUnpooling operator run one after another, even on an out-of-order queue
- *  (they share the operator's status words and scratch). Needs an OpenCL
- *  context (else CLOPS_ERROR_WRONG_BACKEND).
+ *  (they share the operator's status words and scratch); one that failed (a
+ *  wait-list event that failed) does not hold back the next. An operator that
+ *  fell back to the host does not wait either: a clops worker thread runs the
+ *  host kernel once the wait list completed; the event still completes after
+ *  the output is written, and always with CL_COMPLETE - the host work's status
+ *  (a failed wait list, the deadline, a failed map: the output untouched) is
+ *  clops_operator_last_status(). The operator and the context may be freed
+ *  before that work ran. Needs an OpenCL context (else CLOPS_ERROR_WRONG_BACKEND).
  *  @param op the operator.
  *  @param buffers the cl_mem buffers, of the operator's cl_context.
  *  @param num_events_in_wait_list how many events `wait_list` holds.
@@ -718,18 +729,10 @@ typedef struct clops_buffers {
  *  @retval CLOPS_ERROR_ALIASED_BUFFERS the output overlaps an input.
  *  @retval CL_INVALID_CONTEXT a buffer or wait event of another cl_context.
  *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY an allocation failed.
- *  @retval CLOPS_ERROR_DEVICE_TIMEOUT an operator on the host path
- *          (clops_operator_info::fallback_reason): waiting for the wait list
- *          ended at the deadline (@ref deadline).
- *  @retval CLOPS_ERROR_DEVICE_LOST an operator on the host path: a command it
- *          waited for failed.
  *  @retval other OpenCL errors (buffer and event queries, clSetKernelArg, the enqueues).
  *  @threadsafety One thread at a time per operator; the queue may be shared.
- *  @blocking Nothing on the device for an operator that runs there: enqueue
- *  calls only (MaxUnpooling, after a failed enqueue: clFinish on the queue).
- *  An operator on the host path waits for the wait list (within the deadline),
- *  maps the buffers, runs the host kernels and, without `event`, waits for the
- *  unmaps (clFinish). */
+ *  @blocking Never: enqueue calls only, on every path (an operator on the host
+ *  path starts a worker thread that waits, maps and runs the host kernel). */
 CLOPS_API clops_status clops_operator_execute(clops_operator *op, const clops_buffers *buffers,
                                     cl_uint num_events_in_wait_list, const cl_event *wait_list,
                                     cl_event *event);
@@ -741,7 +744,9 @@ CLOPS_API clops_status clops_operator_execute(clops_operator *op, const clops_bu
  *  anywhere; every other element was written as usual), or an OpenCL error if
  *  the status could not be read. CLOPS_SUCCESS before any execution, after a
  *  successful one, and for DepthToSpace and SpaceToDepth (which have nothing to
- *  report later).
+ *  report later). For an operator that fell back to the host: the status of
+ *  its host work (CLOPS_ERROR_DEVICE_TIMEOUT or CLOPS_ERROR_DEVICE_LOST when its
+ *  wait list ran out of time or failed; the output is then untouched).
  *  @param op the operator.
  *  @return ::CLOPS_SUCCESS, or:
  *  @retval CLOPS_ERROR_NULL_ARGUMENT `op` is NULL.
@@ -751,7 +756,8 @@ CLOPS_API clops_status clops_operator_execute(clops_operator *op, const clops_bu
  *  @retval other OpenCL errors (waiting, reading the status words).
  *  @threadsafety One thread at a time per operator.
  *  @blocking MaxUnpooling on a device: the last execution's commands (within
- *  the deadline), then a blocking read of its status words. Nothing otherwise. */
+ *  the deadline), then a blocking read of its status words; an operator on the
+ *  host path: its worker's host work and the caller's event. Nothing otherwise. */
 CLOPS_API clops_status clops_operator_last_status(clops_operator *op);
 
 /** Host memory for clops_operator_execute_host(); sizes in bytes. */

@@ -26,6 +26,13 @@ clops_status clops_device_identity(const clops_device_info *info, unsigned disab
  * one failed, CLOPS_ERROR_DEVICE_TIMEOUT past the deadline; `what` names the
  * work in the message. */
 clops_status clops_wait_events(const clops_context *ctx, cl_uint n, const cl_event *events, const char *what);
+/* The same without a context (the host fallback's worker, lib/ops/fallback.c):
+ * nothing flushed; `deadline` from clops_deadline() (0: none), `timeout_seconds`
+ * and `device` for the messages. */
+clops_status clops_wait_until(const char *device, double deadline, double timeout_seconds, cl_uint n,
+                              const cl_event *events, const char *what);
+/* The monotonic time `timeout_seconds` from now, or 0 (no deadline) for 0. */
+double clops_deadline(double timeout_seconds);
 
 /* ---- programs (program.c) -------------------------------------------------------------- */
 

@@ -94,6 +94,7 @@ void clops_op_release(clops_operator *op)
     op->num_launches = 0;
     const clops_op_entry *e = clops_op_lookup(op->params.type);
     if (e && e->release) e->release(op);
+    clops_host_release(op);
 }
 
 clops_status clops_op_enqueue(clops_operator *op, const clops_buffers *b, cl_uint nwait, const cl_event *wait,
@@ -111,5 +112,6 @@ clops_status clops_op_host_run(const clops_op_params *p, const clops_host_buffer
 clops_status clops_op_last_status(clops_operator *op)
 {
     const clops_op_entry *e = clops_op_lookup(op->params.type);
+    if (op->fallback) return clops_host_last_status(op);
     return op->ctx->backend == CLOPS_BACKEND_OPENCL && e->last_status ? e->last_status(op) : CLOPS_SUCCESS;
 }
