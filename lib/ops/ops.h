@@ -3,7 +3,7 @@
  * operator table: one entry per operator type, each filled in by the operator's
  * own file (depth_space.c, max_unpooling.c). Everything that differs between
  * operators is reached through this table, like ggml's backend table; adding an
- * operator adds its file, its kernel and one line in ops.c. Not installed. */
+ * operator adds its file, its kernel and one line in op_table.c. Not installed. */
 #ifndef CLOPS_OPS_H
 #define CLOPS_OPS_H
 
@@ -162,7 +162,7 @@ typedef struct clops_op_entry {
 extern const clops_op_entry clops_depth_to_space_op, clops_space_to_depth_op; /* depth_space.c */
 extern const clops_op_entry clops_max_unpooling_op;                           /* max_unpooling.c */
 
-/* The entry for `type`, or NULL for an unknown type. */
+/* The entry for `type`, or NULL for an unknown type (op_table.c). */
 const clops_op_entry *clops_op_lookup(clops_operator_type type);
 
 #endif /* CLOPS_OPS_H */

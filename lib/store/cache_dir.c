@@ -1,5 +1,6 @@
 /* cache_dir.c - the cache directory as a whole: its entry files least recently
- * used first, listing, pruning to the size bound, clearing.
+ * used first, listing, pruning to the size bound, clearing; and storing an
+ * entry (the format is cache_entry.c's), which prunes after it.
  *
  * The cache owns its directory: besides entries ("<16 hex>.bin", whatever their
  * size or content) it sees the temporary files ".tmp-XXXXXX" of the atomic
@@ -140,6 +141,20 @@ int clops_cache_clear(const clops_cache_config *cfg)
     const int n = remove_until(cfg, 0, true);
     if (n >= 0) clops_tuning_locks_remove(cfg);
     return n;
+}
+
+void clops_cache_store(const clops_cache_config *cfg, const char *key, size_t key_len, const unsigned char *payload,
+                       size_t payload_len)
+{
+    if (cfg->mode != CLOPS_CACHE_READ_WRITE || key_len > CLOPS_CACHE_MAX_KEY_BYTES || payload_len > CLOPS_CACHE_MAX_PAYLOAD_BYTES) return;
+    unsigned char header[CLOPS_CACHE_ENTRY_HEADER_BYTES];
+    clops_cache_entry_header(header, (const unsigned char *)key, key_len, payload, payload_len);
+    char path[CLOPS_CACHE_PATH_MAX + 32];
+    clops_cache_entry_path(cfg, key, key_len, path, sizeof path);
+    const void *const parts[3] = {header, key, payload};
+    const size_t sizes[3] = {CLOPS_CACHE_ENTRY_HEADER_BYTES, key_len, payload_len};
+    if (clops_file_write_parts(path, CLOPS_CACHE_FILE_MODE, CLOPS_FILE_IN_CACHE, parts, sizes, 3, NULL) == 0)
+        clops_cache_prune_to(cfg, cfg->max_bytes);
 }
 
 /* ---- public calls ------------------------------------------------------------------------- */
