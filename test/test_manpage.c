@@ -206,7 +206,7 @@ static void cli_help(const char *words, command_entry *c)
         snprintf(line, sizeof line, "%.*s", (int)n, p);
         p += n + (p[n] == '\n');
         const char *s = line + strspn(line, " ");
-        if (*s != '-') continue; /* a continuation line */
+        if (*s != '-' || s != line + 2) continue; /* a continuation line (indented further) */
         if (strncmp(s, "-h, ", 4) == 0) s += 4;
         option_entry *o = &c->options[c->noptions++];
         const size_t len = strcspn(s, " ");
