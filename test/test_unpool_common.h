@@ -1,7 +1,8 @@
 /*
  * test_unpool_common.h - what the MaxUnpooling suites share: index types, and one
  * case run on every path (clops_host_run, execute_host and cl_mem on every
- * backend) against the naive reference. Included by one .c file each.
+ * backend) against the naive reference, flat indices or (up_run_layout) per-plane
+ * ones through a flat copy. Included by one .c file each.
  */
 #ifndef CLOPS_TEST_UNPOOL_COMMON_H
 #define CLOPS_TEST_UNPOOL_COMMON_H
