@@ -662,6 +662,8 @@ typedef struct clops_operator clops_operator;
  *  a failed build, tensors past 2^32 elements without 64-bit integers, a
  *  MaxUnpooling too large for the device's plan) is created for the host path
  *  and clops_operator_get_info() says why.
+ *  For now a MaxUnpooling with ::CLOPS_INDICES_PER_PLANE indices is one of these
+ *  on every device (under the policy never: ::CLOPS_ERROR_FALLBACK_REFUSED).
  *  @param ctx the context.
  *  @param desc the operator's descriptor; not kept.
  *  @param[out] out the new operator; NULL on failure.
@@ -784,6 +786,8 @@ typedef struct clops_host_buffers {
  *  @retval CLOPS_ERROR_ALIASED_BUFFERS the output overlaps an input.
  *  @retval CLOPS_ERROR_INDEX_OUT_OF_RANGE MaxUnpooling: an index is negative or
  *          past the output; nothing was written.
+ *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY the host kernels' MaxUnpooling plan
+ *          (large inputs) could not be allocated; nothing was written.
  *  @retval CLOPS_ERROR_DEVICE_TIMEOUT the kernels did not finish within the deadline.
  *  @retval CLOPS_ERROR_DEVICE_LOST the device reported a command failed.
  *  @retval other OpenCL errors (clCreateBuffer, the enqueues, the read back).
@@ -1180,6 +1184,8 @@ CLOPS_API clops_status clops_tune_with_options(const clops_context_options *opts
  *  @retval CLOPS_ERROR_BUFFER_TOO_SMALL a byte count is below its tensor's span.
  *  @retval CLOPS_ERROR_ALIASED_BUFFERS the output overlaps an input.
  *  @retval CLOPS_ERROR_INDEX_OUT_OF_RANGE MaxUnpooling: a bad index; nothing was written.
+ *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY MaxUnpooling: its plan (large inputs)
+ *          could not be allocated; nothing was written.
  *  @retval other the validation's CLOPS_ERROR_* codes (clops_operator_validate()).
  *  @threadsafety Any thread. @blocking The host kernels (threads of their own,
  *  one per processor up to 16, for tensors of 4 MiB and more). */

@@ -16,6 +16,12 @@ clops_status clops_host_max_unpooling(const clops_op_params *p, const clops_host
  * *bad. Fails only when host memory for its plan runs out (output untouched). */
 clops_status clops_host_unpool_skip(const clops_op_params *p, const clops_host_buffers *b, uint64_t *bad);
 
+/* A test seam (CLOPS_TEST_HOOKS builds only): how many distinct threads ran the
+ * busiest pass of the last MaxUnpooling on the host (any caller's, any thread). */
+#ifdef CLOPS_TEST_HOOKS
+extern _Atomic unsigned clops_test_unpool_threads;
+#endif
+
 /* A hot loop also compiled for AVX2, picked at load time (an ifunc), on x86-64 with GCC. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 #define CLOPS_ROW_CLONES __attribute__((target_clones("avx2", "default")))

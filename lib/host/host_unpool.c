@@ -30,6 +30,14 @@
 
 #include "host/host.h"
 
+#ifdef CLOPS_TEST_HOOKS
+#include <pthread.h>
+_Atomic unsigned clops_test_unpool_threads;
+#define NOTE_THREAD(j, t) ((j)->tid[t] = pthread_self())
+#else
+#define NOTE_THREAD(j, t) ((void)0)
+#endif
+
 #define CHUNK 4096u           /* input elements per chunk of the check */
 #define STACK_CHUNKS 64u      /* chunks whose spans fit on the stack */
 #define NONE UINT64_MAX
@@ -61,7 +69,30 @@ typedef struct unpool_job {
     uint64_t piece;               /* scatter piece, output elements */
     unsigned threads;
     uint64_t bad[CLOPS_HOST_MAX_THREADS], first_bad[CLOPS_HOST_MAX_THREADS];
+#ifdef CLOPS_TEST_HOOKS
+    pthread_t tid[CLOPS_HOST_MAX_THREADS]; /* the thread that ran each range of a pass */
+    unsigned ran;                          /* the most distinct threads of a pass */
+#endif
 } unpool_job;
+
+#ifdef CLOPS_TEST_HOOKS
+/* After a pass of `used` ranges: how many distinct threads ran them. */
+static void count_threads(unpool_job *j, uint64_t used)
+{
+    unsigned distinct = 0;
+    for (uint64_t t = 0; t < used && t < CLOPS_HOST_MAX_THREADS; t++) {
+        uint64_t u = 0;
+        while (u < t && !pthread_equal(j->tid[u], j->tid[t])) u++;
+        distinct += u == t;
+    }
+    if (distinct > j->ran) j->ran = distinct;
+}
+#define COUNT_THREADS(j, used) count_threads(j, used)
+#define REPORT_THREADS(j) (clops_test_unpool_threads = (j)->ran)
+#else
+#define COUNT_THREADS(j, used) ((void)0)
+#define REPORT_THREADS(j) ((void)0)
+#endif
 
 /* Element offset of logical (row-major) element e of a tensor through its
  * strides; `sizes` are the logical sizes (the indices' are the input's). */
@@ -175,6 +206,7 @@ static void check_range(void *arg, unsigned t, uint64_t begin, uint64_t end)
 {
     unpool_job *j = arg;
     check_acc a = {0, NONE};
+    NOTE_THREAD(j, t);
     for (uint64_t c = begin; c < end; c++) check_chunk(j, c, &a);
     j->bad[t] = a.bad;
     j->first_bad[t] = a.first;
@@ -272,8 +304,19 @@ static void zero_fill(const unpool_job *j, uint64_t s, uint64_t len)
         memset(j->out + s * j->es, 0, (size_t)(len * j->es));
         return;
     }
-    for (uint64_t pos = s; pos < s + len; pos++) /* gaps between elements stay as they are */
-        memset(j->out + elem_offset(y->sizes, y->strides, pos) * j->es, 0, j->es);
+    /* Row by row (gaps between elements stay as they are): one division per row. */
+    const uint64_t *n = y->sizes, *st = y->strides;
+    uint64_t w = s % n[3], h = s / n[3] % n[2], c = s / n[3] / n[2] % n[1], b = s / n[3] / n[2] / n[1];
+    for (uint64_t left = len; left;) {
+        const uint64_t run = n[3] - w < left ? n[3] - w : left;
+        uint8_t *q = j->out + (b * st[0] + c * st[1] + h * st[2] + w * st[3]) * j->es;
+        for (uint64_t i = 0; i < run; i++) memset(q + i * st[3] * j->es, 0, j->es);
+        left -= run, w = 0;
+        if (++h == n[2]) {
+            h = 0;
+            if (++c == n[1]) c = 0, b++;
+        }
+    }
 }
 
 /* Output pieces [s, s + len): zeros, then every chunk that may reach in, in order. */
@@ -301,9 +344,10 @@ static void scatter_piece(const unpool_job *j, uint64_t s, uint64_t len)
 
 static void scatter_range(void *arg, unsigned t, uint64_t begin, uint64_t end)
 {
-    const unpool_job *j = arg;
+    unpool_job *j = arg;
     const uint64_t count = j->p->output.count;
     (void)t;
+    NOTE_THREAD(j, t);
     for (uint64_t band = begin; band < end; band++) {
         const uint64_t lo = count / j->threads * band + count % j->threads * band / j->threads;
         const uint64_t hi = count / j->threads * (band + 1) + count % j->threads * (band + 1) / j->threads;
@@ -386,7 +430,10 @@ static clops_status unpool(const clops_op_params *p, const clops_host_buffers *b
                               (unsigned long long)j.nchunks * (sizeof(span) + 2 * sizeof(uint64_t)));
         j.spans = heap, j.pmax = (uint64_t *)(j.spans + j.nchunks), j.smin = j.pmax + j.nchunks;
     }
-    if (j.nchunks) clops_host_parallel(check_range, &j, j.nchunks, j.threads);
+    if (j.nchunks) {
+        clops_host_parallel(check_range, &j, j.nchunks, j.threads);
+        COUNT_THREADS(&j, j.nchunks < j.threads ? j.nchunks : j.threads);
+    }
     uint64_t bad = 0, first = NONE;
     for (unsigned t = 0; t < CLOPS_HOST_MAX_THREADS; t++) { /* threads took the chunks in order */
         bad += j.bad[t];
@@ -394,6 +441,7 @@ static clops_status unpool(const clops_op_params *p, const clops_host_buffers *b
     }
     if (strict && bad) {
         const clops_status st = report_bad(&j, first);
+        REPORT_THREADS(&j);
         free(heap);
         return st;
     }
@@ -410,7 +458,9 @@ static clops_status unpool(const clops_op_params *p, const clops_host_buffers *b
         }
         j.piece = choose_piece(&j);
         clops_host_parallel(scatter_range, &j, j.threads, j.threads);
+        COUNT_THREADS(&j, j.threads);
     }
+    REPORT_THREADS(&j);
     free(heap);
     *bad_out = bad;
     return CLOPS_SUCCESS;
