@@ -90,7 +90,7 @@ only libclops-dev 'include/clops/clops\.h' 'include/clops/[a-z_]+\.h' "$L/libclo
   "$L/pkgconfig/clops\\.pc" "$L/cmake/clops/clopsConfig\\.cmake" "$L/cmake/clops/clopsConfigVersion\\.cmake" \
   "$L/cmake/clops/clopsTargets\\.cmake" "$L/cmake/clops/clopsTargets-[a-z]+\\.cmake"
 only clops 'bin/clops' "$L/cmake/clops/clopsCliTargets\\.cmake" "$L/cmake/clops/clopsCliTargets-[a-z]+\\.cmake" \
-  '?share/man/man[1-9]/[^/]+\.[1-9]\.gz'
+  'share/man/man1/clops\.1\.gz'
 
 # Together, exactly what `cmake --install` installs, each file in one package. Man pages are
 # gzipped in the packages (cmake/packaging.cmake).
@@ -135,10 +135,9 @@ cmake --build "$work/dev-consumer/build" >/dev/null
 #   no-changelog           no release history yet (usr/share/doc/<package>/changelog.gz);
 #   maintscript-calls-ldconfig  CPack writes postinst/postrm that run ldconfig for a library in
 #                          /usr/lib; the package also has the ldconfig trigger Debian asks for;
-#   no-manual-page         until clops.1 exists (the hook: cmake/packaging.cmake);
 #   pkg-config-unavailable-for-cross-compilation  clops.pc is in lib/pkgconfig unless the build
 #                          was configured with -DCMAKE_INSTALL_PREFIX=/usr (lib/<triplet>).
-suppressed=no-copyright-file,no-changelog,maintscript-calls-ldconfig,no-manual-page
+suppressed=no-copyright-file,no-changelog,maintscript-calls-ldconfig
 suppressed=$suppressed,pkg-config-unavailable-for-cross-compilation
 if ! lintian --fail-on error,warning --suppress-tags "$suppressed" \
     "$(deb "$lib")" "$(deb libclops-dev)" "$(deb clops)" >"$work/lintian.log" 2>&1; then

@@ -25,6 +25,9 @@
  *     or serialise calls on a shared one.
  *   - Free a context only after every operator created on it is freed.
  *   - Nothing in clops is global; clops_last_error_message() is per-thread.
+ *   - clops_operator_execute() on an operator that fell back to the host runs
+ *     the host kernel on a thread of clops's own (one per execution, detached,
+ *     ended when the work is).
  *   - The library never prints and never exits.
  *   - Calls that read CLOPS_* environment variables (each says so) call getenv:
  *     as with any libc caller, no other thread may change the environment
@@ -42,8 +45,9 @@
 #include <stdint.h>
 
 /** @def CL_TARGET_OPENCL_VERSION
- *  The OpenCL API version the headers expose to clops.h: 120 (OpenCL 1.2, what
- *  clops calls), unless the includer defined it first. */
+ *  The OpenCL API version the OpenCL headers expose: the includer's choice (clops
+ *  uses only OpenCL 1.2 types here); 120 (OpenCL 1.2) only where the includer set
+ *  none, which keeps the headers quiet. */
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 120
 #endif
@@ -167,7 +171,14 @@ typedef struct clops_space_to_depth_desc {
     clops_depth_space_order order;   /**< DCR or CRD */
 } clops_space_to_depth_desc;
 
-/** What a MaxUnpooling index counts from. */
+/** What a MaxUnpooling index counts from. The input element of plane
+ *  p = n*C + c whose index is i goes to flat output position
+ *  - i, with ::CLOPS_INDICES_FLAT: valid iff 0 <= i < N*C*H_out*W_out;
+ *  - p*H_out*W_out + i, with ::CLOPS_INDICES_PER_PLANE: valid iff 0 <= i < H_out*W_out.
+ *
+ *  An index outside that range (a negative INT64 included) is out of range,
+ *  ::CLOPS_ERROR_INDEX_OUT_OF_RANGE, on every path. Any other value of the field
+ *  is ::CLOPS_ERROR_INVALID_INDICES_LAYOUT from validate and create. */
 typedef enum clops_indices_layout {
     CLOPS_INDICES_FLAT = 0,     /**< DirectML, ONNX: over the whole packed output,
                                    batch and channel included */
@@ -451,8 +462,10 @@ CLOPS_API clops_status clops_context_options_from_env(clops_context_options *opt
  * @ingroup context_options
  * With timeout_seconds > 0, every wait clops itself does for the
  * device ends by then: clops_operator_execute_host() waiting for its kernels,
- * clops_operator_last_status(), and the maps of an operator running on the host
- * over cl_mem buffers. A wait that ends there returns CLOPS_ERROR_DEVICE_TIMEOUT
+ * clops_operator_last_status(), and the wait of an operator running on the host
+ * over cl_mem buffers for its wait list (from clops_operator_execute; then the
+ * host work is given up, nothing written, and clops_operator_last_status() says
+ * so). A wait that ends there returns CLOPS_ERROR_DEVICE_TIMEOUT
  * (the message names the device); the commands stay queued, and the caller's
  * host memory is never written after that return. A command the device reports
  * failed (a negative execution status, as a lost remote device gives) is
@@ -608,6 +621,16 @@ CLOPS_API const char *clops_context_device_name(const clops_context *ctx);
  *  @threadsafety Any thread. @blocking Nothing. */
 CLOPS_API const char *clops_context_cache_status(const clops_context *ctx);
 
+/** The file of ctx's tuning database (the tuning_db option, else the device's
+ *  file beside the program cache), whether or not it exists yet.
+ *  @param ctx the context.
+ *  @param buf receives the path, NUL-terminated, cut to `size`; "" on the host
+ *         backend or for NULL `ctx`.
+ *  @param size bytes at `buf`.
+ *  @return `buf`.
+ *  @threadsafety Any thread. @blocking Nothing. */
+CLOPS_API const char *clops_context_tuning_db(const clops_context *ctx, char *buf, size_t size);
+
 /** The queue clops enqueues on (NULL on the host). Not retained for the caller.
  *  @param ctx the context.
  *  @return the queue, valid while `ctx` lives (retain it to keep it longer); NULL
@@ -640,6 +663,8 @@ typedef struct clops_operator clops_operator;
  *  a failed build, tensors past 2^32 elements without 64-bit integers, a
  *  MaxUnpooling too large for the device's plan) is created for the host path
  *  and clops_operator_get_info() says why.
+ *  For now a MaxUnpooling with ::CLOPS_INDICES_PER_PLANE indices is one of these
+ *  on every device (under the policy never: ::CLOPS_ERROR_FALLBACK_REFUSED).
  *  @param ctx the context.
  *  @param desc the operator's descriptor; not kept.
  *  @param[out] out the new operator; NULL on failure.
@@ -684,8 +709,14 @@ typedef struct clops_buffers {
  *  status is about enqueuing; MaxUnpooling's bad indices are found on the
  *  device and reported by clops_operator_last_status(). Executions of one
  *  MaxUnpooling operator run one after another, even on an out-of-order queue
- *  (they share the operator's status words and scratch). Needs an OpenCL
- *  context (else CLOPS_ERROR_WRONG_BACKEND).
+ *  (they share the operator's status words and scratch); one that failed (a
+ *  wait-list event that failed) does not hold back the next. An operator that
+ *  fell back to the host does not wait either: a clops worker thread runs the
+ *  host kernel once the wait list completed; the event still completes after
+ *  the output is written, and always with CL_COMPLETE - the host work's status
+ *  (a failed wait list, the deadline, a failed map: the output untouched) is
+ *  clops_operator_last_status(). The operator and the context may be freed
+ *  before that work ran. Needs an OpenCL context (else CLOPS_ERROR_WRONG_BACKEND).
  *  @param op the operator.
  *  @param buffers the cl_mem buffers, of the operator's cl_context.
  *  @param num_events_in_wait_list how many events `wait_list` holds.
@@ -701,18 +732,10 @@ typedef struct clops_buffers {
  *  @retval CLOPS_ERROR_ALIASED_BUFFERS the output overlaps an input.
  *  @retval CL_INVALID_CONTEXT a buffer or wait event of another cl_context.
  *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY an allocation failed.
- *  @retval CLOPS_ERROR_DEVICE_TIMEOUT an operator on the host path
- *          (clops_operator_info::fallback_reason): waiting for the wait list
- *          ended at the deadline (@ref deadline).
- *  @retval CLOPS_ERROR_DEVICE_LOST an operator on the host path: a command it
- *          waited for failed.
  *  @retval other OpenCL errors (buffer and event queries, clSetKernelArg, the enqueues).
  *  @threadsafety One thread at a time per operator; the queue may be shared.
- *  @blocking Nothing on the device for an operator that runs there: enqueue
- *  calls only (MaxUnpooling, after a failed enqueue: clFinish on the queue).
- *  An operator on the host path waits for the wait list (within the deadline),
- *  maps the buffers, runs the host kernels and, without `event`, waits for the
- *  unmaps (clFinish). */
+ *  @blocking Never: enqueue calls only, on every path (an operator on the host
+ *  path starts a worker thread that waits, maps and runs the host kernel). */
 CLOPS_API clops_status clops_operator_execute(clops_operator *op, const clops_buffers *buffers,
                                     cl_uint num_events_in_wait_list, const cl_event *wait_list,
                                     cl_event *event);
@@ -724,7 +747,9 @@ CLOPS_API clops_status clops_operator_execute(clops_operator *op, const clops_bu
  *  anywhere; every other element was written as usual), or an OpenCL error if
  *  the status could not be read. CLOPS_SUCCESS before any execution, after a
  *  successful one, and for DepthToSpace and SpaceToDepth (which have nothing to
- *  report later).
+ *  report later). For an operator that fell back to the host: the status of
+ *  its host work (CLOPS_ERROR_DEVICE_TIMEOUT or CLOPS_ERROR_DEVICE_LOST when its
+ *  wait list ran out of time or failed; the output is then untouched).
  *  @param op the operator.
  *  @return ::CLOPS_SUCCESS, or:
  *  @retval CLOPS_ERROR_NULL_ARGUMENT `op` is NULL.
@@ -734,7 +759,8 @@ CLOPS_API clops_status clops_operator_execute(clops_operator *op, const clops_bu
  *  @retval other OpenCL errors (waiting, reading the status words).
  *  @threadsafety One thread at a time per operator.
  *  @blocking MaxUnpooling on a device: the last execution's commands (within
- *  the deadline), then a blocking read of its status words. Nothing otherwise. */
+ *  the deadline), then a blocking read of its status words; an operator on the
+ *  host path: its worker's host work and the caller's event. Nothing otherwise. */
 CLOPS_API clops_status clops_operator_last_status(clops_operator *op);
 
 /** Host memory for clops_operator_execute_host(); sizes in bytes. */
@@ -761,6 +787,8 @@ typedef struct clops_host_buffers {
  *  @retval CLOPS_ERROR_ALIASED_BUFFERS the output overlaps an input.
  *  @retval CLOPS_ERROR_INDEX_OUT_OF_RANGE MaxUnpooling: an index is negative or
  *          past the output; nothing was written.
+ *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY the host kernels' MaxUnpooling plan
+ *          (large inputs) could not be allocated; nothing was written.
  *  @retval CLOPS_ERROR_DEVICE_TIMEOUT the kernels did not finish within the deadline.
  *  @retval CLOPS_ERROR_DEVICE_LOST the device reported a command failed.
  *  @retval other OpenCL errors (clCreateBuffer, the enqueues, the read back).
@@ -1028,7 +1056,10 @@ typedef void (*clops_program_fn)(void *user, const char *source_name, const char
  *  building nothing. DepthToSpace and SpaceToDepth name two: the specialised
  *  program (-DBLOCK=b), then its block-argument variant (-DBLOCK_ARG=1, one
  *  binary for every block size), which is used only where the first is neither
- *  in the cache nor compilable. An operator that would run on the host whatever
+ *  in the cache nor compilable. Choices that depend on the sizes alone (the chunk
+ *  of long rows, 64-bit offsets where the device can hold such a tensor) are
+ *  named for every case, so the programs of every size with desc's types, block
+ *  size and layout are named, each once. An operator that would run on the host whatever
  *  the binaries (see clops_operator_info) names none.
  *  @param ctx an OpenCL context.
  *  @param desc the operator's descriptor.
@@ -1169,6 +1200,8 @@ CLOPS_API clops_status clops_tune_with_options(const clops_context_options *opts
  *  @retval CLOPS_ERROR_BUFFER_TOO_SMALL a byte count is below its tensor's span.
  *  @retval CLOPS_ERROR_ALIASED_BUFFERS the output overlaps an input.
  *  @retval CLOPS_ERROR_INDEX_OUT_OF_RANGE MaxUnpooling: a bad index; nothing was written.
+ *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY MaxUnpooling: its plan (large inputs)
+ *          could not be allocated; nothing was written.
  *  @retval other the validation's CLOPS_ERROR_* codes (clops_operator_validate()).
  *  @threadsafety Any thread. @blocking The host kernels (threads of their own,
  *  one per processor up to 16, for tensors of 4 MiB and more). */

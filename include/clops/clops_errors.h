@@ -55,6 +55,7 @@ extern "C" {
     X(CLOPS_ERROR_ALIASED_BUFFERS, -15015, "the output buffer is also an input buffer")            \
     X(CLOPS_ERROR_MISSING_BUFFER, -15016, "a buffer the operator needs was not given")             \
     X(CLOPS_ERROR_OUTPUT_NOT_DERIVED, -15017, "the operator's output sizes are the caller's, not derived") \
+    X(CLOPS_ERROR_INVALID_INDICES_LAYOUT, -15018, "unknown MaxUnpooling indices layout")           \
     /* execution */                                                                                \
     X(CLOPS_ERROR_INDEX_OUT_OF_RANGE, -15100, "an unpooling index is negative or past the output") \
     X(CLOPS_ERROR_WRONG_BACKEND, -15101, "this call needs an OpenCL context, not the host backend") \

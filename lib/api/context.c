@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cl/cl.h"
+#include "store/tune_db.h"
 
 static clops_status context_alloc(clops_backend backend, const clops_context_options *o, clops_context **out)
 {
@@ -257,4 +258,12 @@ cl_context clops_context_cl_context(const clops_context *ctx)
 const char *clops_context_cache_status(const clops_context *ctx)
 {
     return ctx ? ctx->cache.status : "";
+}
+
+const char *clops_context_tuning_db(const clops_context *ctx, char *buf, size_t size)
+{
+    if (!buf || !size) return buf;
+    buf[0] = '\0';
+    if (ctx && ctx->backend == CLOPS_BACKEND_OPENCL) clops_tuning_db_file(ctx, buf, size);
+    return buf;
 }

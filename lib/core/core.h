@@ -69,6 +69,7 @@ typedef struct clops_op_params {
     clops_tensor output;
     uint32_t block_size;  /* DepthToSpace / SpaceToDepth */
     clops_depth_space_order order;
+    clops_indices_layout indices_layout; /* MaxUnpooling: what an index counts from */
     unsigned host_threads; /* the host kernels' threads (0: one per processor); from the context */
 } clops_op_params;
 

@@ -47,7 +47,7 @@ clops_status clops_cache_usable(clops_cache_config *cfg, const clops_context_opt
 /* The payload stored under `key`, or false (a miss; bad entries are removed). */
 bool clops_cache_load(const clops_cache_config *cfg, const char *key, size_t key_len, unsigned char **payload,
                       size_t *payload_len);
-/* Stores atomically, then evicts least recently used entries past the bound.
+/* Stores atomically, then evicts least recently used entries past the bound (cache_dir.c).
  * Failures (full disk, vanished directory) are silent: the cache is an optimisation. */
 void clops_cache_store(const clops_cache_config *cfg, const char *key, size_t key_len, const unsigned char *payload,
                        size_t payload_len);
@@ -126,8 +126,17 @@ int clops_pack_add(const char *pack_path, const char *key, size_t key_len, const
 /* ---- bytes and hashes shared by the store's formats ---------------------------------------- */
 
 #define CLOPS_FNV_SEED 0xcbf29ce484222325ull
-/* FNV-1a, 64 bits, continuing from `h` (start with CLOPS_FNV_SEED). */
-uint64_t clops_fnv1a(uint64_t h, const void *data, size_t n);
+/* FNV-1a, 64 bits, continuing from `h` (start with CLOPS_FNV_SEED). Inline, like
+ * the byte helpers, so that no unit of the store calls another for it. */
+static inline uint64_t clops_fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
 
 static inline void clops_put_u32(unsigned char *p, uint32_t v)
 {

@@ -362,7 +362,7 @@ static int install(const clops_cache_config *cfg, int fd, pack_item *items, size
         clops_file_writer w = {.step = "read"};
         const void *const parts[1] = {data};
         const size_t sizes[1] = {(size_t)it->len};
-        if (!data || clops_file_write_parts(path, CLOPS_CACHE_FILE_MODE, 0, parts, sizes, 1, &w) != 0) {
+        if (!data || clops_file_write_parts(path, CLOPS_CACHE_FILE_MODE, CLOPS_FILE_IN_CACHE, parts, sizes, 1, &w) != 0) {
             char step[CLOPS_FILE_PATH_MAX + 128] = "its checked copy could not be read again";
             if (data) clops_file_describe(&w, step, sizeof step);
             snprintf(why, why_size, "installing %s failed (%s); this import installed nothing", it->name, step);

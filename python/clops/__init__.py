@@ -7,9 +7,12 @@
     assert (z == x).all()
 
 Inputs are NumPy arrays of any fixed-width dtype (bool, int/uint 8-64, float16/32/64, complex64/128) in
-any strides (passed to clops as strides, not copied), or pyopencl arrays (run on the array's own queue,
-no host round trip). Results are bit-exact: these operators only move elements. Bad arguments raise
-ValueError or TypeError with the library's message; failures of the device raise clops.Error.
+any strides (passed to clops as strides, not copied), or pyopencl arrays (run on the array's own queue;
+the package does not wait for them, but for max_unpooling's status, and copies nothing through the host;
+an operator clops runs on the host path on that device follows the C API's fallback rule,
+clops_operator_execute in clops.h). Results are bit-exact: these operators only move elements. Bad
+arguments raise ValueError or TypeError with the library's message; failures of the device raise
+clops.Error.
 """
 from typing import NamedTuple
 
@@ -90,6 +93,8 @@ def devices():
 def _block(block_size):
     import operator
     try:
+        if isinstance(block_size, bool):  # an int to operator.index, but True is no block size
+            raise TypeError
         b = operator.index(block_size)
     except TypeError:
         raise TypeError(f"block_size must be an int, not {type(block_size).__name__}") from None
@@ -122,7 +127,9 @@ def depth_to_space(x, block_size, order="DCR", device=None):
     """DepthToSpace: (N, C, H, W) -> (N, C/b^2, H*b, W*b), as DirectML and ONNX define it.
 
     x           a 4-D NumPy array of a fixed-width dtype, in any strides (views, channels-last), or a
-                pyopencl.array.Array (then the result is one too, on x's queue, after x's events)
+                pyopencl.array.Array (then the result is one too, on x's queue, after x's events; x
+                needs a queue, a cl_mem buffer (not SVM) and strides >= 0: NumPy views with negative
+                strides are copied, pyopencl ones raise ValueError)
     block_size  b >= 1; C must be divisible by b^2
     order       "DCR" (DirectML's and ONNX's default) or "CRD" (PyTorch's pixel_shuffle); any case
     device      None (clops's default device: CLOPS_DEVICE, else the first GPU, else any, else the host),
@@ -163,8 +170,7 @@ def max_unpooling(x, indices, output_shape, indices_layout="flat", device=None):
     Duplicate indices: the element last in row-major order wins. Returns a new C-contiguous array (a
     pyopencl array on x's queue for a pyopencl x; that call waits for the operator to learn whether
     every index was in range). An index negative or past the output raises ValueError and returns no
-    result; a bad shape or dtype ValueError or TypeError; a device failure clops.Error. Per-plane
-    indices on a libclops that does not implement them raise NotImplementedError.
+    result; a bad shape or dtype ValueError or TypeError; a device failure clops.Error.
     """
     shape = _core.output_shape_arg(output_shape)
     layout = {"flat": L.INDICES_FLAT, "per-plane": L.INDICES_PER_PLANE}.get(
@@ -184,7 +190,6 @@ def max_unpooling(x, indices, output_shape, indices_layout="flat", device=None):
     ctx = _core.context_for(device)
     tx, ti = _core.tensor_key(x, "x"), _core.tensor_key(indices, "indices")
     op = _core.max_unpooling_operator(ctx, tx, ti, shape, layout)
-    _core.check_layout(ctx, layout)
     return _core.run_host(op, x, tx[2], indices, ti[2])
 
 

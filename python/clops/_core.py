@@ -24,7 +24,6 @@ _lock = threading.RLock()
 _contexts = collections.OrderedDict()   # key -> _Context
 _operators = collections.OrderedDict()  # key -> _Operator
 _default_key = None
-_per_plane = {}                          # context key -> whether the library honours per-plane indices
 
 
 class _Context:
@@ -59,7 +58,6 @@ def clear_caches():
     with _lock:
         _operators.clear()
         _contexts.clear()
-        _per_plane.clear()
 
 
 # ---- contexts ---------------------------------------------------------------------------------------
@@ -86,9 +84,11 @@ def _device_key(device):
 
 
 def _make_context(key, create):
+    """The cached context of `key`, made with `create` when absent. Contexts on pyopencl queues are bounded
+    (MAX_QUEUES): a hit moves the queue's context to the end, so the least recently used goes first."""
     ctx = _contexts.get(key)
-    if ctx is not None:
-        return ctx
+    if ctx is not None and key[0] != "cl":
+        return ctx  # a device's or the host's context: never dropped but by clear_caches()
     with _lock:
         ctx = _contexts.get(key)
         if ctx is None:
@@ -107,7 +107,6 @@ def _make_context(key, create):
 def _forget_context(key):
     for k in [k for k in _operators if k[0] == key]:
         del _operators[k]
-    _per_plane.pop(key, None)
     del _contexts[key]
 
 
@@ -145,8 +144,10 @@ def tensor_key(arr, what):
     if arr.flags.c_contiguous:
         return code, shape, None
     size = dt.itemsize
-    if any(s < 0 or s % size for s in arr.strides):
-        raise ValueError(f"{what}: strides {arr.strides} are negative or not whole elements")
+    if any(s < 0 or s % size for s in arr.strides):  # NumPy arrays were copied by as_numpy: a pyopencl array
+        raise ValueError(f"{what}: a pyopencl array with strides {arr.strides} (negative or not whole elements): "
+                         "clops takes strides of whole elements >= 0 and does not copy pyopencl arrays (pyopencl "
+                         "cannot copy this one either); pass a view with such strides or a NumPy array")
     return code, shape, tuple(s // size for s in arr.strides)
 
 
@@ -219,7 +220,10 @@ def _create(key, ctx, desc, out_shape):
 def output_shape_arg(shape):
     """MaxUnpooling's output_shape: four sizes."""
     try:
-        sizes = tuple(_operator.index(n) for n in shape)
+        items = tuple(shape)
+        if any(isinstance(n, bool) for n in items):  # ints to operator.index, but no sizes
+            raise TypeError
+        sizes = tuple(_operator.index(n) for n in items)
     except TypeError:
         raise ValueError(f"output_shape must be four ints (N, C, H, W), not {shape!r}") from None
     if len(sizes) != 4 or any(not 0 <= n <= U32_MAX for n in sizes):
@@ -269,6 +273,15 @@ def is_cl_array(a):
     return t is not np.ndarray and t.__module__.startswith("pyopencl") and hasattr(a, "queue")
 
 
+def check_cl_array(a, what):
+    """A pyopencl array clops can take: in a cl_mem buffer (not shared virtual memory)."""
+    import pyopencl as cl
+    if a.base_data is not None and not isinstance(a.base_data, cl.MemoryObjectHolder):
+        raise TypeError(f"{what}: a pyopencl array in {type(a.base_data).__name__} (shared virtual memory) is not "
+                        "supported: clops takes cl_mem buffers; allocate it with pyopencl's default allocator or a "
+                        "MemoryPool")
+
+
 def _cl_mem(a, span, keep, wait):
     """The cl_mem address holding `a` from its first element: its buffer, a sub-buffer at its offset, or
     (an offset the device cannot start a sub-buffer at) a device-side copy of its span."""
@@ -294,17 +307,21 @@ def run_cl(optype, x, block=0, order=0, idx=None, out_shape=None, layout=0):
     import pyopencl as cl
     import pyopencl.array as cla
     queue = x.queue
+    if queue is None:
+        raise ValueError("x: a pyopencl array without a queue (with_queue(None)): clops runs on x's queue; "
+                         "give it one with x.with_queue(queue)")
+    check_cl_array(x, "x")
     if idx is not None:
         if not is_cl_array(idx):
             raise TypeError("indices must be a pyopencl array when x is one")
         if idx.context.int_ptr != x.context.int_ptr:
             raise ValueError("indices and x are pyopencl arrays of different OpenCL contexts")
+        check_cl_array(idx, "indices")
     ctx = context_for_queue(queue)
     tx = tensor_key(x, "x")
     if optype == L.OP_MAX_UNPOOLING:
         ti = tensor_key(idx, "indices")
         op = max_unpooling_operator(ctx, tx, ti, out_shape, layout)
-        check_layout(ctx, layout)
     else:
         op = depth_space_operator(ctx, optype, tx, block, order)
     out = cla.empty(queue, op.out_shape, x.dtype, allocator=x.allocator)
@@ -332,25 +349,3 @@ def run_cl(optype, x, block=0, order=0, idx=None, out_shape=None, layout=0):
                 raise L.exception(st)
     return out
 
-
-# ---- per-plane indices ------------------------------------------------------------------------------
-
-
-def check_layout(ctx, layout):
-    """Per-plane indices on a library that ignores indices_layout would give flat results silently: a
-    tiny probe per context (two planes, index 0 in each) tells, once."""
-    if layout != L.INDICES_PER_PLANE:
-        return
-    honoured = _per_plane.get(ctx.key)
-    if honoured is None:
-        x = np.array([1, 2], np.uint8).reshape(1, 2, 1, 1)
-        i = np.zeros((1, 2, 1, 1), np.int64)
-        try:
-            op = max_unpooling_operator(ctx, tensor_key(x, "x"), tensor_key(i, "indices"), (1, 2, 1, 2), layout)
-            honoured = run_host(op, x, None, i, None).ravel().tolist() == [1, 0, 2, 0]
-        except (ValueError, TypeError, L.Error):
-            honoured = False
-        _per_plane[ctx.key] = honoured
-    if not honoured:
-        raise NotImplementedError("this libclops does not implement per-plane indices on this device "
-                                  "(clops_max_unpooling_desc.indices_layout is ignored): use indices_layout=\"flat\"")

@@ -1,9 +1,9 @@
 """_lib.py - libclops through ctypes: the structs and functions of include/clops/clops.h used here,
 and the one place where a clops status becomes a Python exception.
 
-The library is the libclops.so that `pip install .` put into the package (clops/lib/); the
-environment variable CLOPS_LIBRARY names another one (a build tree's build/libclops.so). ctypes
-releases the GIL for every call into it.
+The library is the libclops.so.0 that `pip install .` put into the package (clops/lib/: the wheel
+carries that one file, see pyproject.toml); the environment variable CLOPS_LIBRARY names another one (a
+build tree's build/libclops.so). ctypes releases the GIL for every call into it.
 """
 import ctypes
 import glob
@@ -16,7 +16,7 @@ def _library_path():
     named = os.environ.get("CLOPS_LIBRARY")
     if named:
         return named
-    found = sorted(glob.glob(os.path.join(_HERE, "lib*", "libclops.so*")) +
+    found = sorted(glob.glob(os.path.join(_HERE, "lib*", "libclops.so.0")) +
                    glob.glob(os.path.join(_HERE, "lib*", "libclops*.dylib")), key=len)
     if not found:
         raise ImportError(f"clops: libclops is not in {_HERE}/lib: install the package with `pip install .` "
@@ -127,6 +127,10 @@ class Error(RuntimeError):
         super().__init__(f"{name}: {message}")
         self.status = status
         self.name = name
+        self.message = message
+
+    def __reduce__(self):  # pickled (multiprocessing, concurrent.futures) with what __init__ takes
+        return type(self), (self.status, self.name, self.message)
 
 
 _TYPE_ERRORS = {-15002, -15003, -15010}  # unsupported data type, type mismatch, unsupported index type

@@ -19,6 +19,8 @@ X = np.arange(48, dtype=np.float32).reshape(1, 8, 2, 3)
     (lambda d: clops.depth_to_space(X, -2, device=d), ValueError, "block size -2"),
     (lambda d: clops.depth_to_space(X, 2**40, device=d), ValueError, "block size"),
     (lambda d: clops.depth_to_space(X, 2.0, device=d), TypeError, "block_size must be an int"),
+    (lambda d: clops.depth_to_space(X, True, device=d), TypeError, "block_size must be an int, not bool"),
+    (lambda d: clops.space_to_depth(X, np.True_, device=d), TypeError, "block_size must be an int"),
     (lambda d: clops.space_to_depth(X, 2, device=d), ValueError, "CLOPS_ERROR_SPATIAL_NOT_DIVISIBLE"),
     (lambda d: clops.depth_to_space(X, 2, "RDC", device=d), ValueError, "order 'RDC'"),
     (lambda d: clops.depth_to_space(X, 2, None, device=d), ValueError, "order None"),
@@ -51,6 +53,8 @@ X = np.arange(48, dtype=np.float32).reshape(1, 8, 2, 3)
      ValueError, "output_shape"),
     (lambda d: clops.max_unpooling(X, np.zeros(X.shape, np.int64), "1,8,4,6", device=d),
      ValueError, "output_shape"),
+    (lambda d: clops.max_unpooling(X, np.zeros(X.shape, np.int64), (True, 8, 4, 6), device=d),
+     ValueError, "output_shape"),
     (lambda d: clops.max_unpooling(X, np.zeros(X.shape, np.int64), (1, 8, 4, 6), "planar", device=d),
      ValueError, "indices_layout 'planar'"),
 ], ids=lambda v: v.replace(" ", "_") if isinstance(v, str) else "")
@@ -71,6 +75,32 @@ def test_bad_devices(device, error, words):
     with pytest.raises(error) as info:
         clops.depth_to_space(X, 2, device=device)
     assert words in str(info.value)
+
+
+def test_failed_calls_leave_nothing_cached(device):
+    """A call that fails before running adds no operator to the cache; per-plane and flat operators of the
+    same shapes are cached apart and each gives its own layout's result."""
+    from clops import _core
+    from conftest import ref_max_unpooling
+    before = set(_core._operators)
+    for call in (lambda: clops.depth_to_space(X, 3, device=device),
+                 lambda: clops.max_unpooling(X, np.zeros(X.shape, np.int32), (1, 8, 4, 6), device=device),
+                 lambda: clops.max_unpooling(X, np.zeros(X.shape, np.int64), (1, 4, 4, 6), "per-plane", device=device)):
+        with pytest.raises((ValueError, TypeError)):
+            call()
+    assert set(_core._operators) <= before  # nothing new
+    idx = np.arange(48, dtype=np.int64).reshape(X.shape) % 6 * 4  # per plane: 0..20 of 24; flat: the first rows
+    for layout in ("per-plane", "flat", "per-plane"):
+        y = clops.max_unpooling(X, idx, (1, 8, 4, 6), layout, device=device)
+        assert y.tobytes() == ref_max_unpooling(X, idx, (1, 8, 4, 6), layout).tobytes(), layout
+
+
+def test_error_pickles():
+    """clops.Error crosses process boundaries (multiprocessing, concurrent.futures) whole."""
+    import pickle
+    e = clops.Error(-15300, "CLOPS_ERROR_DEVICE_LOST", "a command failed")
+    f = pickle.loads(pickle.dumps(e))
+    assert type(f) is clops.Error and (f.status, f.name, f.message, str(f)) == (e.status, e.name, e.message, str(e))
 
 
 def test_unsupported_index_types_name_the_type():
@@ -108,7 +138,10 @@ def test_device_failure_is_clops_error():
             clops.depth_to_space(np.zeros((1, 4, 1, 1), np.uint8), 2, device=0)
             print("no error")
         except clops.Error as e:
-            print("Error", e.name, e.status, isinstance(e, RuntimeError))
+            import pickle
+            f = pickle.loads(pickle.dumps(e))
+            same = (f.status, f.name, str(f)) == (e.status, e.name, str(e))
+            print("Error", e.name, e.status, isinstance(e, RuntimeError), same)
         """, CLOPS_DISABLE="compiler", CLOPS_CACHE="off", CLOPS_FALLBACK="never")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split()[:2] == ["Error", "CLOPS_ERROR_FALLBACK_REFUSED"] and r.stdout.split()[3] == "True"
+    assert r.stdout.split()[:2] == ["Error", "CLOPS_ERROR_FALLBACK_REFUSED"] and r.stdout.split()[3:] == ["True", "True"]

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import clops
-from conftest import per_plane_supported, random_array, same_bits
+from conftest import random_array, same_bits
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -38,8 +38,6 @@ def test_max_unpool2d_as_flat_indices(device):
 
 
 def test_max_unpool2d_per_plane(device):
-    if not per_plane_supported(device):
-        pytest.skip("this libclops ignores indices_layout on this device (per-plane indices: issue 23)")
     t, values, indices = pooled(2)
     want = F.max_unpool2d(values, indices, 3, 2, 1, output_size=t.shape[2:]).numpy()
     got = clops.max_unpooling(values.numpy(), indices.numpy(), tuple(t.shape), "per-plane", device=device)
