@@ -1,13 +1,18 @@
 # check_doc.cmake - what doxygen itself does not check in the API reference (run by
-# the `doc` target after doxygen): cmake -DXML_DIR=<doxygen's xml output> -P check_doc.cmake
-#   - each public header was documented at all: without its @file block doxygen
-#     leaves out the whole file and warns about nothing;
+# the `doc` target after doxygen):
+#   cmake -DXML_DIR=<doxygen's xml output> -DHEADER_DIR=<include/clops> -P check_doc.cmake
+#   - each public header (every .h in HEADER_DIR) was documented at all: without its
+#     @file block, or left out of the Doxyfile's INPUT, doxygen leaves out the whole
+#     file and warns about nothing;
 #   - every enum value has a description: doxygen before 1.9.6 (Debian 12 has
 #     1.9.4) has no WARN_IF_UNDOC_ENUM_VAL.
 # Fails naming each problem.
 cmake_minimum_required(VERSION 3.16)
 
-set(headers clops.h clops_errors.h)
+file(GLOB headers RELATIVE "${HEADER_DIR}" "${HEADER_DIR}/*.h")
+if(NOT headers)
+  message(FATAL_ERROR "check_doc: no headers in HEADER_DIR '${HEADER_DIR}'")
+endif()
 set(problems "")
 set(values 0)
 foreach(header IN LISTS headers)

@@ -1,5 +1,5 @@
-"""_lib.py - libclops through ctypes: the structs and functions of include/clops/clops.h used here,
-and the one place where a clops status becomes a Python exception.
+"""_lib.py - libclops through ctypes: the structs and functions of include/clops/clops.h (and
+clops_devices.h) used here, and the one place where a clops status becomes a Python exception.
 
 The library is the libclops.so.0 that `pip install .` put into the package (clops/lib/: the wheel
 carries that one file, see pyproject.toml); the environment variable CLOPS_LIBRARY names another one (a
