@@ -12,7 +12,8 @@
  *       SIGPIPE that is not the write's is left to the caller;
  *   the writer: a /proc/P/fd/N whose P is this process's pid only in its own pid
  *       namespace is opened by name, not taken for this process's descriptor N;
- *       a replacement drops setuid, setgid and sticky bits;
+ *       a replacement drops setuid, setgid and sticky bits; the directory synced
+ *       after the rename, swapped for a FIFO, does not block the writer;
  *   (N2, whose cache directory: test_cache_owner.c)
  *   N3  links planted in the cache directory (an entry, the tuning database, its
  *       lock, an entry an import installs) are replaced or removed, never followed;
@@ -84,7 +85,7 @@ static void expect_refused(const char *path, int refusal, const char *words, con
                   w.refusal, why, refusal, words);
 }
 
-/* Runs `fn` in a child (SIGPIPE at its default action, an alarm as a watchdog):
+/* Runs `fn` in a child (SIGPIPE and SIGALRM at their default actions, an alarm as a watchdog):
  * the test fails if the child dies of a signal or exits non-zero. */
 static void in_child(void (*fn)(void), const char *label)
 {
@@ -93,6 +94,7 @@ static void in_child(void (*fn)(void), const char *label)
     ck_assert(pid >= 0);
     if (pid == 0) {
         signal(SIGPIPE, SIG_DFL);
+        signal(SIGALRM, SIG_DFL); /* not Check's handler, which kills the whole process group */
         alarm(60);
         fn();
         _exit(0);
@@ -282,6 +284,41 @@ START_TEST(test_proc_fd_of_other_namespace)
     ck_assert_msg(WEXITSTATUS(status) == 0, "the writer in the other namespace failed");
     expect_content(mine, "mine", "the other namespace's own descriptor");
     expect_content(theirs, "theirs:new", "the file /proc/P/fd/N names");
+}
+END_TEST
+
+/* The directory of a file just renamed into place is synced (best effort) by
+ * opening it: one swapped for a FIFO right after the rename must not block that
+ * open (it waited for a writer forever). */
+static char g_sub[PATH_MAX + 32], g_sub_moved[PATH_MAX + 32];
+static int rename_then_swap_dir(const char *from, const char *to)
+{
+    const int rc = clops_cl_real.io_rename(from, to);
+    if (rc == 0 && rename(g_sub, g_sub_moved) == 0) (void)mkfifo(g_sub, 0600);
+    return rc;
+}
+
+static void dir_swapped_child(void)
+{
+    alarm(20); /* the watchdog for a blocked open */
+    char path[2 * PATH_MAX], moved[2 * PATH_MAX];
+    root_file("sub", g_sub, sizeof g_sub);
+    root_file("sub.moved", g_sub_moved, sizeof g_sub_moved);
+    snprintf(path, sizeof path, "%s/out.txt", g_sub);
+    snprintf(moved, sizeof moved, "%s/out.txt", g_sub_moved);
+    CHILD_CHECK(mkdir(g_sub, 0700) == 0, "mkdir");
+    clops_cl.io_rename = rename_then_swap_dir;
+    clops_file_writer w;
+    CHILD_CHECK(write_output(path, "new", &w) == 0, "write: step %s: %s", w.step, strerror(w.error));
+    char got[8] = "";
+    const int fd = open(moved, O_RDONLY);
+    CHILD_CHECK(fd >= 0 && read(fd, got, sizeof got) == 3 && memcmp(got, "new", 3) == 0, "the file was not written");
+    close(fd);
+}
+
+START_TEST(test_dir_swapped_for_fifo_after_rename)
+{
+    in_child(dir_swapped_child, "a directory swapped for a FIFO after the rename");
 }
 END_TEST
 
@@ -659,7 +696,7 @@ static Suite *hostile_suite(void)
     TC_TESTS(tc, test_dev_stdout_appends, test_proc_fd_in_place, test_deleted_target_refused,
              test_unresolvable_links_refused, test_link_to_regular_followed, test_proc_fd_of_other_namespace,
              test_fifo_swapped_for_regular, test_sigpipe_is_an_error, test_sigpipe_left_to_caller,
-             test_replacement_drops_special_bits, test_entry_link_not_followed,
+             test_replacement_drops_special_bits, test_dir_swapped_for_fifo_after_rename, test_entry_link_not_followed,
              test_tuning_links_not_followed, test_import_link_not_followed, test_prune_stale_under_bound,
              test_tuning_db_lock_and_devices);
     return s;
