@@ -41,6 +41,7 @@ typedef struct clops_cl_api {
     int (*io_rename)(const char *from, const char *to);
     int (*io_create)(const char *path, mode_t mode);
     int (*io_mkdir)(const char *path, mode_t mode);
+    int (*io_open)(const char *path, int flags); /* an existing file (file.c's writes in place) */
 } clops_cl_api;
 
 #ifdef CLOPS_TEST_HOOKS

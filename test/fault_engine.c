@@ -284,6 +284,15 @@ static int w_io_mkdir(const char *path, mode_t mode)
     return clops_cl_real.io_mkdir(path, mode);
 }
 
+static int w_io_open(const char *path, int flags)
+{
+    if (fault_now(F_io_open)) {
+        errno = EACCES;
+        return -1;
+    }
+    return clops_cl_real.io_open(path, flags);
+}
+
 void install_wrappers(void)
 {
 #define FN_INSTALL(f) clops_cl.f = w_##f;

@@ -12,7 +12,7 @@
 
 /* Every entry of the clops_cl table: its OpenCL calls, then its file-system calls. */
 #define FAULT_FUNCTIONS(X) \
-    CLOPS_CL_FUNCTIONS(X) X(io_write) X(io_fsync) X(io_rename) X(io_create) X(io_mkdir)
+    CLOPS_CL_FUNCTIONS(X) X(io_write) X(io_fsync) X(io_rename) X(io_create) X(io_mkdir) X(io_open)
 
 typedef enum fn_id {
 #define FN_ENUM(f) F_##f,

@@ -405,6 +405,8 @@ static const refused_case usage_cases[] = {
     {{D2S, "--block-size", "2", "--device", "-1"}, "--device needs"},
     {{D2S, "--block-size", "2", "--type", "float16"}, "--type supports only bfloat16"},
     {{D2S, "--block-size", "2", "--bogus"}, "unknown option '--bogus'"},
+    {{D2S, "--block-size", "2", "-\xffx"}, "unknown option '-\xff' for 'clops run depth-to-space'"}, /* glibc's optopt is -1 */
+    {{D2S, "--block-size", "2", "-x"}, "unknown option '-x' for 'clops run depth-to-space'"},
     {{D2S, "--block-size", "2", "--verbose=1"}, "takes no value"},
     {{D2S, "--block-size", "2", "--output-shape", "1,2,4,4"}, "unknown option '--output-shape'"},
     {{UNPOOL}, "missing required option --output-shape"},

@@ -17,7 +17,8 @@
 /* ---- messages of any length ------------------------------------------------------------------- */
 
 /* A 1,500-byte output path in a missing directory: the whole path and the reason
- * (they were cut at 320 bytes); a 2,000-byte unknown option, whole. */
+ * (they were cut at 320 bytes); a 2,000-byte unknown option and --fallback value,
+ * whole; an over-long one cut visibly. */
 START_TEST(test_long_messages)
 {
     char rel[1600] = "no-such-dir/";
@@ -39,6 +40,22 @@ START_TEST(test_long_messages)
     ck_assert_int_eq(res.exit_code, 2);
     ck_assert_msg(strstr(res.err, option) != NULL && strstr(res.err, "for 'clops run depth-to-space'"),
                   "the usage error is not whole: %.400s", res.err);
+
+    /* A message an option's parser formats itself (snprintf, not set_err): whole
+     * too (it was cut at 320 bytes); past ERR_SIZE set_err's ends in "..." */
+    static char value[9000];
+    memset(value, 'v', 2000);
+    value[2000] = '\0';
+    run("run", "depth-to-space", "%D/dml_input_u32.npy", "%T/o.npy", "--block-size", "2", "--fallback", value, NULL);
+    ck_assert_int_eq(res.exit_code, 2);
+    ck_assert_msg(strstr(res.err, value) != NULL && strstr(res.err, "'\nTry 'clops run depth-to-space --help'."),
+                  "the --fallback error is not whole: %.400s", res.err);
+    memset(value, 'v', sizeof value - 1);
+    memcpy(value, "--", 2);
+    run("run", "depth-to-space", "%D/dml_input_u32.npy", "%T/o.npy", "--block-size", "2", value, NULL);
+    ck_assert_int_eq(res.exit_code, 2);
+    ck_assert_msg(strstr(res.err, "vvv...\nTry 'clops run depth-to-space --help'."),
+                  "a message cut at ERR_SIZE does not end in \"...\": %.100s", res.err + strlen(res.err) - 100);
 }
 END_TEST
 

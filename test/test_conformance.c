@@ -9,6 +9,7 @@
  */
 #define _XOPEN_SOURCE 700
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <sys/wait.h>
@@ -259,12 +260,68 @@ START_TEST(test_report_full_disk)
 }
 END_TEST
 
+/* The report's directory and how often, while the run was under way, a file
+ * other than the report was in it (the run reaches io_mkdir when its OpenCL
+ * context makes the cache directory: after --json was checked, before any case
+ * ran). */
+static char report_dir[64];
+static int mid_run_calls, mid_run_extra;
+
+static int mkdir_and_look(const char *path, mode_t mode)
+{
+    mid_run_calls++;
+    DIR *d = opendir(report_dir);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        mid_run_extra += strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "report.json");
+    if (d) closedir(d);
+    return clops_cl_real.io_mkdir(path, mode);
+}
+
+/* --json's target is checked at the start, but nothing is put beside it until
+ * the run is over: a run stopped half-way (Ctrl-C) leaves no .tmp-XXXXXX file. */
+START_TEST(test_report_no_temporary_mid_run)
+{
+    if (!tc_dev_ctx) { /* the host backend makes no cache directory */
+        fprintf(stderr, "SKIP: no OpenCL device: the report mid-run not looked at\n");
+        return;
+    }
+    char path[128], cache[128];
+    const char *env_cache = getenv("CLOPS_CACHE"), *env_dir = getenv("CLOPS_CACHE_DIR");
+    char *saved_cache = env_cache ? strdup(env_cache) : NULL, *saved_dir = env_dir ? strdup(env_dir) : NULL;
+    snprintf(report_dir, sizeof report_dir, "%s", "/tmp/clops-conformance-mid-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(report_dir));
+    snprintf(path, sizeof path, "%s/report.json", report_dir);
+    snprintf(cache, sizeof cache, "%s-cache", report_dir);
+    tc_set_env("CLOPS_CACHE", "rw");
+    tc_set_env("CLOPS_CACHE_DIR", cache);
+    char *argv[] = {"conformance", "--device", "0", "--quick", "--json", path, NULL};
+    mid_run_calls = mid_run_extra = 0;
+    clops_cl.io_mkdir = mkdir_and_look;
+    fflush(stdout);
+    const int rc = clops_conformance_main(6, argv);
+    clops_cl.io_mkdir = clops_cl_real.io_mkdir;
+    tc_set_env("CLOPS_CACHE", saved_cache);
+    tc_set_env("CLOPS_CACHE_DIR", saved_dir);
+    free(saved_cache);
+    free(saved_dir);
+    tc_rm_rf(cache);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_msg(mid_run_calls > 0, "the run never made its cache directory: nothing was looked at");
+    ck_assert_msg(mid_run_extra == 0, "a file stood beside the report while the run was under way");
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "no report at the end");
+    fclose(f);
+    unlink(path);
+    ck_assert_msg(rmdir(report_dir) == 0, "something was left beside the report in %s", report_dir);
+}
+END_TEST
+
 static Suite *conformance_suite(void)
 {
     Suite *s = suite_create("conformance");
     TCase *tc = tc_suite_case(s, "conformance", 1200);
     TC_TESTS(tc, test_device_strings, test_host_passes_and_corrupt_fails, test_device_passes_and_corrupt_fails,
-             test_cli_last_line_and_status, test_report_full_disk);
+             test_cli_last_line_and_status, test_report_full_disk, test_report_no_temporary_mid_run);
     return s;
 }
 

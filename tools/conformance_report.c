@@ -57,10 +57,7 @@ conf_report *conf_report_new(const char *command_line, bool quick)
 void conf_report_free(conf_report *r)
 {
     if (!r) return;
-    if (r->json_open) { /* the run did not finish: the target stays as it was */
-        run_watchdog_remove(NULL);
-        clops_file_abort(&r->json);
-    }
+    if (r->json_open) clops_file_abort(&r->json); /* the run did not finish: the target stays as it was */
     cJSON_Delete(r->root);
     free(r);
 }
@@ -169,21 +166,22 @@ unsigned long long conf_report_failed(const conf_report *r)
     return r->total_failed;
 }
 
+/* The target is checked at the start - what cannot take the report (a FIFO no
+ * process reads, a directory, a missing or unwritable directory) is refused at
+ * once - by beginning the write (lib/store/file.c). A regular file's temporary
+ * is removed again at once and made anew at the end, so that a run stopped
+ * half-way (Ctrl-C, the watchdog) leaves nothing beside the target; a
+ * character device or a FIFO with a reader stays open and is written in place. */
 bool conf_report_open_json(conf_report *r, const char *path)
 {
-    /* The one file writer (lib/store/file.c), opened before the run so that what
-     * cannot take the report (a FIFO no process reads, a directory, a missing
-     * directory) is refused at once: a regular file gets a temporary file beside it,
-     * renamed over it at the end (a full disk leaves the old report whole); a
-     * character device or a FIFO with a reader is written in place. */
     if (clops_file_begin(&r->json, path, 0666, CLOPS_FILE_IN_PLACE) != 0) {
         char why[512];
         clops_file_describe(&r->json, why, sizeof why);
         fprintf(stderr, "clops: conformance: cannot write the JSON report to %s: %s\n", path, why);
         return false;
     }
+    if (!r->json.in_place) clops_file_abort(&r->json); /* begun again by conf_report_write_json */
     r->json_open = true;
-    if (!r->json.in_place) run_watchdog_remove(r->json.tmp);
     return true;
 }
 
@@ -191,7 +189,6 @@ bool conf_report_write_json(conf_report *r)
 {
     if (!r->json_open) return false;
     r->json_open = false;
-    run_watchdog_remove(NULL);
     cJSON_DeleteItemFromObjectCaseSensitive(r->root, "passed");
     cJSON_DeleteItemFromObjectCaseSensitive(r->root, "failed");
     cJSON_AddNumberToObject(r->root, "passed", (double)r->total_passed);
@@ -202,10 +199,18 @@ bool conf_report_write_json(conf_report *r)
         fprintf(stderr, "clops: conformance: out of memory writing the JSON report\n");
         return false;
     }
+    if (!r->json.in_place) {
+        char path[sizeof r->json.path];
+        snprintf(path, sizeof path, "%s", r->json.path);
+        if (clops_file_begin(&r->json, path, 0666, CLOPS_FILE_IN_PLACE) == 0 && !r->json.in_place)
+            run_watchdog_remove(r->json.tmp); /* a watchdog firing during the write removes it */
+    }
     clops_file_write(&r->json, text, strlen(text));
     clops_file_write(&r->json, "\n", 1);
     free(text);
-    if (clops_file_commit(&r->json) == 0) return true;
+    const int rc = clops_file_commit(&r->json);
+    run_watchdog_remove(NULL);
+    if (rc == 0) return true;
     char why[512];
     clops_file_describe(&r->json, why, sizeof why);
     fprintf(stderr, "clops: conformance: cannot write the JSON report to %s: %s\n", r->json.path, why);

@@ -13,9 +13,14 @@ static int create_exclusive(const char *path, mode_t mode)
     return open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
 }
 
+static int open_existing(const char *path, int flags)
+{
+    return open(path, flags);
+}
+
 #define CLOPS_REAL_TABLE                                                                           \
     {                                                                                              \
-        CLOPS_CL_FUNCTIONS(CLOPS_X_INIT) write, fsync, rename, create_exclusive, mkdir                  \
+        CLOPS_CL_FUNCTIONS(CLOPS_X_INIT) write, fsync, rename, create_exclusive, mkdir, open_existing  \
     }
 #define CLOPS_X_INIT(f) f,
 

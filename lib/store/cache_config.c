@@ -3,9 +3,15 @@
  * CLOPS_CACHE_MAX_SIZE are read there); the default directory from
  * XDG_CACHE_HOME or HOME. A directory that is not the effective user's, or that
  * its group or others may write, is not used (N2): clops runs uncached and the
- * status says why. */
+ * status says why; one root owns that no one else may write is used read-only.
+ * The directory is resolved (realpath) once, and its resolved path is the one
+ * every later access uses. */
+#define _DEFAULT_SOURCE /* realpath, PATH_MAX, O_NOFOLLOW, O_DIRECTORY */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,21 +68,32 @@ void clops_cache_config_init(clops_cache_config *cfg, const clops_context_option
         return;
     }
     int err = cfg->mode == CLOPS_CACHE_READ_WRITE ? make_dirs(cfg->dir) : 0;
-    struct stat st;
-    if (!err && (stat(cfg->dir, &st) != 0 || !S_ISDIR(st.st_mode))) err = errno ? errno : ENOTDIR;
+    /* The directory is resolved once, here: every later access uses the resolved
+     * path, so a link given as the directory cannot be re-pointed after the check
+     * below. Its last step is opened without following a link and the descriptor,
+     * not the name, is checked; the resolved path's parents must not be writable
+     * by others (README, "Security"). */
+    char resolved[PATH_MAX];
+    struct stat st = {0};
+    int fd = -1;
+    if (!err && !realpath(cfg->dir, resolved)) err = errno;
+    if (!err && snprintf(cfg->dir, sizeof cfg->dir, "%s", resolved) >= (int)sizeof cfg->dir) err = ENAMETOOLONG;
+    if (!err && (fd = open(cfg->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) err = errno;
+    if (!err && fstat(fd, &st) != 0) err = errno;
+    if (fd >= 0) close(fd);
     if (!err && !S_ISDIR(st.st_mode)) err = ENOTDIR;
-    if (err || access(cfg->dir, cfg->mode == CLOPS_CACHE_READ_WRITE ? (R_OK | W_OK | X_OK) : (R_OK | X_OK)) != 0) {
-        const int e = err ? err : errno;
-        cfg->mode = CLOPS_CACHE_OFF;
-        snprintf(cfg->status, sizeof cfg->status, "unavailable, running uncached (%s: %s)", cfg->dir, strerror(e));
-        return;
-    }
     /* N2: an entry is a binary clops loads and runs, so, as ssh treats ~/.ssh,
-     * the directory must be this user's and writable by no one else. */
+     * the directory must be this user's and writable by no one else. One that
+     * root owns and no one else may write (a system-wide cache, e.g. a read-only
+     * /var/cache/clops filled from a pack) is used read-only, as ssh trusts
+     * root-owned parents. */
     const unsigned euid = (unsigned)geteuid();
-    if (st.st_uid != euid || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+    const bool others_write = !err && (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+    const bool system_wide = !err && !others_write && st.st_uid == 0 && euid != 0;
+    if (system_wide) cfg->mode = CLOPS_CACHE_READ_ONLY;
+    if (!err && (others_write || (st.st_uid != euid && !system_wide))) {
         cfg->mode = CLOPS_CACHE_OFF;
-        if (st.st_uid != euid)
+        if (st.st_uid != euid && st.st_uid != 0) /* root's would do if no one else could write it */
             snprintf(cfg->status, sizeof cfg->status,
                      "unsafe, running uncached (%s is owned by uid %u, not by this user, uid %u: its entries "
                      "could be another user's binaries)", cfg->dir, (unsigned)st.st_uid, euid);
@@ -84,6 +101,16 @@ void clops_cache_config_init(clops_cache_config *cfg, const clops_context_option
             snprintf(cfg->status, sizeof cfg->status,
                      "unsafe, running uncached (%s is writable by its group or others, mode %04o: "
                      "chmod go-w it)", cfg->dir, (unsigned)(st.st_mode & 07777));
+        return;
+    }
+    if (err || access(cfg->dir, cfg->mode == CLOPS_CACHE_READ_WRITE ? (R_OK | W_OK | X_OK) : (R_OK | X_OK)) != 0) {
+        const int e = err ? err : errno;
+        cfg->mode = CLOPS_CACHE_OFF;
+        snprintf(cfg->status, sizeof cfg->status, "unavailable, running uncached (%s: %s)", cfg->dir, strerror(e));
+        return;
+    }
+    if (system_wide) {
+        snprintf(cfg->status, sizeof cfg->status, "%s (read-only: a system-wide cache, owned by root)", cfg->dir);
         return;
     }
     snprintf(cfg->status, sizeof cfg->status, "%s (%s)", cfg->dir,

@@ -24,6 +24,7 @@
 #define IO_WRITE clops_cl.io_write
 #define IO_FSYNC clops_cl.io_fsync
 #define IO_RENAME clops_cl.io_rename
+#define IO_OPEN clops_cl.io_open
 #else
 static int create_exclusive(const char *path, mode_t mode)
 {
@@ -33,6 +34,7 @@ static int create_exclusive(const char *path, mode_t mode)
 #define IO_WRITE write
 #define IO_FSYNC fsync
 #define IO_RENAME rename
+#define IO_OPEN open
 #endif
 
 static int fail(clops_file_writer *w, const char *step)
@@ -81,7 +83,7 @@ static bool in_place_kind(mode_t m)
 static int begin_in_place(clops_file_writer *w, const struct stat *st, int open_flags)
 {
     /* O_NONBLOCK: a FIFO without a reader fails with ENXIO instead of blocking. */
-    w->fd = open(w->path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | open_flags);
+    w->fd = IO_OPEN(w->path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | open_flags);
     if (w->fd < 0) return fail(w, "target");
     w->in_place = true;
     struct stat now;
@@ -99,7 +101,17 @@ static int begin_in_place(clops_file_writer *w, const struct stat *st, int open_
 
 /* Writes in place into this process's open descriptor `fd`, reached through
  * /dev/stdout, /dev/fd/N or /proc/self/fd/N: the same open file (its offset, its
- * O_APPEND), so `clops run ... /dev/stdout >> log` appends to log. */
+ * O_APPEND), so `clops run ... /dev/stdout >> log` appends to log. The caller
+ * checked that `fd` is the file the path leads to (same_file). */
+/* Whether descriptor `fd` is the file `st` describes (the number read from a
+ * /proc path can name another file: a process of another pid namespace with our
+ * pid number, a descriptor another thread dup2'ed over since). */
+static bool same_file(int fd, const struct stat *st)
+{
+    struct stat fs;
+    return fstat(fd, &fs) == 0 && fs.st_dev == st->st_dev && fs.st_ino == st->st_ino;
+}
+
 static int begin_on_descriptor(clops_file_writer *w, int fd)
 {
     struct stat st;
@@ -172,7 +184,8 @@ int clops_file_begin(clops_file_writer *w, const char *path, mode_t mode, unsign
         const bool proc = through_proc(path, &own_fd);
         if (stat(path, &st) != 0) return refuse(w, CLOPS_FILE_REFUSED_UNRESOLVED, errno); /* dangling, loop */
         if (!(flags & CLOPS_FILE_IN_PLACE) && !S_ISREG(st.st_mode)) return refuse(w, CLOPS_FILE_REFUSED_KIND, EINVAL);
-        if (proc && (flags & CLOPS_FILE_IN_PLACE) && own_fd >= 0) return begin_on_descriptor(w, own_fd);
+        if (proc && (flags & CLOPS_FILE_IN_PLACE) && own_fd >= 0 && same_file(own_fd, &st))
+            return begin_on_descriptor(w, own_fd); /* else opened by its name, below */
         if (proc && S_ISREG(st.st_mode)) { /* another process's open file: only ever appended to */
             if (!(flags & CLOPS_FILE_IN_PLACE)) return refuse(w, CLOPS_FILE_REFUSED_KIND, EINVAL);
             if (st.st_nlink == 0) return refuse(w, CLOPS_FILE_REFUSED_DELETED, ENOENT);
@@ -211,8 +224,9 @@ int clops_file_begin(clops_file_writer *w, const char *path, mode_t mode, unsign
         w->tmp[0] = '\0';
         return fail(w, "create");
     }
-    /* The replacement keeps the old file's permission bits. */
-    if (found && fchmod(w->fd, st.st_mode & 07777) != 0) {
+    /* The replacement keeps the old file's permission bits, not its setuid,
+     * setgid or sticky bits (it is the writer's file now). */
+    if (found && fchmod(w->fd, st.st_mode & 0777) != 0) {
         fail(w, "create");
         clops_file_abort(w);
         return -1;
@@ -221,22 +235,24 @@ int clops_file_begin(clops_file_writer *w, const char *path, mode_t mode, unsign
 }
 
 /* One write with SIGPIPE blocked (N12): a pipe or FIFO whose reader left gives
- * EPIPE, never kills the process. The signal the write raised is consumed
- * before the caller's mask is restored; one already pending before the write
- * is left alone (the write's merges into it). */
+ * EPIPE, never kills the process. The signal such a write raised (it failed with
+ * EPIPE or wrote short) is consumed before the caller's mask is restored; one
+ * already pending before the write, or pending after a write that went through,
+ * is not clops's and is left to the caller. */
 static ssize_t write_without_sigpipe(int fd, const void *data, size_t n)
 {
     sigset_t pipe_only, pending, old;
     sigemptyset(&pipe_only);
     sigaddset(&pipe_only, SIGPIPE);
+    const bool blocked = pthread_sigmask(SIG_BLOCK, &pipe_only, &old) == 0;
     const bool queued = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
-    const bool blocked = !queued && pthread_sigmask(SIG_BLOCK, &pipe_only, &old) == 0;
     const ssize_t r = IO_WRITE(fd, data, n);
     const int err = errno;
     if (blocked) {
         /* Linux raises SIGPIPE also when a reader leaves during a write that then
-         * returns a partial count, so the pending signal is what is checked. */
-        if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
+         * returns a partial count, so a short write is checked too. */
+        const bool broke = r < 0 ? err == EPIPE : (size_t)r < n;
+        if (broke && !queued && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
             const struct timespec zero = {0, 0};
             while (sigtimedwait(&pipe_only, NULL, &zero) < 0 && errno == EINTR) {
             }
@@ -298,7 +314,7 @@ static void sync_dir_of(const char *path)
     if (!slash) snprintf(dir, sizeof dir, ".");
     else if (slash == path) snprintf(dir, sizeof dir, "/");
     else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    const int fd = open(dir, O_RDONLY | O_CLOEXEC);
+    const int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0) {
         (void)fsync(fd);
         close(fd);

@@ -4,7 +4,8 @@
  * database, the CLI's .npy outputs - goes through clops_file_writer. A regular
  * file (or a missing one) is replaced atomically: the bytes go to a new
  * temporary file ".tmp-XXXXXX" (created with O_EXCL, so never through a link)
- * in the target's directory, which takes the old file's permission bits, is
+ * in the target's directory, which takes the old file's permission bits (not
+ * its setuid, setgid or sticky bits), is
  * fsync'ed, closed and renamed over the target, and the directory is then
  * fsync'ed (best effort). Readers see the old file or the new one, never a torn
  * one. On any failure the temporary file is removed and the target is untouched.

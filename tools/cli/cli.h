@@ -30,7 +30,7 @@
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
-#define ERR_SIZE 320
+#define ERR_SIZE 8192 /* any message whole, as NPY_MESSAGE_SIZE */
 
 /* ---- parsed arguments --------------------------------------------------------------- */
 
@@ -95,9 +95,6 @@ void set_err(char *err, size_t err_size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-/* The whole message set_err last formatted into `err` (which keeps only its
- * first err_size - 1 bytes), or `err` itself: every message reaches the user whole. */
-const char *err_text(const char *err);
 /* "clops: error: WHAT: DETAIL" on stderr, and EXIT_FAIL. */
 int fail_line(const char *what, const char *detail);
 /* fail_line with the status's name and the library's detail message. */

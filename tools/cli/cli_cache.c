@@ -190,6 +190,6 @@ int cli_cache_main(int argc, char **argv)
             return dispatch(&cache_commands[i], argc - 1, argv + 1);
     char err[ERR_SIZE];
     set_err(err, sizeof err, "unknown cache subcommand '%s' (path, list, clear, prune, export, import)", argv[0]);
-    fprintf(stderr, "clops: %s\nTry 'clops cache --help'.\n", err_text(err));
+    fprintf(stderr, "clops: %s\nTry 'clops cache --help'.\n", err);
     return EXIT_USAGE;
 }

@@ -5,39 +5,23 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdarg.h>
 
 #include "cli.h"
 
 /* ---- small helpers ------------------------------------------------------------------------ */
 
-/* The whole text of the last message set_err formatted, and the buffer it went
- * to (which holds at most its first ERR_SIZE - 1 bytes): what prints a message
- * from that buffer prints the whole text (err_text). */
-static struct {
-    const char *buf;
-    char *whole;
-} last_err;
-
+/* ERR_SIZE holds any message whole (one path, or an argument of up to 8,000
+ * bytes); a longer one ends in "..." so that it reads as cut. */
 void set_err(char *err, size_t err_size, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     const int n = vsnprintf(err, err_size, fmt, ap);
     va_end(ap);
-    free(last_err.whole);
-    last_err.whole = NULL;
-    last_err.buf = err;
-    if (n >= 0 && (size_t)n >= err_size && (last_err.whole = malloc((size_t)n + 1)) != NULL) {
-        va_start(ap, fmt);
-        vsnprintf(last_err.whole, (size_t)n + 1, fmt, ap);
-        va_end(ap);
-    }
-}
-
-const char *err_text(const char *err)
-{
-    return err == last_err.buf && last_err.whole ? last_err.whole : err;
+    if (n >= 0 && (size_t)n >= err_size && err_size > 4) memcpy(err + err_size - 4, "...", 4);
 }
 
 /* Prints s to stderr on one line (newlines become blanks). */
@@ -55,7 +39,7 @@ static int fail_parts(const char *what, const char *head, const char *detail, co
     put_one_line(what);
     fputs(": ", stderr);
     put_one_line(head);
-    put_one_line(err_text(detail));
+    put_one_line(detail);
     put_one_line(tail);
     fputc('\n', stderr);
     return EXIT_FAIL;
@@ -312,7 +296,7 @@ void print_command_help(const cli_command *cmd)
 
 int usage_error(const cli_command *cmd, const char *message)
 {
-    fprintf(stderr, "clops: %s\n", err_text(message));
+    fprintf(stderr, "clops: %s\n", message);
     if (cmd != NULL)
         fprintf(stderr, "Try 'clops %s --help'.\n", cmd->name);
     else
@@ -397,8 +381,11 @@ static int parse_args(const cli_command *cmd, int argc, char **argv, cli_args *a
         }
         if (c == '?' || c == ':') {
             const int known = optopt >= 256 && optopt < 256 + n ? optopt - 256 : -1;
-            char shortopt[3] = {'-', (char)optopt, '\0'}; /* "-x": no command has one-letter options */
-            rc = refused_option(cmd, optopt > 0 && optopt < 256 ? shortopt : av[optind - 1], c, known);
+            /* "-x": no command has one-letter options. glibc's optopt for a
+             * short option is a signed char's value: -128..-1 for bytes past 127. */
+            const bool short_opt = optopt != 0 && optopt >= CHAR_MIN && optopt <= UCHAR_MAX;
+            char shortopt[3] = {'-', (char)(unsigned char)optopt, '\0'};
+            rc = refused_option(cmd, short_opt ? shortopt : av[optind - 1], c, known);
             continue;
         }
         const cli_option *o = &cmd->options[c - 256];

@@ -344,7 +344,7 @@ int cli_run_main(int argc, char **argv)
             return dispatch(&run_commands[i], argc - 1, argv + 1);
     set_err(err, sizeof err,
             "unknown operator '%s' (depth-to-space, space-to-depth or max-unpooling)", argv[0]);
-    fprintf(stderr, "clops: %s\nTry 'clops run --help'.\n", err_text(err));
+    fprintf(stderr, "clops: %s\nTry 'clops run --help'.\n", err);
     return EXIT_USAGE;
 }
 
