@@ -1,0 +1,36 @@
+# cmake -DSUITE=EXE -DCASES=a,b,... -P split_cases.cmake: the `SUITE:tcase-list` ctest entry of a
+# suite that ctest runs as one entry per test case (clops_add_check_test SPLIT, test/CMakeLists.txt).
+# Runs EXE with CLOPS_TEST_LIST_CASES=1, which names its test cases ("tcase NAME" lines, test/suite.h)
+# and runs none, and fails unless those names are exactly CASES, each once: then every case of the
+# suite runs in exactly one ctest entry.
+set(ENV{CLOPS_TEST_LIST_CASES} 1)
+unset(ENV{CK_RUN_CASE})
+execute_process(COMMAND ${SUITE} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${SUITE} with CLOPS_TEST_LIST_CASES=1 exited ${rc}:\n${out}${err}")
+endif()
+string(REGEX MATCHALL "\ntcase [A-Za-z0-9_]+" lines "\n${out}")
+set(listed "")
+foreach(line IN LISTS lines)
+  string(REGEX REPLACE "^\ntcase " "" name "${line}")
+  list(APPEND listed ${name})
+endforeach()
+string(REPLACE "," ";" entries "${CASES}")
+set(unique ${listed})
+list(REMOVE_DUPLICATES unique)
+if(NOT listed STREQUAL unique)
+  message(FATAL_ERROR "${SUITE} has test cases of the same name (CK_RUN_CASE would run them together): ${listed}")
+endif()
+set(missing ${listed})
+list(REMOVE_ITEM missing ${entries})
+set(extra ${entries})
+if(listed)
+  list(REMOVE_ITEM extra ${listed})
+endif()
+if(missing OR extra OR NOT listed)
+  message(FATAL_ERROR "${SUITE}: its test cases are [${listed}], its ctest entries run [${entries}]: "
+                      "no entry for [${missing}], an entry for no case [${extra}] (configure again; "
+                      "test/CMakeLists.txt reads the cases from literal tc_suite_case names)")
+endif()
+list(LENGTH listed n)
+message(STATUS "${SUITE}: ${n} test cases, one ctest entry each: ${listed}")
