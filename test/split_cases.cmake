@@ -28,9 +28,12 @@ if(listed)
   list(REMOVE_ITEM extra ${listed})
 endif()
 if(missing OR extra OR NOT listed)
-  message(FATAL_ERROR "${SUITE}: its test cases are [${listed}], its ctest entries run [${entries}]: "
-                      "no entry for [${missing}], an entry for no case [${extra}] (configure again; "
-                      "test/CMakeLists.txt reads the cases from literal tc_suite_case names)")
+  message("test cases of ${SUITE}: [${listed}]")
+  message("ctest entries: [${entries}]")
+  message("cases with no entry: [${missing}]")
+  message("entries for no case: [${extra}]")
+  message(FATAL_ERROR "the ctest entries do not match the suite's test cases: configure again "
+                      "(test/CMakeLists.txt reads them from the literal tc_suite_case names)")
 endif()
 list(LENGTH listed n)
 message(STATUS "${SUITE}: ${n} test cases, one ctest entry each: ${listed}")
