@@ -6,12 +6,26 @@
 
 #include <check.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
+
+/* CLOPS_TEST_LIST_CASES=1: the suite names its test cases and runs none. tc_suite_case prints
+ * "tcase NAME" on stdout for each case it creates, tc_run_failures then returns 0 without running
+ * (tc_main without creating a context). ctest runs a long suite as one entry per case,
+ * SUITE:CASE with CK_RUN_CASE=CASE, and its SUITE:tcase-list entry compares this listing with
+ * those entries (test/CMakeLists.txt, test/split_cases.cmake). */
+static inline int tc_listing_cases(void)
+{
+    const char *v = getenv("CLOPS_TEST_LIST_CASES");
+    return v != NULL && v[0] == '1' && v[1] == '\0';
+}
 
 /* Adds a new test case `name` to `s` and returns it; `timeout` in seconds, negative keeps
  * Check's default (0 is no limit). */
 static inline TCase *tc_suite_case(Suite *s, const char *name, double timeout)
 {
+    if (tc_listing_cases())
+        printf("tcase %s\n", name);
     TCase *tc = tcase_create(name);
     if (timeout >= 0)
         tcase_set_timeout(tc, timeout);
@@ -30,14 +44,25 @@ static inline void tc_add_tests(TCase *tc, const TTest *const *tests, size_t cou
     tc_add_tests((tc), (const TTest *const[]){__VA_ARGS__},                                                            \
                  sizeof((const TTest *const[]){__VA_ARGS__}) / sizeof(const TTest *))
 
-/* Runs every test of `s` (in this process when `nofork`) and returns how many failed. */
+/* Runs every test of `s` (in this process when `nofork`) and returns how many failed. Check runs
+ * only the case CK_RUN_CASE names when it is set; one that names no case of `s` (a renamed case,
+ * a typo) ran nothing, which counts as a failure rather than an empty pass. */
 static inline int tc_run_failures(Suite *s, int nofork)
 {
     SRunner *sr = srunner_create(s);
+    if (tc_listing_cases()) {
+        srunner_free(sr);
+        return 0;
+    }
     if (nofork)
         srunner_set_fork_status(sr, CK_NOFORK);
     srunner_run_all(sr, CK_NORMAL);
-    const int failed = srunner_ntests_failed(sr);
+    int failed = srunner_ntests_failed(sr);
+    const char *only = getenv("CK_RUN_CASE");
+    if (only != NULL && srunner_ntests_run(sr) == 0) {
+        fprintf(stderr, "FAIL: CK_RUN_CASE=%s names no test case of this suite: no test ran\n", only);
+        failed++;
+    }
     srunner_free(sr);
     return failed;
 }
