@@ -2,7 +2,7 @@
  * test_cli_readme.c - the README says what is true (issue 25, item 9): its C
  * example, taken from README.md itself, is a complete program that compiles with
  * -Wall -Werror against the built library and prints DirectML's result; every
- * source path it names exists. Shared fixtures: cli_fixture.h (the suite runs
+ * source path it and the guides in docs/ name exists. Shared fixtures: cli_fixture.h (the suite runs
  * beside the CLI suites; CLOPS_SOURCE_DIR, CLOPS_CC, CLOPS_CFLAGS and
  * CLOPS_LIB_DIR come from ctest).
  */
@@ -79,17 +79,17 @@ START_TEST(test_readme_example_runs)
 }
 END_TEST
 
-/* Every path under the tree's top-level directories that the README names
- * (lib/cl/scheduler.c, tools/cli/, globs such as kernels/ *.cl) exists. */
-START_TEST(test_readme_paths_exist)
+/* Every path under the tree's top-level directories that `text` (the file `name`)
+ * names (lib/cl/scheduler.c, tools/cli/, globs such as kernels/ *.cl) exists.
+ * Returns how many it checked. */
+static unsigned check_paths(const char *name, const char *text)
 {
     static const char *const tops[] = {"lib/", "tools/", "test/", "kernels/", "include/", "cmake/", "notes/",
                                        "python/", ".ci/"};
-    char *readme = read_readme();
     const char *dir = getenv("CLOPS_SOURCE_DIR");
     unsigned checked = 0;
-    for (const char *p = readme; *p; p++) {
-        if (p > readme && (isalnum((unsigned char)p[-1]) || strchr("_/.-", p[-1]))) continue;
+    for (const char *p = text; *p; p++) {
+        if (p > text && (isalnum((unsigned char)p[-1]) || strchr("_/.-", p[-1]))) continue;
         size_t t = 0;
         while (t < sizeof tops / sizeof tops[0] && strncmp(p, tops[t], strlen(tops[t])) != 0) t++;
         if (t == sizeof tops / sizeof tops[0]) continue;
@@ -100,12 +100,33 @@ START_TEST(test_readme_paths_exist)
         glob_t g;
         const int found = glob(pattern, 0, NULL, &g) == 0;
         if (found) globfree(&g);
-        ck_assert_msg(found, "README.md names %.*s, which does not exist", (int)n, p);
+        ck_assert_msg(found, "%s names %.*s, which does not exist", name, (int)n, p);
         checked++;
         p += n - 1;
     }
-    ck_assert_uint_gt(checked, 20);
+    return checked;
+}
+
+/* The paths README.md and the guides it links (docs/ *.md) name exist. */
+START_TEST(test_readme_paths_exist)
+{
+    char *readme = read_readme();
+    unsigned checked = check_paths("README.md", readme);
     free(readme);
+    char pattern[600];
+    snprintf(pattern, sizeof pattern, "%s/docs/*.md", getenv("CLOPS_SOURCE_DIR"));
+    glob_t g;
+    ck_assert_int_eq(glob(pattern, 0, NULL, &g), 0);
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        size_t len;
+        char *text = (char *)slurp(g.gl_pathv[i], &len);
+        text = realloc(text, len + 1);
+        text[len] = '\0';
+        checked += check_paths(strstr(g.gl_pathv[i], "docs/"), text);
+        free(text);
+    }
+    globfree(&g);
+    ck_assert_uint_gt(checked, 20);
 }
 END_TEST
 
