@@ -3,10 +3,10 @@
 # call inside the library goes one way (nm: a clops_ symbol an object uses,
 # undefined, is defined by another object):
 # - between layers, only downward: a unit of layer L calls units of L or of a
-#   layer below it. The layers, bottom first, are the folders of lib/ (README,
+#   layer below it. The layers, bottom first, are the folders of lib/ (docs/architecture.md,
 #   "Architecture"):  core  host  store  cl  ops  api  tune
 # - inside a layer, without circles: the calls between its units (its .c files)
-#   form no cycle, so that each layer's units also stack (README, "Layout").
+#   form no cycle, so that each layer's units also stack (docs/architecture.md, "Layout").
 # Prints each unit's calls into other layers and into units of its own layer;
 # exits 1 on an upward call or a cycle (printed with the symbols that close it).
 set -euo pipefail

@@ -30,7 +30,7 @@ case "$mode" in
   test)
     # Fail rather than skip when no OpenCL device exists: PoCL was installed above.
     # Then the Python package's suite (test/python/run.sh: a venv in $build/venv, pip install .,
-    # pytest), after ctest and outside it (see README "Python"); both run, either failing fails.
+    # pytest), after ctest and outside it (see docs/python.md); both run, either failing fails.
     need_packages python3-venv
     status=0
     CLOPS_REQUIRE_DEVICE=1 ctest --test-dir "$build" --output-on-failure -j "$jobs" || status=$?
