@@ -15,6 +15,13 @@
  *   -DGATED=1|0              1: the general kernels run only when the window kernel
  *                            of the same execution found an index outside its window
  *   -DSERIAL_FILLS=1|0       1: serial zero-fills the output itself (no clear before it)
+ *   -DPER_PLANE=1|0          1: an index counts within its own (n, c) output plane
+ *                            (PyTorch): input plane p with index i names flat output
+ *                            position p*H_out*W_out + i, valid iff i < H_out*W_out
+ *   -DSH=a -DSW=b -DNA=c -DNB=d   the pool plan: input (h, w)'s cell is output rows
+ *                            h*SH.., columns w*SW.., and its neighbourhood reaches NA
+ *                            before and NB after the cell on each axis
+ *   -DPOOL_VEC=1|0           1: pool's vector form (SH = SW = 2, NA = NB = 1, packed)
  *
  * Status words `status` (the operator's, never reset on the host): each execution
  * has a generation number `gen`, larger than every earlier one, and the kernels
@@ -52,6 +59,30 @@ inline idx_t load_index(__global const void *indices, idx_t k, idx_t count)
 #endif
     return v < count ? v : count;
 }
+
+/* The flat output index named at offset k of the indices of input plane nc
+ * (plane: H_out*W_out elements), or `count` if it is out of range. */
+inline idx_t load_flat(__global const void *indices, idx_t k, idx_t nc, idx_t plane, idx_t count)
+{
+#if PER_PLANE
+    const idx_t i = load_index(indices, k, plane);
+    return i < plane ? nc * plane + i : count;
+#else
+    (void)nc;
+    (void)plane;
+    return load_index(indices, k, count);
+#endif
+}
+
+/* Where plane nc's indices count from (flat: its first element; per plane: 0),
+ * and the bound an index is read against (load_index). */
+#if PER_PLANE
+#define PLANE_BASE(nc, plane) ((idx_t)0)
+#define INDEX_LIMIT(plane, count) (plane)
+#else
+#define PLANE_BASE(nc, plane) ((nc) * (plane))
+#define INDEX_LIMIT(plane, count) (count)
+#endif
 
 /* Offsets of input position (n, c, h, w) in x and in the indices; k0 + w when
  * both are packed (k0: the packed offset of (n, c, h, 0)). */
@@ -111,9 +142,10 @@ inline idx_t flat_offset(idx_t v, dims4 sizes, dims4 strides)
 #define GENERAL_GATE
 #endif
 
-#ifdef KW
-#if OUT_PACKED && IN_PACKED && !OFFSET_64 && KW == 2
-/* The vector form of windows (x, indices and y packed, KW = 2): elements move as
+#if OUT_PACKED && IN_PACKED && !OFFSET_64 && ((defined(KW) && KW == 2) || POOL_VEC)
+#define VECTOR_DEFS 1
+/* For the vector forms of windows and pool (x, indices and y packed). Windows
+ * (KW = 2): elements move as
  * words (word_t: uchar, ushort or uint; WORDS of them per element), LANES input
  * positions at a time: 16 words of x, 32 words of each output row. */
 #define CAT_(a, b) a##b
@@ -228,6 +260,10 @@ inline uint load_one(__global const void *indices, idx_t k)
 #endif
 }
 
+#endif /* vector definitions */
+
+#ifdef KW
+#if VECTOR_DEFS && KW == 2
 /* Pooling-shaped indices in one pass (see the generic form below); each index and
  * each input element is loaded once, each output row written as vectors. */
 __kernel void windows(UNPOOL_ARGS)
@@ -237,14 +273,15 @@ __kernel void windows(UNPOOL_ARGS)
     lane_i lanes_outside = 0;
     FOR_ROWS(in_sizes)
     const idx_t in_row = (nc * DIM(in_sizes, 2) + h) * win;
-    /* Flat output index of the window row h*KH, column 0. */
-    const idx_t out_row = (nc * DIM(out_sizes, 2) + h * KH) * wout;
+    /* Output offset of the window row h*KH, column 0, and the index that names it. */
+    const idx_t y_row = (nc * DIM(out_sizes, 2) + h * KH) * wout;
+    const idx_t out_row = PLANE_BASE(nc, DIM(out_sizes, 2) * wout) + h * KH * wout;
     /* Row after row of the windows (one output stream at a time: measured 2x
      * faster on PoCL than writing the KH rows side by side), LANES positions at a
      * time; the window check runs with the first row. */
     const idx_t wv = w0 + (w1 - w0) / LANES * LANES;
     for (uint r = 0; r < KH; r++) {
-        const idx_t o_row = out_row + r * wout;
+        const idx_t o_row = y_row + r * wout;
         for (idx_t w = w0; w < wv; w += LANES) {
             /* d: each index relative to its window's top-left corner (wraps if before it). */
             const lane_u d = load_lanes(indices, in_row + w) - ((uint)(out_row + w * KW) + LANE_IDS * KW);
@@ -279,7 +316,7 @@ __kernel void windows(UNPOOL_ARGS)
         for (uint r = 0; r < KH; r++) {
             const uint t = d - r * (uint)wout;
             inside |= t < KW;
-            for (uint q = 0; q < KW; q++) y[out_row + r * wout + w * KW + q] = t == q ? v : (elem_t)(0);
+            for (uint q = 0; q < KW; q++) y[y_row + r * wout + w * KW + q] = t == q ? v : (elem_t)(0);
         }
         outside |= !inside;
     }
@@ -296,11 +333,12 @@ __kernel void windows(UNPOOL_ARGS)
  * the whole output. */
 __kernel void windows(UNPOOL_ARGS)
 {
-    const idx_t count = (idx_t)out_count, wout = DIM(out_sizes, 3);
+    const idx_t wout = DIM(out_sizes, 3), plane = DIM(out_sizes, 2) * wout;
+    const idx_t count = INDEX_LIMIT(plane, (idx_t)out_count);
     uint outside = 0;
     FOR_ROWS(in_sizes)
-    /* Flat output index of the window row h*KH, column 0. */
-    const idx_t row0 = (nc * DIM(out_sizes, 2) + h * KH) * wout;
+    /* The index that names the window row h*KH, column 0. */
+    const idx_t row0 = PLANE_BASE(nc, plane) + h * KH * wout;
     for (idx_t w = w0; w < w1; w++) {
         /* d: the index relative to its window's top-left corner (wraps if before it). */
         const idx_t d = load_index(indices, offset4(i_strides, n, c, h, w), count) - (row0 + w * KW);
@@ -321,6 +359,196 @@ __kernel void windows(UNPOOL_ARGS)
 }
 #endif /* vector windows */
 #endif
+
+#ifdef SH
+/* ---- pool: indices from a max pool whose windows may overlap ---------------------------------------
+ * Input (h, w)'s cell is output rows h*SH .. h*SH+SH-1 and columns w*SW .. w*SW+SW-1;
+ * its neighbourhood reaches NA rows and columns before the cell and NB after it
+ * (clipped to the output). A max pool of kernel K, stride S, padding P puts each
+ * argmax within [h*S - P, h*S - P + K - 1]: inside the neighbourhood whenever
+ * P <= NA and K - S - P <= NB. Output element (r, q) then has a small fixed set of
+ * candidates, the input elements whose neighbourhood holds it (for SH = SW = 2,
+ * NA = NB = 1: two rows by two columns), and takes the value of the last of them in
+ * row-major input order whose index names it, zero if none does: every output
+ * element is written once, by the work-item that owns it, with no atomics and no
+ * clear. Work-item unit (nc, h, [w0, w1)) checks that each of those inputs' index
+ * lies in its neighbourhood (else status[ST_GENERAL]: the gated general path
+ * rewrites every element an index names, with the same bits), and writes output
+ * rows h*SH.. (the last input row: to the end) by columns w0*SW.. (the last chunk
+ * of a row: to the end). */
+
+/* Plane nc's index at offset k relative to the plane's first element, or `plane`
+ * if it names no element of that plane (out of range included). */
+inline idx_t plane_index(__global const void *indices, idx_t k, idx_t nc, idx_t plane, idx_t count)
+{
+#if PER_PLANE
+    (void)nc;
+    (void)count;
+    return load_index(indices, k, plane);
+#else
+    const idx_t v = load_index(indices, k, count) - nc * plane; /* wraps when before the plane */
+    return v < plane ? v : plane;
+#endif
+}
+
+/* First and last input row (or column) whose neighbourhood holds output row (or
+ * column) r, before clipping to the input: lo..hi, lo > hi when none. */
+#define POOL_LO(r, s) ((r) + NB * ((s) - 1) >= NB * (s) ? ((r) + NB * ((s) - 1)) / (s) - NB : 0)
+#define POOL_HI(r, s, n) min((idx_t)(n) - 1, ((r) + NA) / (s))
+
+/* Whether plane-relative index i lies in the neighbourhood of input (h, w). */
+inline uint pool_inside(idx_t i, idx_t h, idx_t w, idx_t hout, idx_t wout)
+{
+    const idx_t r0 = h * SH >= NA ? h * SH - NA : 0, r1 = min(hout, h * SH + SH + NB);
+    const idx_t c0 = w * SW >= NA ? w * SW - NA : 0, c1 = min(wout, w * SW + SW + NB);
+    uint inside = 0;
+    if (c1 > c0)
+        for (idx_t r = r0; r < r1; r++) inside |= i - r * wout - c0 < c1 - c0;
+    return inside;
+}
+
+/* Output (r, q) of plane (n, c) gathered from its candidates. */
+inline elem_t pool_gather(__global const elem_t *x, __global const void *indices, dims4 in_sizes, dims4 x_strides,
+                          dims4 i_strides, idx_t n, idx_t c, idx_t nc, idx_t r, idx_t q, idx_t wout, idx_t plane,
+                          idx_t count)
+{
+    const idx_t target = r * wout + q;
+    const idx_t h1 = POOL_HI(r, SH, DIM(in_sizes, 2)), w1 = POOL_HI(q, SW, DIM(in_sizes, 3));
+    elem_t v = (elem_t)(0);
+    for (idx_t h = POOL_LO(r, SH); h <= h1; h++)
+        for (idx_t w = POOL_LO(q, SW); w <= w1; w++)
+            if (plane_index(indices, offset4(i_strides, n, c, h, w), nc, plane, count) == target)
+                v = x[offset4(x_strides, n, c, h, w)];
+    return v;
+}
+
+#if POOL_VEC
+/* The vector form (SH = SW = 2, NA = NB = 1, x, indices and y packed, 32-bit
+ * offsets): LANES input columns w.. at a time give output columns 2w.. of row
+ * r; even column 2m's candidates are columns m-1 and m, odd column 2m+1's m and
+ * m+1, so three loads (at w-1, w, w+1) of each candidate row's indices and
+ * values serve both, without shuffles. */
+#if ELEM_BYTES == 1
+#define POOL_T uchar
+#elif ELEM_BYTES == 2
+#define POOL_T ushort
+#elif ELEM_BYTES == 4
+#define POOL_T uint
+#else
+#define POOL_T ulong /* needs INT64_OK (the host sets POOL_VEC so) */
+#endif
+typedef POOL_T pool_t;
+#define PV(n) CAT(POOL_T, n)
+#define PVL PV(LANES)
+#define PV_LOAD CAT(vload, LANES)
+#if ELEM_BYTES == 1
+#define PV_MASK(m) convert_char16(m)
+#elif ELEM_BYTES == 2
+#define PV_MASK(m) convert_short16(m)
+#elif ELEM_BYTES == 4
+#define PV_MASK(m) (m)
+#else
+#define PV_MASK(m) convert_long8(m)
+#endif
+
+/* Even (e) and odd (o) output columns 2w.. of one output row, interleaved and
+ * stored at y + yo (yo even for 1- and 2-byte elements: the host asks so). */
+inline void pool_store(PVL e, PVL o, __global elem_t *y, idx_t yo)
+{
+#if ELEM_BYTES <= 2
+#ifdef __ENDIAN_LITTLE__
+    const PAIR(16) lo = CAT(convert_, PAIR(16))(e), hi = CAT(convert_, PAIR(16))(o);
+#else
+    const PAIR(16) lo = CAT(convert_, PAIR(16))(o), hi = CAT(convert_, PAIR(16))(e);
+#endif
+    vstore16(lo | (hi << (PAIR())(ELEM_BYTES * 8)), 0, (__global PAIR() *)(y + yo));
+#elif ELEM_BYTES == 4
+    __global uint *p = (__global uint *)(y + yo);
+    vstore16(shuffle2(e, o, (uint16)(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23)), 0, p);
+    vstore16(shuffle2(e, o, (uint16)(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31)), 1, p);
+#else
+    vstore16(shuffle2(e, o, (ulong16)(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15)), 0,
+             (__global ulong *)(y + yo));
+#endif
+}
+#endif /* POOL_VEC */
+
+__kernel void pool(UNPOOL_ARGS)
+{
+    const idx_t hin = DIM(in_sizes, 2), win = DIM(in_sizes, 3), hout = DIM(out_sizes, 2), wout = DIM(out_sizes, 3);
+    const idx_t plane = hout * wout, count = (idx_t)out_count;
+    uint outside = 0;
+#if POOL_VEC
+    lane_i lanes_outside = 0;
+#endif
+    FOR_ROWS(in_sizes)
+    /* Columns [wa, wb) go LANES at a time: every candidate column w-1 .. w+LANES
+     * exists and every neighbourhood column 2w-1 .. 2(w+LANES) lies in the output. */
+#if POOL_VEC
+    const idx_t wend = min(min(w1, win - 1), (wout - 1) / 2), wa = max(w0, (idx_t)1);
+    const idx_t wb = wend > wa ? wa + (wend - wa) / LANES * LANES : wa;
+    const idx_t pb = PLANE_BASE(nc, plane);
+    {
+        const idx_t k0 = (nc * hin + h) * win;
+        /* Rows 2h-1 .. 2h+2, those that exist; d is relative to row 2h, column 2w-1. */
+        const uint above = h > 0 && 2 * h - 1 < hout, row = 2 * h < hout, below1 = 2 * h + 1 < hout,
+                   below2 = 2 * h + 2 < hout;
+        for (idx_t w = wa; w < wb; w += LANES) {
+            const lane_u d = load_lanes(indices, k0 + w) - ((uint)(pb + 2 * h * wout + 2 * w - 1) + LANE_IDS * 2);
+            lane_i ok = 0;
+            if (above) ok |= d + (uint)wout < 4u;
+            if (row) ok |= d < 4u;
+            if (below1) ok |= d - (uint)wout < 4u;
+            if (below2) ok |= d - 2u * (uint)wout < 4u;
+            lanes_outside |= ~ok;
+        }
+    }
+#else
+    const idx_t wa = w0, wb = w0;
+#endif
+    for (idx_t w = w0; w < w1; w++) {
+        if (w == wa) w = wb;
+        if (w >= w1) break;
+        outside |= !pool_inside(plane_index(indices, offset4(i_strides, n, c, h, w), nc, plane, count), h, w, hout,
+                                wout);
+    }
+    const idx_t r0 = min(hout, h * SH), r1 = h + 1 == hin ? hout : min(hout, (h + 1) * SH);
+    const idx_t q0 = min(wout, w0 * SW), q1 = w1 == win ? wout : min(wout, w1 * SW);
+    for (idx_t r = r0; r < r1; r++) {
+        const idx_t yrow = offset4(y_strides, n, c, r, 0), ys = DIM(y_strides, 3);
+        for (idx_t q = q0; q < q1; q++) {
+            if (q == 2 * wa && wb > wa) q = 2 * wb;
+            if (q >= q1) break;
+            y[yrow + q * ys] = pool_gather(x, indices, in_sizes, x_strides, i_strides, n, c, nc, r, q, wout, plane, count);
+        }
+#if POOL_VEC
+        const idx_t h_lo = POOL_LO(r, 2), h_hi = POOL_HI(r, 2, hin);
+        const uint t_row = (uint)(pb + r * wout);
+        for (idx_t w = wa; w < wb; w += LANES) {
+            const lane_u te = (t_row + 2 * (uint)w) + LANE_IDS * 2, to = te + 1;
+            PVL e = 0, o = 0;
+            for (idx_t hh = h_lo; hh <= h_hi; hh++) {
+                const idx_t k = (nc * hin + hh) * win + w;
+                const lane_u im = load_lanes(indices, k - 1), i0 = load_lanes(indices, k),
+                             ip = load_lanes(indices, k + 1);
+                __global const pool_t *xp = (__global const pool_t *)x + k;
+                const PVL xm = PV_LOAD(0, xp - 1), x0 = PV_LOAD(0, xp), x1 = PV_LOAD(0, xp + 1);
+                e = select(e, xm, PV_MASK(im == te));
+                e = select(e, x0, PV_MASK(i0 == te));
+                o = select(o, x0, PV_MASK(i0 == to));
+                o = select(o, x1, PV_MASK(ip == to));
+            }
+            pool_store(e, o, y, yrow + 2 * w);
+        }
+#endif
+    }
+    END_ROWS
+#if POOL_VEC
+    outside |= any(lanes_outside);
+#endif
+    if (outside) atomic_max(&status[ST_GENERAL], gen);
+}
+#endif /* SH */
 
 /* General path, 1 of 3: zero the output (the windows plan needs no clear: its
  * window kernel wrote every element, zero wherever no index points). */
@@ -345,12 +573,12 @@ __kernel void clear(UNPOOL_ARGS)
 __kernel void claim(UNPOOL_ARGS)
 {
     GENERAL_GATE
-    const idx_t count = (idx_t)out_count;
+    const idx_t count = (idx_t)out_count, plane = DIM(out_sizes, 2) * DIM(out_sizes, 3);
     uint bad = 0, shared = 0;
     FOR_ROWS(in_sizes)
     const idx_t k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3);
     for (idx_t w = w0; w < w1; w++) {
-        const idx_t v = load_index(indices, I_AT(w), count);
+        const idx_t v = load_flat(indices, I_AT(w), nc, plane, count);
         if (v == count) {
             bad = 1;
             continue;
@@ -369,11 +597,11 @@ __kernel void claim(UNPOOL_ARGS)
 __kernel void place(UNPOOL_ARGS)
 {
     if (status[ST_DUPLICATES] != gen) return;
-    const idx_t count = (idx_t)out_count;
+    const idx_t count = (idx_t)out_count, plane = DIM(out_sizes, 2) * DIM(out_sizes, 3);
     FOR_ROWS(in_sizes)
     const idx_t k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3);
     for (idx_t w = w0; w < w1; w++) {
-        const idx_t v = load_index(indices, I_AT(w), count);
+        const idx_t v = load_flat(indices, I_AT(w), nc, plane, count);
         if (v != count && scratch[v] == base + (uint)(k0 + w) + 1)
             y[flat_offset(v, out_sizes, y_strides)] = x[X_AT(w)];
     }
@@ -386,7 +614,7 @@ __kernel void place(UNPOOL_ARGS)
 __kernel void serial(UNPOOL_ARGS)
 {
     if (get_global_id(0) != 0) return;
-    const idx_t count = (idx_t)out_count;
+    const idx_t count = (idx_t)out_count, plane = DIM(out_sizes, 2) * DIM(out_sizes, 3);
 #if SERIAL_FILLS
     for (idx_t nc = 0; nc < DIM(out_sizes, 0) * DIM(out_sizes, 1); nc++)
         for (idx_t h = 0; h < DIM(out_sizes, 2); h++)
@@ -398,7 +626,7 @@ __kernel void serial(UNPOOL_ARGS)
         const idx_t n = nc / DIM(in_sizes, 1), c = nc % DIM(in_sizes, 1);
         for (idx_t h = 0; h < DIM(in_sizes, 2); h++)
             for (idx_t w = 0; w < DIM(in_sizes, 3); w++) {
-                const idx_t v = load_index(indices, offset4(i_strides, n, c, h, w), count);
+                const idx_t v = load_flat(indices, offset4(i_strides, n, c, h, w), nc, plane, count);
                 if (v == count) bad = 1;
                 else y[flat_offset(v, out_sizes, y_strides)] = x[offset4(x_strides, n, c, h, w)];
             }

@@ -61,6 +61,7 @@ typedef struct clops_op_params {
     clops_operator_type type;
     clops_tensor input;
     clops_tensor indices; /* MaxUnpooling only */
+    clops_indices_layout indices_layout; /* MaxUnpooling only */
     clops_tensor output;
     uint32_t block_size;  /* DepthToSpace / SpaceToDepth */
     clops_depth_space_order order;

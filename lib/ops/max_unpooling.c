@@ -33,6 +33,11 @@
 /* Largest input and output (elements) that the serial plan takes: below this a
  * launch costs more than the work. */
 #define SERIAL_MAX 4096u
+/* The pool plan (max_unpooling.cl pool): cells up to this many rows and columns
+ * (a max pool's stride), neighbourhoods reaching one row and column around them
+ * (kernel 2-4 with padding up to 1: the pools networks use). */
+#define POOL_MAX_STEP 4u
+#define POOL_REACH 1u
 /* Work-items per compute unit of the row-striding kernels. */
 #define ROWS_PER_UNIT_CPU 16u
 #define ROWS_PER_UNIT_GPU 1024u
@@ -45,6 +50,23 @@ static bool windows_shaped(const clops_op_params *p)
 {
     const uint64_t *in = p->input.sizes, *out = p->output.sizes;
     return in[2] && in[3] && out[2] % in[2] == 0 && out[3] % in[3] == 0;
+}
+
+/* The pool plan's cell of an input element: output rows (columns) per input row
+ * (column), the nearest whole ratio of the sizes (what a max pool's stride
+ * gives), 0 when the plan does not apply. */
+static uint64_t pool_step(uint64_t in, uint64_t out)
+{
+    if (in == 0 || out < in) return 0;
+    const uint64_t s = (out + in / 2) / in;
+    return s <= POOL_MAX_STEP ? s : 0;
+}
+
+/* TEMPORARY (measurement): window-shaped shapes take windows, not pool. */
+static bool pool_2x2(void)
+{
+    const char *e = getenv("CLOPS_UNPOOL_WINDOWS");
+    return e && e[0] == '1';
 }
 
 static bool serial_plan(const clops_op_params *p)
@@ -96,21 +118,38 @@ static clops_status zeroed_scratch(clops_operator *op)
 clops_status clops_max_unpooling_prepare(clops_operator *op)
 {
     const clops_op_params *p = &op->params;
-    const bool serial = serial_plan(p), windows = !serial && windows_shaped(p);
+    const bool serial = serial_plan(p);
+    const uint64_t sh = pool_step(p->input.sizes[2], p->output.sizes[2]);
+    const uint64_t sw = pool_step(p->input.sizes[3], p->output.sizes[3]);
+    const bool windows = !serial && windows_shaped(p) && (!(sh && sw) || pool_2x2());
+    const bool pool = !serial && !windows && sh && sw;
     const bool serial_fills = serial && p->output.count <= SERIAL_MAX;
     const bool cpu = (op->ctx->info.type & CL_DEVICE_TYPE_CPU) != 0;
+    const bool packed = p->input.packed && p->indices.packed;
     op->offset_64 = !clops_fits_u32(p);
     op->chunk = op->forced && op->force.chunk ? op->force.chunk : cpu ? UNPOOL_CPU_CHUNK : 1u;
     int n = snprintf(op->options, sizeof op->options,
                      "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DIN_PACKED=%d -DOUT_PACKED=%d -DCHUNK=%uu "
-                     "-DGATED=%d -DSERIAL_FILLS=%d -DINT64_OK=%d",
-                     p->input.elem_size, op->offset_64, p->indices.elem_size, p->input.packed && p->indices.packed,
-                     p->output.packed, op->chunk, windows, serial_fills, op->ctx->info.has_int64);
+                     "-DGATED=%d -DSERIAL_FILLS=%d -DINT64_OK=%d -DPER_PLANE=%d",
+                     p->input.elem_size, op->offset_64, p->indices.elem_size, packed, p->output.packed, op->chunk,
+                     windows || pool, serial_fills, op->ctx->info.has_int64,
+                     p->indices_layout == CLOPS_INDICES_PER_PLANE);
     if (windows)
         snprintf(op->options + n, sizeof op->options - (size_t)n, " -DKH=%lluu -DKW=%lluu",
                  (unsigned long long)(p->output.sizes[2] / p->input.sizes[2]),
                  (unsigned long long)(p->output.sizes[3] / p->input.sizes[3]));
-    op->kernel_name = serial_fills ? "serial" : windows ? "windows" : "clear";
+    if (pool) {
+        /* The vector form: 2 x 2 cells, packed, 32-bit offsets, elements of 1, 2, 4
+         * bytes or 8 (as ulong); 1- and 2-byte pairs are stored as one word, so
+         * their rows must start at even offsets. */
+        const size_t es = p->input.elem_size;
+        const bool vec = sh == 2 && sw == 2 && POOL_REACH == 1 && packed && p->output.packed && !op->offset_64 &&
+                         (es == 4 || (es == 8 && op->ctx->info.has_int64) ||
+                          (es <= 2 && p->output.sizes[3] % 2 == 0));
+        snprintf(op->options + n, sizeof op->options - (size_t)n, " -DSH=%lluu -DSW=%lluu -DNA=%uu -DNB=%uu -DPOOL_VEC=%d",
+                 (unsigned long long)sh, (unsigned long long)sw, POOL_REACH, POOL_REACH, vec);
+    }
+    op->kernel_name = serial_fills ? "serial" : windows ? "windows" : pool ? "pool" : "clear";
     if (p->output.count == 0) return CLOPS_SUCCESS; /* nothing can be written */
     clops_status st = new_buffer(op, ST_WORDS * sizeof(cl_uint), true, &op->unpool.status);
     if (st == CLOPS_SUCCESS && !serial) st = zeroed_scratch(op);
@@ -137,6 +176,7 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     const size_t *local = cpu ? row_local : NULL;
     const bool input = p->input.count != 0;
     if (windows) st = clops_operator_add_launch(op, program, "windows", 1, in_items, local);
+    else if (pool) st = clops_operator_add_launch(op, program, "pool", 1, in_items, local);
     else st = clops_operator_add_launch(op, program, "clear", 1, out_items, local);
     if (st == CLOPS_SUCCESS && serial && input) st = clops_operator_add_launch(op, program, "serial", 1, one, NULL);
     if (st == CLOPS_SUCCESS && !serial && input)
@@ -322,7 +362,7 @@ static clops_status unpack(const void *desc, clops_op_params *p, const clops_ten
                            const clops_tensor_desc **idx, const clops_tensor_desc **out)
 {
     const clops_max_unpooling_desc *d = desc;
-    (void)p;
+    p->indices_layout = d->indices_layout;
     *in = d->input, *idx = d->indices, *out = d->output;
     return *idx ? CLOPS_SUCCESS : clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "indices tensor descriptor is NULL");
 }

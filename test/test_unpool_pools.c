@@ -1,0 +1,286 @@
+/*
+ * test_unpool_pools.c - MaxUnpooling on the indices real max pools produce
+ * (issue 23), where windows overlap and neighbouring pooled elements may name the
+ * same output element. The indices come from a small max_pool2d with argmax in
+ * this file (kernel, stride, padding, ceil_mode as PyTorch and ONNX define them:
+ * the first maximum of a window in row-major order), run on inputs with constant
+ * regions, so overlapping windows share a maximum and the indices hold
+ * duplicates; the unpooled values are random, so which duplicate wins shows.
+ * Every result is compared bit for bit with the naive reference on every path
+ * (test_unpool_common.h), and the device plan is checked to be `pool` where the
+ * pool's shape allows it:
+ *   2x2/2, 3x3/2 padding 1 (ceil_mode off and on, odd sizes), 3x3/2 padding 0
+ *   with ceil_mode, 3x3/1 padding 1, 4x4/2 padding 1, and 4x4/2 padding 0 (whose
+ *   argmax can lie two rows past its cell: the general path behind pool);
+ *   an index one step outside its neighbourhood in each direction (general path,
+ *   same bits), and one out of range;
+ *   per-plane indices (PyTorch's convention) on the device against flat ones.
+ */
+#include <stdbool.h>
+
+#include "test_unpool_common.h"
+
+typedef struct pool_shape {
+    const char *what;
+    uint32_t n, c, h, w; /* the pooled tensor's input: the unpooled output */
+    uint32_t k, s, pad;
+    bool ceil_mode;
+    bool pool_plan; /* the device plan should start with `pool` */
+} pool_shape;
+
+static const pool_shape shapes[] = {
+    {"2x2/2", 2, 3, 64, 80, 2, 2, 0, false, true},
+    {"3x3/2 pad 1", 2, 3, 64, 80, 3, 2, 1, false, true},
+    {"3x3/2 pad 1 odd sizes", 2, 3, 67, 93, 3, 2, 1, false, true},
+    {"3x3/2 pad 1 ceil_mode", 2, 3, 66, 92, 3, 2, 1, true, true},
+    {"3x3/2 pad 0 ceil_mode", 2, 3, 64, 80, 3, 2, 0, true, true},
+    {"3x3/1 pad 1", 1, 3, 40, 50, 3, 1, 1, false, true},
+    {"4x4/2 pad 1", 2, 3, 64, 80, 4, 2, 1, false, true},
+    {"4x4/2 pad 0 (general path)", 2, 3, 64, 80, 4, 2, 0, false, true},
+};
+#define NUM_SHAPES (sizeof shapes / sizeof shapes[0])
+
+static const clops_data_type pool_types[] = {CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_TYPE_FLOAT16, CLOPS_DATA_TYPE_FLOAT32,
+                                             CLOPS_DATA_TYPE_FLOAT64, CLOPS_DATA_TYPE_COMPLEX128};
+#define NUM_POOL_TYPES (sizeof pool_types / sizeof pool_types[0])
+
+/* Pooled size of one axis (PyTorch's rule: with ceil_mode, the last window must
+ * start inside the input or the left padding). */
+static uint32_t pooled(uint32_t in, const pool_shape *s)
+{
+    const uint32_t span = in + 2 * s->pad - s->k;
+    uint32_t out = (s->ceil_mode ? (span + s->s - 1) / s->s : span / s->s) + 1;
+    if (s->ceil_mode && (out - 1) * s->s >= in + s->pad)
+        out--;
+    return out;
+}
+
+/* max_pool2d with argmax over `src` (n*c planes of h x w small integers):
+ * per-plane indices of each window's first maximum, in `plane_idx`. */
+static void max_pool2d(const pool_shape *s, const uint8_t *src, uint32_t ph, uint32_t pw, uint64_t *plane_idx)
+{
+    for (uint32_t p = 0; p < s->n * s->c; p++)
+        for (uint32_t i = 0; i < ph; i++)
+            for (uint32_t j = 0; j < pw; j++) {
+                int best = -1;
+                uint64_t at = 0;
+                for (uint32_t a = 0; a < s->k; a++)
+                    for (uint32_t b = 0; b < s->k; b++) {
+                        const int64_t r = (int64_t)i * s->s - s->pad + a, q = (int64_t)j * s->s - s->pad + b;
+                        if (r < 0 || q < 0 || r >= s->h || q >= s->w)
+                            continue;
+                        const int v = src[((uint64_t)p * s->h + (uint64_t)r) * s->w + (uint64_t)q];
+                        if (v > best) {
+                            best = v;
+                            at = (uint64_t)r * s->w + (uint64_t)q;
+                        }
+                    }
+                plane_idx[((uint64_t)p * ph + i) * pw + j] = at;
+            }
+}
+
+/* Pooling input: small random integers (a window's maximum is often the
+ * neighbouring window's too), with constant 8x8 regions among them (ties: the
+ * first maximum in the window wins). */
+static void blocky(const pool_shape *s, uint64_t seed, uint8_t *src)
+{
+    for (uint32_t p = 0; p < s->n * s->c; p++)
+        for (uint32_t r = 0; r < s->h; r++)
+            for (uint32_t q = 0; q < s->w; q++)
+                src[((uint64_t)p * s->h + r) * s->w + q] =
+                    (r / 8 + q / 8) % 3 == 0 ? 2 : (uint8_t)(tc_rng_next(&seed) % 5);
+}
+
+typedef struct pool_case {
+    up_case c;
+    uint64_t count, plane;
+    uint64_t *plane_idx, *flat;
+    unsigned char *x, *idx;
+} pool_case;
+
+static void make_case(const pool_shape *s, clops_data_type t, const index_type_info *it, uint64_t seed,
+                      pool_case *pc)
+{
+    const uint32_t ph = pooled(s->h, s), pw = pooled(s->w, s);
+    const size_t es = tc_type(t)->size;
+    pc->count = (uint64_t)s->n * s->c * ph * pw;
+    pc->plane = (uint64_t)s->h * s->w;
+    uint8_t *src = tc_malloc((size_t)s->n * s->c * pc->plane);
+    pc->plane_idx = tc_malloc(pc->count * sizeof *pc->plane_idx);
+    pc->flat = tc_malloc(pc->count * sizeof *pc->flat);
+    pc->x = tc_malloc(pc->count * es);
+    pc->idx = tc_malloc(pc->count * it->size);
+    blocky(s, seed, src);
+    max_pool2d(s, src, ph, pw, pc->plane_idx);
+    for (uint64_t k = 0; k < pc->count; k++)
+        pc->flat[k] = k / ((uint64_t)ph * pw) * pc->plane + pc->plane_idx[k];
+    tc_fill_random(pc->x, pc->count * es, seed + 1);
+    store_indices(it, pc->flat, pc->count, pc->idx);
+    pc->c = (up_case){t, it, {s->n, s->c, ph, pw}, NULL, NULL, {s->n, s->c, s->h, s->w}, NULL, 3};
+    free(src);
+}
+
+static void free_case(pool_case *pc)
+{
+    free(pc->plane_idx);
+    free(pc->flat);
+    free(pc->x);
+    free(pc->idx);
+}
+
+/* Which kernel the device plan starts with ("" without a device). */
+static const char *plan_of(const up_case *c, clops_indices_layout layout)
+{
+    if (!tc_dev_ctx)
+        return "";
+    up_descs d;
+    up_describe(c, &d);
+    d.ud.indices_layout = layout;
+    clops_operator *op = tc_create(tc_dev_ctx, &d.desc, "plan", "device");
+    clops_operator_info info;
+    ck_assert_int_eq(clops_operator_get_info(op, &info), CLOPS_SUCCESS);
+    const char *name = info.backend == CLOPS_BACKEND_OPENCL ? info.kernel_name : "";
+    clops_operator_free(op); /* kernel_name is a string literal of the plan */
+    return name;
+}
+
+static bool has_duplicates(const uint64_t *flat, uint64_t n)
+{
+    for (uint64_t k = 1; k < n; k++)
+        for (uint64_t j = k >= 8 ? k - 8 : 0; j < k; j++) /* neighbours in a row share maxima */
+            if (flat[j] == flat[k])
+                return true;
+    return false;
+}
+
+/* ---- indices from real pools, every path --------------------------------------------------------- */
+START_TEST(test_real_pools)
+{
+    const pool_shape *s = &shapes[_i % NUM_SHAPES];
+    const clops_data_type t = pool_types[_i / NUM_SHAPES % NUM_POOL_TYPES];
+    const index_type_info *it = &index_types[_i / NUM_SHAPES / NUM_POOL_TYPES];
+    pool_case pc;
+    make_case(s, t, it, 1000u + (uint64_t)_i, &pc);
+    char what[160];
+    snprintf(what, sizeof what, "indices of a real %s max pool", s->what);
+    ck_assert_msg(pc.count > 4096, "%s: test bug, %llu inputs would take the serial plan", what,
+                  (unsigned long long)pc.count);
+    if (s->s < s->k)
+        ck_assert_msg(has_duplicates(pc.flat, pc.count), "%s: test bug, no duplicates", what);
+    const char *plan = plan_of(&pc.c, CLOPS_INDICES_FLAT);
+    if (plan[0])
+        ck_assert_msg(strcmp(plan, s->pool_plan ? "pool" : "windows") == 0, "%s: device plan %s", what, plan);
+    up_run(&pc.c, pc.x, pc.idx, CLOPS_SUCCESS, what);
+    free_case(&pc);
+}
+END_TEST
+
+/* ---- one index outside its neighbourhood, or out of range ------------------------------------------ */
+START_TEST(test_outside_neighbourhood)
+{
+    const pool_shape *s = &shapes[1]; /* 3x3/2 pad 1: neighbourhood rows 2h-1 .. 2h+2 */
+    const clops_data_type t = pool_types[_i % NUM_POOL_TYPES];
+    const index_type_info *it = &index_types[_i / NUM_POOL_TYPES];
+    pool_case pc;
+    make_case(s, t, it, 77u + (uint64_t)_i, &pc);
+    const uint32_t ph = pc.c.in_sizes[2], pw = pc.c.in_sizes[3];
+    /* Input (plane 1, h, w) and the output rows/columns one step outside its
+     * neighbourhood, from the cell's top-left corner (2h, 2w). */
+    const struct {
+        uint32_t h, w;
+        int dr, dq;
+        const char *what;
+    } cases[] = {
+        {5, 7, -2, 0, "two rows above its cell"},  {5, 7, 3, 0, "three rows below its cell's top"},
+        {5, 7, 0, -2, "two columns left"},         {5, 7, 0, 3, "three columns right"},
+        {0, 0, 0, -1, "first element, one left (previous row's end)"},
+        {6, 0, 0, -1, "row start, one left (previous row's end)"},
+        {6, 39, 0, 2, "row end, two right (next row's start)"},
+    };
+    for (size_t o = 0; o < sizeof cases / sizeof cases[0]; o++) {
+        const uint64_t k = ((uint64_t)1 * ph + cases[o].h) * pw + cases[o].w; /* plane 1 (n 0, c 1) */
+        const uint64_t saved = pc.flat[k];
+        pc.flat[k] = (uint64_t)((int64_t)pc.plane + ((int64_t)2 * cases[o].h + cases[o].dr) * s->w +
+                                (int64_t)2 * cases[o].w + cases[o].dq);
+        store_indices(it, pc.flat, pc.count, pc.idx);
+        char what[160];
+        snprintf(what, sizeof what, "3x3/2 pool, one index %s", cases[o].what);
+        up_run(&pc.c, pc.x, pc.idx, CLOPS_SUCCESS, what);
+        pc.flat[k] = saved;
+    }
+    pc.flat[pc.count / 3] = (uint64_t)s->n * s->c * pc.plane; /* the output count */
+    store_indices(it, pc.flat, pc.count, pc.idx);
+    up_run(&pc.c, pc.x, pc.idx, CLOPS_ERROR_INDEX_OUT_OF_RANGE, "3x3/2 pool, one index == the output count");
+    free_case(&pc);
+}
+END_TEST
+
+/* ---- per-plane indices on the device ------------------------------------------------------------- */
+/* The same pool's indices per plane (as PyTorch gives them) must give the bits
+ * of the flat ones, on every device plan: pool (3x3/2), windows (2x2/2), the
+ * general path (4x4/2 pad 0), and serial (a small tensor); an index past its
+ * plane is reported as out of range and skipped. */
+START_TEST(test_per_plane)
+{
+    if (tc_skip_without_device("test_per_plane"))
+        return;
+    const pool_shape small = {"3x3/2 pad 1, small", 1, 2, 12, 14, 3, 2, 1, false, false};
+    const pool_shape *cases[] = {&shapes[1], &shapes[0], &shapes[7], &shapes[2], &small};
+    const pool_shape *s = cases[_i % 5];
+    const clops_data_type t = pool_types[_i / 5 % NUM_POOL_TYPES];
+    const index_type_info *it = &index_types[_i / 5 / NUM_POOL_TYPES];
+    pool_case pc;
+    make_case(s, t, it, 555u + (uint64_t)_i, &pc);
+    const size_t es = tc_type(t)->size;
+    for (int bad = 0; bad < 2; bad++) {
+        const uint64_t k = pc.count - 2;
+        if (bad) { /* one past its plane: out of range, whatever the flat reading would be */
+            pc.plane_idx[k] = pc.plane;
+            pc.flat[k] = (uint64_t)s->n * s->c * pc.plane;
+        }
+        up_descs d;
+        up_describe(&pc.c, &d);
+        /* The reference and want from the flat indices. */
+        store_indices(it, pc.flat, pc.count, pc.idx);
+        const size_t yb = tc_tensor_bytes(&d.y) + (size_t)pc.c.tail * es;
+        unsigned char *init = tc_malloc(yb), *want = tc_malloc(yb);
+        tc_fill_sentinel(init, yb);
+        memcpy(want, init, yb);
+        ref_tensor rx, ri, ry;
+        ref_tensor_init(&rx, pc.x, es, pc.c.in_sizes, NULL);
+        ref_tensor_init(&ri, pc.idx, it->size, pc.c.in_sizes, NULL);
+        ref_tensor_init(&ry, want, es, pc.c.out_sizes, NULL);
+        ck_assert_int_eq(ref_max_unpooling(&rx, &ri, it->kind, &ry), bad);
+        /* The device on the per-plane indices. */
+        store_indices(it, pc.plane_idx, pc.count, pc.idx);
+        d.ud.indices_layout = CLOPS_INDICES_PER_PLANE;
+        char what[160];
+        snprintf(what, sizeof what, "per-plane indices of a %s pool (%s plan)%s", s->what,
+                 plan_of(&pc.c, CLOPS_INDICES_PER_PLANE), bad ? ", one past its plane" : "");
+        tc_bufs bufs = {pc.x, pc.count * es, pc.idx, pc.count * it->size, init, yb};
+        tc_check_context_paths(tc_dev_ctx, "device", TC_PATHS_ALL, &d.desc, &bufs,
+                               bad ? CLOPS_ERROR_INDEX_OUT_OF_RANGE : CLOPS_SUCCESS, bad ? init : want, want, es,
+                               what);
+        free(init);
+        free(want);
+    }
+    free_case(&pc);
+}
+END_TEST
+
+static Suite *pools_suite(void)
+{
+    Suite *s = suite_create("unpool_pools");
+    TCase *tc = tc_suite_case(s, "real_pools", -1);
+    tcase_add_loop_test(tc, test_real_pools, 0, (int)(NUM_SHAPES * NUM_POOL_TYPES * 3));
+    tc = tc_suite_case(s, "outside", -1);
+    tcase_add_loop_test(tc, test_outside_neighbourhood, 0, (int)(NUM_POOL_TYPES * 3));
+    tc = tc_suite_case(s, "per_plane", -1);
+    tcase_add_loop_test(tc, test_per_plane, 0, (int)(5 * NUM_POOL_TYPES * 3));
+    return s;
+}
+
+int main(void)
+{
+    return tc_main(pools_suite());
+}
