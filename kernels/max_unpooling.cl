@@ -22,6 +22,8 @@
  *                            h*SH.., columns w*SW.., and its neighbourhood reaches NA
  *                            before and NB after the cell on each axis
  *   -DPOOL_VEC=1|0           1: pool's vector form (SH = SW = 2, NA = NB = 1, packed)
+ *   -DPOOL_GATED=1|0         1: windows runs first and pool only after an index
+ *                            outside its window (status[ST_POOL])
  *
  * Status words `status` (the operator's, never reset on the host): each execution
  * has a generation number `gen`, larger than every earlier one, and the kernels
@@ -30,6 +32,7 @@
  *   status[0]  an index was outside its window: the general path must run
  *   status[1]  an index was negative or past the output (never written)
  *   status[2]  two indices named one output element: place must run
+ *   status[3]  (POOL_GATED) an index was outside its window: pool must run
  * `scratch` (the operator's, one uint per output element) holds claims: input
  * position k of this execution claims element v with atomic_max(scratch[v],
  * base + k + 1). Every claim of an earlier execution is at most `base` (the host
@@ -42,6 +45,15 @@
 #define ST_GENERAL 0
 #define ST_OUT_OF_RANGE 1
 #define ST_DUPLICATES 2
+#define ST_POOL 3
+
+/* The word windows raises for an index outside its window: with POOL_GATED, the
+ * pool kernel runs next (it raises ST_GENERAL in turn). */
+#if POOL_GATED
+#define WINDOWS_WORD ST_POOL
+#else
+#define WINDOWS_WORD ST_GENERAL
+#endif
 
 /* The flat output index at offset k of the indices, or `count` if it is out of
  * range (negative INT64 and UINT64 past 2^32 included when !OFFSET_64). */
@@ -321,7 +333,7 @@ __kernel void windows(UNPOOL_ARGS)
         outside |= !inside;
     }
     END_ROWS
-    if (outside || any(lanes_outside)) atomic_max(&status[ST_GENERAL], gen);
+    if (outside || any(lanes_outside)) atomic_max(&status[WINDOWS_WORD], gen);
 }
 #else
 /* Pooling-shaped indices in one pass: output H, W are KH, KW times the input's,
@@ -355,7 +367,7 @@ __kernel void windows(UNPOOL_ARGS)
         }
     }
     END_ROWS
-    if (outside) atomic_max(&status[ST_GENERAL], gen);
+    if (outside) atomic_max(&status[WINDOWS_WORD], gen);
 }
 #endif /* vector windows */
 #endif
@@ -475,6 +487,9 @@ inline void pool_store(PVL e, PVL o, __global elem_t *y, idx_t yo)
 
 __kernel void pool(UNPOOL_ARGS)
 {
+#if POOL_GATED
+    if (status[ST_POOL] != gen) return; /* windows found every index in its window */
+#endif
     const idx_t hin = DIM(in_sizes, 2), win = DIM(in_sizes, 3), hout = DIM(out_sizes, 2), wout = DIM(out_sizes, 3);
     const idx_t plane = hout * wout, count = (idx_t)out_count;
     uint outside = 0;
@@ -482,18 +497,21 @@ __kernel void pool(UNPOOL_ARGS)
     lane_i lanes_outside = 0;
 #endif
     FOR_ROWS(in_sizes)
-    /* Columns [wa, wb) go LANES at a time: every candidate column w-1 .. w+LANES
-     * exists and every neighbourhood column 2w-1 .. 2(w+LANES) lies in the output. */
+    /* Columns [wa, wb) go LANES at a time (the last step overlapping the one
+     * before: its outputs are written twice with the same bits, by this
+     * work-item): every candidate column w-1 .. w+LANES exists and every
+     * neighbourhood column 2w-1 .. 2(w+LANES) lies in the output. */
 #if POOL_VEC
     const idx_t wend = min(min(w1, win - 1), (wout - 1) / 2), wa = max(w0, (idx_t)1);
-    const idx_t wb = wend > wa ? wa + (wend - wa) / LANES * LANES : wa;
+    const idx_t wb = wend >= wa + LANES ? wend : wa; /* the last step overlaps the one before */
     const idx_t pb = PLANE_BASE(nc, plane);
     {
         const idx_t k0 = (nc * hin + h) * win;
         /* Rows 2h-1 .. 2h+2, those that exist; d is relative to row 2h, column 2w-1. */
         const uint above = h > 0 && 2 * h - 1 < hout, row = 2 * h < hout, below1 = 2 * h + 1 < hout,
                    below2 = 2 * h + 2 < hout;
-        for (idx_t w = wa; w < wb; w += LANES) {
+        for (idx_t s = wa; s < wb; s += LANES) {
+            const idx_t w = min(s, wb - LANES);
             const lane_u d = load_lanes(indices, k0 + w) - ((uint)(pb + 2 * h * wout + 2 * w - 1) + LANE_IDS * 2);
             lane_i ok = 0;
             if (above) ok |= d + (uint)wout < 4u;
@@ -524,7 +542,8 @@ __kernel void pool(UNPOOL_ARGS)
 #if POOL_VEC
         const idx_t h_lo = POOL_LO(r, 2), h_hi = POOL_HI(r, 2, hin);
         const uint t_row = (uint)(pb + r * wout);
-        for (idx_t w = wa; w < wb; w += LANES) {
+        for (idx_t s = wa; s < wb; s += LANES) {
+            const idx_t w = min(s, wb - LANES);
             const lane_u te = (t_row + 2 * (uint)w) + LANE_IDS * 2, to = te + 1;
             PVL e = 0, o = 0;
             for (idx_t hh = h_lo; hh <= h_hi; hh++) {

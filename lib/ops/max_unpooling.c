@@ -44,7 +44,7 @@
 /* Kernel arguments (max_unpooling.cl UNPOOL_ARGS). */
 enum { ARG_X, ARG_INDICES, ARG_Y, ARG_STATUS, ARG_SCRATCH, ARG_DIMS, ARG_COUNT = ARG_DIMS + 5, ARG_GEN, ARG_BASE };
 /* Status words (max_unpooling.cl ST_*). */
-enum { ST_GENERAL, ST_OUT_OF_RANGE, ST_DUPLICATES, ST_WORDS };
+enum { ST_GENERAL, ST_OUT_OF_RANGE, ST_DUPLICATES, ST_POOL, ST_WORDS };
 
 static bool windows_shaped(const clops_op_params *p)
 {
@@ -60,13 +60,6 @@ static uint64_t pool_step(uint64_t in, uint64_t out)
     if (in == 0 || out < in) return 0;
     const uint64_t s = (out + in / 2) / in;
     return s <= POOL_MAX_STEP ? s : 0;
-}
-
-/* TEMPORARY (measurement): window-shaped shapes take windows, not pool. */
-static bool pool_2x2(void)
-{
-    const char *e = getenv("CLOPS_UNPOOL_WINDOWS");
-    return e && e[0] == '1';
 }
 
 static bool serial_plan(const clops_op_params *p)
@@ -121,8 +114,7 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     const bool serial = serial_plan(p);
     const uint64_t sh = pool_step(p->input.sizes[2], p->output.sizes[2]);
     const uint64_t sw = pool_step(p->input.sizes[3], p->output.sizes[3]);
-    const bool windows = !serial && windows_shaped(p) && (!(sh && sw) || pool_2x2());
-    const bool pool = !serial && !windows && sh && sw;
+    const bool windows = !serial && windows_shaped(p), pool = !serial && sh && sw;
     const bool serial_fills = serial && p->output.count <= SERIAL_MAX;
     const bool cpu = (op->ctx->info.type & CL_DEVICE_TYPE_CPU) != 0;
     const bool packed = p->input.packed && p->indices.packed;
@@ -130,14 +122,14 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     op->chunk = op->forced && op->force.chunk ? op->force.chunk : cpu ? UNPOOL_CPU_CHUNK : 1u;
     int n = snprintf(op->options, sizeof op->options,
                      "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DIN_PACKED=%d -DOUT_PACKED=%d -DCHUNK=%uu "
-                     "-DGATED=%d -DSERIAL_FILLS=%d -DINT64_OK=%d -DPER_PLANE=%d",
+                     "-DGATED=%d -DSERIAL_FILLS=%d -DINT64_OK=%d -DPER_PLANE=%d -DPOOL_GATED=%d",
                      p->input.elem_size, op->offset_64, p->indices.elem_size, packed, p->output.packed, op->chunk,
                      windows || pool, serial_fills, op->ctx->info.has_int64,
-                     p->indices_layout == CLOPS_INDICES_PER_PLANE);
+                     p->indices_layout == CLOPS_INDICES_PER_PLANE, windows && pool);
     if (windows)
-        snprintf(op->options + n, sizeof op->options - (size_t)n, " -DKH=%lluu -DKW=%lluu",
-                 (unsigned long long)(p->output.sizes[2] / p->input.sizes[2]),
-                 (unsigned long long)(p->output.sizes[3] / p->input.sizes[3]));
+        n += snprintf(op->options + n, sizeof op->options - (size_t)n, " -DKH=%lluu -DKW=%lluu",
+                      (unsigned long long)(p->output.sizes[2] / p->input.sizes[2]),
+                      (unsigned long long)(p->output.sizes[3] / p->input.sizes[3]));
     if (pool) {
         /* The vector form: 2 x 2 cells, packed, 32-bit offsets, elements of 1, 2, 4
          * bytes or 8 (as ulong); 1- and 2-byte pairs are stored as one word, so
@@ -176,8 +168,8 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     const size_t *local = cpu ? row_local : NULL;
     const bool input = p->input.count != 0;
     if (windows) st = clops_operator_add_launch(op, program, "windows", 1, in_items, local);
-    else if (pool) st = clops_operator_add_launch(op, program, "pool", 1, in_items, local);
-    else st = clops_operator_add_launch(op, program, "clear", 1, out_items, local);
+    if (st == CLOPS_SUCCESS && pool) st = clops_operator_add_launch(op, program, "pool", 1, in_items, local);
+    if (st == CLOPS_SUCCESS && !windows && !pool) st = clops_operator_add_launch(op, program, "clear", 1, out_items, local);
     if (st == CLOPS_SUCCESS && serial && input) st = clops_operator_add_launch(op, program, "serial", 1, one, NULL);
     if (st == CLOPS_SUCCESS && !serial && input)
         st = clops_operator_add_launch(op, program, "claim", 1, in_items, local);
