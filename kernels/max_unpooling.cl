@@ -505,11 +505,17 @@ __kernel void pool(UNPOOL_ARGS)
     const idx_t wend = min(min(w1, win - 1), (wout - 1) / 2), wa = max(w0, (idx_t)1);
     const idx_t wb = wend >= wa + LANES ? wend : wa; /* the last step overlaps the one before */
     const idx_t pb = PLANE_BASE(nc, plane);
+    /* strict: every index of input rows h-1 .. h+1, columns wa-1 .. wb, lies in its
+     * own 2 x 2 cell (as a 2x2/2 pool gives): output rows 2h, 2h+1, columns
+     * 2wa .. 2wb-1, then come from row h alone, one candidate each. */
+    const idx_t hs0 = h ? h - 1 : 0, hs1 = min(h + 2, hin);
+    uint strict = wb > wa && 2 * wb + 1 < wout && 2 * hs1 <= hout;
     {
         const idx_t k0 = (nc * hin + h) * win;
         /* Rows 2h-1 .. 2h+2, those that exist; d is relative to row 2h, column 2w-1. */
         const uint above = h > 0 && 2 * h - 1 < hout, row = 2 * h < hout, below1 = 2 * h + 1 < hout,
                    below2 = 2 * h + 2 < hout;
+        lane_i cells = -1;
         for (idx_t s = wa; s < wb; s += LANES) {
             const idx_t w = min(s, wb - LANES);
             const lane_u d = load_lanes(indices, k0 + w) - ((uint)(pb + 2 * h * wout + 2 * w - 1) + LANE_IDS * 2);
@@ -519,7 +525,23 @@ __kernel void pool(UNPOOL_ARGS)
             if (below1) ok |= d - (uint)wout < 4u;
             if (below2) ok |= d - 2u * (uint)wout < 4u;
             lanes_outside |= ~ok;
+            if (strict) {
+                cells &= (d - 1u < 2u) | (d - 1u - (uint)wout < 2u);
+                for (idx_t hh = hs0; hh < hs1; hh += 2) { /* rows h-1 and h+1 */
+                    if (hh == h) hh++;
+                    if (hh >= hs1) break;
+                    const lane_u e = load_lanes(indices, (nc * hin + hh) * win + w) -
+                                     ((uint)(pb + 2 * hh * wout + 2 * w) + LANE_IDS * 2);
+                    cells &= (e < 2u) | (e - (uint)wout < 2u);
+                }
+            }
         }
+        strict = strict && all(cells);
+        for (idx_t hh = hs0; strict && hh < hs1; hh++) /* columns wa-1 and wb */
+            for (idx_t w = wa - 1; w <= wb; w += wb - wa + 1) {
+                const uint e = load_one(indices, (nc * hin + hh) * win + w) - (uint)(pb + 2 * hh * wout + 2 * w);
+                strict = strict && (e < 2u || e - (uint)wout < 2u);
+            }
     }
 #else
     const idx_t wa = w0, wb = w0;
@@ -542,9 +564,17 @@ __kernel void pool(UNPOOL_ARGS)
 #if POOL_VEC
         const idx_t h_lo = POOL_LO(r, 2), h_hi = POOL_HI(r, 2, hin);
         const uint t_row = (uint)(pb + r * wout);
+        const uint one = strict && r - 2 * h < 2; /* from row h alone */
         for (idx_t s = wa; s < wb; s += LANES) {
             const idx_t w = min(s, wb - LANES);
             const lane_u te = (t_row + 2 * (uint)w) + LANE_IDS * 2, to = te + 1;
+            if (one) {
+                const idx_t k = (nc * hin + h) * win + w;
+                const lane_u t = load_lanes(indices, k) - te;
+                const PVL xv = PV_LOAD(0, (__global const pool_t *)x + k), z = 0;
+                pool_store(select(z, xv, PV_MASK(t == 0u)), select(z, xv, PV_MASK(t == 1u)), y, yrow + 2 * w);
+                continue;
+            }
             PVL e = 0, o = 0;
             for (idx_t hh = h_lo; hh <= h_hi; hh++) {
                 const idx_t k = (nc * hin + hh) * win + w;

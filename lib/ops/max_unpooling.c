@@ -114,7 +114,17 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     const bool serial = serial_plan(p);
     const uint64_t sh = pool_step(p->input.sizes[2], p->output.sizes[2]);
     const uint64_t sw = pool_step(p->input.sizes[3], p->output.sizes[3]);
-    const bool windows = !serial && windows_shaped(p), pool = !serial && sh && sw;
+    const bool pool = !serial && sh && sw;
+    /* Pool's vector form: 2 x 2 cells, packed, 32-bit offsets, elements of 1, 2, 4
+     * bytes or 8 (as ulong); 1- and 2-byte pairs are stored as one word, so their
+     * rows must start at even offsets. */
+    const bool vec = pool && sh == 2 && sw == 2 && POOL_REACH == 1 && p->input.packed && p->indices.packed &&
+                     p->output.packed && clops_fits_u32(p) &&
+                     (p->input.elem_size == 4 || (p->input.elem_size == 8 && op->ctx->info.has_int64) ||
+                      (p->input.elem_size <= 2 && p->output.sizes[3] % 2 == 0));
+    /* Window-shaped: the windows kernel, then pool only if an index is outside
+     * its window; pool's vector form does both in one pass (2 x 2 cells). */
+    const bool windows = !serial && windows_shaped(p) && !vec;
     const bool serial_fills = serial && p->output.count <= SERIAL_MAX;
     const bool cpu = (op->ctx->info.type & CL_DEVICE_TYPE_CPU) != 0;
     const bool packed = p->input.packed && p->indices.packed;
@@ -131,13 +141,6 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
                       (unsigned long long)(p->output.sizes[2] / p->input.sizes[2]),
                       (unsigned long long)(p->output.sizes[3] / p->input.sizes[3]));
     if (pool) {
-        /* The vector form: 2 x 2 cells, packed, 32-bit offsets, elements of 1, 2, 4
-         * bytes or 8 (as ulong); 1- and 2-byte pairs are stored as one word, so
-         * their rows must start at even offsets. */
-        const size_t es = p->input.elem_size;
-        const bool vec = sh == 2 && sw == 2 && POOL_REACH == 1 && packed && p->output.packed && !op->offset_64 &&
-                         (es == 4 || (es == 8 && op->ctx->info.has_int64) ||
-                          (es <= 2 && p->output.sizes[3] % 2 == 0));
         snprintf(op->options + n, sizeof op->options - (size_t)n, " -DSH=%lluu -DSW=%lluu -DNA=%uu -DNB=%uu -DPOOL_VEC=%d",
                  (unsigned long long)sh, (unsigned long long)sw, POOL_REACH, POOL_REACH, vec);
     }
