@@ -24,6 +24,9 @@
  *   -DPOOL_VEC=1|0           1: pool's vector form (SH = SW = 2, NA = NB = 1, packed)
  *   -DPOOL_GATED=1|0         1: windows runs first and pool only after an index
  *                            outside its window (status[ST_POOL])
+ *   -DMARK=1|0               1: the general path starts with mark (one bit per output
+ *                            element, after the claims in scratch): distinct indices
+ *                            are written there, and claim runs only after duplicates
  *
  * Status words `status` (the operator's, never reset on the host): each execution
  * has a generation number `gen`, larger than every earlier one, and the kernels
@@ -33,6 +36,8 @@
  *   status[1]  an index was negative or past the output (never written)
  *   status[2]  two indices named one output element: place must run
  *   status[3]  (POOL_GATED) an index was outside its window: pool must run
+ *   status[4]  (MARK) mark found two indices naming one element: claim must run
+ *   status[5]  (MARK) BITS_CLEAN when the marks are all zero, not a generation
  * `scratch` (the operator's, one uint per output element) holds claims: input
  * position k of this execution claims element v with atomic_max(scratch[v],
  * base + k + 1). Every claim of an earlier execution is at most `base` (the host
@@ -46,6 +51,10 @@
 #define ST_OUT_OF_RANGE 1
 #define ST_DUPLICATES 2
 #define ST_POOL 3
+#define ST_MARKED 4
+#define ST_BITS 5
+/* status[ST_BITS] holds this when every bit of the marks is zero. */
+#define BITS_CLEAN 0x600DB175u
 
 /* The word windows raises for an index outside its window: with POOL_GATED, the
  * pool kernel runs next (it raises ST_GENERAL in turn). */
@@ -144,6 +153,23 @@ inline idx_t flat_offset(idx_t v, dims4 sizes, dims4 strides)
         const idx_t n = nc / DIM(sizes, 1), c = nc % DIM(sizes, 1);                              \
         const idx_t w1 = min(w0 + (idx_t)CHUNK, DIM(sizes, 3));
 #define END_ROWS }
+
+/* MARK plans: the first kernel of an execution zeroes the marks (one bit per
+ * output element, after the claims in scratch) unless they are known to be zero;
+ * each unit of FOR_ROWS takes its share of the words. MARKS_READ before FOR_ROWS,
+ * MARKS_CLEAR inside it. */
+#if MARK
+#define MARKS_READ const uint marks_dirty_ = status[ST_BITS] != BITS_CLEAN;
+#define MARKS_CLEAR                                                                              \
+    if (marks_dirty_) {                                                                          \
+        const idx_t nw_ = ((idx_t)out_count + 31) / 32, q_ = nw_ / units_, r_ = nw_ % units_;    \
+        const idx_t m0_ = u_ * q_ + min(u_, r_), m1_ = m0_ + q_ + (u_ < r_);                      \
+        for (idx_t m_ = m0_; m_ < m1_; m_++) scratch[(idx_t)out_count + m_] = 0;                  \
+    }
+#else
+#define MARKS_READ
+#define MARKS_CLEAR
+#endif
 
 /* claim in a gated plan returns at once unless this execution's window kernel
  * asked for the general path (place runs only after claim found duplicates). */
@@ -283,7 +309,9 @@ __kernel void windows(UNPOOL_ARGS)
     const idx_t win = DIM(in_sizes, 3), wout = DIM(out_sizes, 3);
     uint outside = 0;
     lane_i lanes_outside = 0;
+    MARKS_READ
     FOR_ROWS(in_sizes)
+    MARKS_CLEAR
     const idx_t in_row = (nc * DIM(in_sizes, 2) + h) * win;
     /* Output offset of the window row h*KH, column 0, and the index that names it. */
     const idx_t y_row = (nc * DIM(out_sizes, 2) + h * KH) * wout;
@@ -348,7 +376,9 @@ __kernel void windows(UNPOOL_ARGS)
     const idx_t wout = DIM(out_sizes, 3), plane = DIM(out_sizes, 2) * wout;
     const idx_t count = INDEX_LIMIT(plane, (idx_t)out_count);
     uint outside = 0;
+    MARKS_READ
     FOR_ROWS(in_sizes)
+    MARKS_CLEAR
     /* The index that names the window row h*KH, column 0. */
     const idx_t row0 = PLANE_BASE(nc, plane) + h * KH * wout;
     for (idx_t w = w0; w < w1; w++) {
@@ -496,7 +526,9 @@ __kernel void pool(UNPOOL_ARGS)
 #if POOL_VEC
     lane_i lanes_outside = 0;
 #endif
+    MARKS_READ
     FOR_ROWS(in_sizes)
+    MARKS_CLEAR
     /* Columns [wa, wb) go LANES at a time (the last step overlapping the one
      * before: its outputs are written twice with the same bits, by this
      * work-item): every candidate column w-1 .. w+LANES exists and every
@@ -603,7 +635,9 @@ __kernel void pool(UNPOOL_ARGS)
  * window kernel wrote every element, zero wherever no index points). */
 __kernel void clear(UNPOOL_ARGS)
 {
+    MARKS_READ
     FOR_ROWS(out_sizes)
+    MARKS_CLEAR
 #if OUT_PACKED
     const idx_t yrow = (nc * DIM(out_sizes, 2) + h) * DIM(out_sizes, 3), ys = 1;
 #else
@@ -619,9 +653,47 @@ __kernel void clear(UNPOOL_ARGS)
  * ST_DUPLICATES), the writes may have landed in any order, and place rewrites
  * the element from the largest position: the winner whatever order the
  * work-items ran in. */
+#if MARK
+/* General path, MARK plans: each input position marks the output element its
+ * index names (one bit each, after the claims in scratch) and writes it. Where a
+ * bit was set already, two positions named one element and their writes may have
+ * landed in any order: status[ST_MARKED] makes claim and place run. Distinct
+ * indices (the usual scattered case) are then done, with no claim: the marks of
+ * 32 elements share a word, so they stay in the caches where the claims (one word
+ * per element) would not. */
+__kernel void mark(UNPOOL_ARGS)
+{
+    const uint on = !GATED || status[ST_GENERAL] == gen;
+    if (get_global_id(0) == 0) status[ST_BITS] = on ? 0u : BITS_CLEAN; /* the first kernel zeroed them */
+    if (!on) return;
+    const idx_t count = (idx_t)out_count, plane = DIM(out_sizes, 2) * DIM(out_sizes, 3);
+    volatile __global uint *marks = scratch + count;
+    uint bad = 0, shared = 0;
+    FOR_ROWS(in_sizes)
+    const idx_t k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3);
+    for (idx_t w = w0; w < w1; w++) {
+        const idx_t v = load_flat(indices, I_AT(w), nc, plane, count);
+        if (v == count) {
+            bad = 1;
+            continue;
+        }
+        const uint bit = 1u << (v & 31);
+        shared |= atomic_or(&marks[v >> 5], bit) & bit;
+        y[flat_offset(v, out_sizes, y_strides)] = x[X_AT(w)];
+    }
+    END_ROWS
+    if (bad) atomic_max(&status[ST_OUT_OF_RANGE], gen);
+    if (shared) atomic_max(&status[ST_MARKED], gen);
+}
+#endif
+
 __kernel void claim(UNPOOL_ARGS)
 {
+#if MARK
+    if (status[ST_MARKED] != gen) return; /* mark wrote every element, no duplicates */
+#else
     GENERAL_GATE
+#endif
     const idx_t count = (idx_t)out_count, plane = DIM(out_sizes, 2) * DIM(out_sizes, 3);
     uint bad = 0, shared = 0;
     FOR_ROWS(in_sizes)
@@ -634,7 +706,9 @@ __kernel void claim(UNPOOL_ARGS)
         }
         const uint mine = base + (uint)(k0 + w) + 1, before = atomic_max(&scratch[v], mine);
         shared |= before > base;
+#if !MARK /* with MARK, mark wrote every element already */
         if (before < mine) y[flat_offset(v, out_sizes, y_strides)] = x[X_AT(w)];
+#endif
     }
     END_ROWS
     if (bad) atomic_max(&status[ST_OUT_OF_RANGE], gen);

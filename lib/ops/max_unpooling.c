@@ -44,7 +44,7 @@
 /* Kernel arguments (max_unpooling.cl UNPOOL_ARGS). */
 enum { ARG_X, ARG_INDICES, ARG_Y, ARG_STATUS, ARG_SCRATCH, ARG_DIMS, ARG_COUNT = ARG_DIMS + 5, ARG_GEN, ARG_BASE };
 /* Status words (max_unpooling.cl ST_*). */
-enum { ST_GENERAL, ST_OUT_OF_RANGE, ST_DUPLICATES, ST_POOL, ST_WORDS };
+enum { ST_GENERAL, ST_OUT_OF_RANGE, ST_DUPLICATES, ST_POOL, ST_MARKED, ST_BITS, ST_WORDS };
 
 static bool windows_shaped(const clops_op_params *p)
 {
@@ -67,6 +67,13 @@ static bool serial_plan(const clops_op_params *p)
     return p->input.count <= SERIAL_MAX;
 }
 
+/* Scratch words: a claim per output element, then (MARK plans) a mark bit per
+ * output element. */
+static uint64_t scratch_words(const clops_op_params *p, bool mark)
+{
+    return p->output.count + (mark ? (p->output.count + 31) / 32 : 0);
+}
+
 bool clops_max_unpooling_needs_host(const clops_operator *op, char *why, size_t size)
 {
     const clops_op_params *p = &op->params;
@@ -76,7 +83,7 @@ bool clops_max_unpooling_needs_host(const clops_operator *op, char *why, size_t 
                  (unsigned long long)p->input.count);
         return true;
     }
-    const uint64_t scratch = p->output.count * sizeof(cl_uint); /* < 2^64: validated span_bytes bound */
+    const uint64_t scratch = scratch_words(p, true) * sizeof(cl_uint); /* < 2^64: validated span_bytes bound */
     if (op->ctx->info.max_alloc_bytes && scratch > op->ctx->info.max_alloc_bytes) {
         snprintf(why, size, "MaxUnpooling needs %llu bytes of scratch, more than the device's maximum allocation",
                  (unsigned long long)scratch);
@@ -96,9 +103,9 @@ static clops_status new_buffer(clops_operator *op, size_t bytes, bool zero, cl_m
 }
 
 /* Creates the scratch buffer, all zero. */
-static clops_status zeroed_scratch(clops_operator *op)
+static clops_status zeroed_scratch(clops_operator *op, bool mark)
 {
-    const size_t bytes = (size_t)op->params.output.count * sizeof(cl_uint);
+    const size_t bytes = (size_t)scratch_words(&op->params, mark) * sizeof(cl_uint);
     void *zeros = calloc(bytes, 1);
     if (!zeros) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "%zu bytes for MaxUnpooling's claims", bytes);
     cl_int err;
@@ -125,6 +132,9 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     /* Window-shaped: the windows kernel, then pool only if an index is outside
      * its window; pool's vector form does both in one pass (2 x 2 cells). */
     const bool windows = !serial && windows_shaped(p) && !vec;
+    /* The general path starts with mark (distinct indices need no claims) unless
+     * windows and pool both run first (four launches at most). */
+    const bool mark = !serial && !(windows && pool);
     const bool serial_fills = serial && p->output.count <= SERIAL_MAX;
     const bool cpu = (op->ctx->info.type & CL_DEVICE_TYPE_CPU) != 0;
     const bool packed = p->input.packed && p->indices.packed;
@@ -132,10 +142,10 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     op->chunk = op->forced && op->force.chunk ? op->force.chunk : cpu ? UNPOOL_CPU_CHUNK : 1u;
     int n = snprintf(op->options, sizeof op->options,
                      "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DIN_PACKED=%d -DOUT_PACKED=%d -DCHUNK=%uu "
-                     "-DGATED=%d -DSERIAL_FILLS=%d -DINT64_OK=%d -DPER_PLANE=%d -DPOOL_GATED=%d",
+                     "-DGATED=%d -DSERIAL_FILLS=%d -DINT64_OK=%d -DPER_PLANE=%d -DPOOL_GATED=%d -DMARK=%d",
                      p->input.elem_size, op->offset_64, p->indices.elem_size, packed, p->output.packed, op->chunk,
                      windows || pool, serial_fills, op->ctx->info.has_int64,
-                     p->indices_layout == CLOPS_INDICES_PER_PLANE, windows && pool);
+                     p->indices_layout == CLOPS_INDICES_PER_PLANE, windows && pool, mark);
     if (windows)
         n += snprintf(op->options + n, sizeof op->options - (size_t)n, " -DKH=%lluu -DKW=%lluu",
                       (unsigned long long)(p->output.sizes[2] / p->input.sizes[2]),
@@ -147,7 +157,7 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     op->kernel_name = serial_fills ? "serial" : windows ? "windows" : pool ? "pool" : "clear";
     if (p->output.count == 0) return CLOPS_SUCCESS; /* nothing can be written */
     clops_status st = new_buffer(op, ST_WORDS * sizeof(cl_uint), true, &op->unpool.status);
-    if (st == CLOPS_SUCCESS && !serial) st = zeroed_scratch(op);
+    if (st == CLOPS_SUCCESS && !serial) st = zeroed_scratch(op, mark);
     cl_program program;
     if (st == CLOPS_SUCCESS)
         st = clops_program_get(op->ctx, "max_unpooling.cl", op->options, &program, &op->program_origin);
@@ -174,6 +184,7 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     if (st == CLOPS_SUCCESS && pool) st = clops_operator_add_launch(op, program, "pool", 1, in_items, local);
     if (st == CLOPS_SUCCESS && !windows && !pool) st = clops_operator_add_launch(op, program, "clear", 1, out_items, local);
     if (st == CLOPS_SUCCESS && serial && input) st = clops_operator_add_launch(op, program, "serial", 1, one, NULL);
+    if (st == CLOPS_SUCCESS && mark && input) st = clops_operator_add_launch(op, program, "mark", 1, in_items, local);
     if (st == CLOPS_SUCCESS && !serial && input)
         st = clops_operator_add_launch(op, program, "claim", 1, in_items, local);
     if (st == CLOPS_SUCCESS && !serial && input)
