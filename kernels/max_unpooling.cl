@@ -23,7 +23,8 @@
  *                            before and NB after the cell on each axis
  *   -DPOOL_VEC=1|0           1: pool's vector form (SH = SW = 2, NA = NB = 1, packed)
  *   -DPOOL_GATED=1|0         1: windows runs first and pool only after an index
- *                            outside its window (status[ST_POOL])
+ *                            outside its window (status[ST_POOL]); windows skips
+ *                            itself while the last execution needed pool (WINDOWS_SKIP)
  *   -DMARK=1|0               1: the general path starts with mark (one bit per output
  *                            element, after the claims in scratch): distinct indices
  *                            are written there, and claim runs only after duplicates
@@ -60,8 +61,20 @@
  * pool kernel runs next (it raises ST_GENERAL in turn). */
 #if POOL_GATED
 #define WINDOWS_WORD ST_POOL
+/* windows skips itself (and leaves everything to pool) when the operator's
+ * previous execution needed pool, except every 16th execution (the first
+ * included), which tries it again: an operator's indices keep their kind from one
+ * execution to the next, so a 2x2 pool costs the windows pass and a 3x3/2 pool
+ * mostly the pool pass alone. A work-item that skips raises ST_POOL, so pool
+ * rewrites every element whatever the others did. */
+#define WINDOWS_SKIP                                                                             \
+    if ((gen & 15u) != 1u && status[ST_POOL] == gen - 1u) {                                      \
+        atomic_max(&status[ST_POOL], gen);                                                       \
+        return;                                                                                  \
+    }
 #else
 #define WINDOWS_WORD ST_GENERAL
+#define WINDOWS_SKIP
 #endif
 
 /* The flat output index at offset k of the indices, or `count` if it is out of
@@ -306,6 +319,7 @@ inline uint load_one(__global const void *indices, idx_t k)
  * each input element is loaded once, each output row written as vectors. */
 __kernel void windows(UNPOOL_ARGS)
 {
+    WINDOWS_SKIP
     const idx_t win = DIM(in_sizes, 3), wout = DIM(out_sizes, 3);
     uint outside = 0;
     lane_i lanes_outside = 0;
@@ -373,6 +387,7 @@ __kernel void windows(UNPOOL_ARGS)
  * the whole output. */
 __kernel void windows(UNPOOL_ARGS)
 {
+    WINDOWS_SKIP
     const idx_t wout = DIM(out_sizes, 3), plane = DIM(out_sizes, 2) * wout;
     const idx_t count = INDEX_LIMIT(plane, (idx_t)out_count);
     uint outside = 0;

@@ -130,8 +130,10 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
                      (p->input.elem_size == 4 || (p->input.elem_size == 8 && op->ctx->info.has_int64) ||
                       (p->input.elem_size <= 2 && p->output.sizes[3] % 2 == 0));
     /* Window-shaped: the windows kernel, then pool only if an index is outside
-     * its window; pool's vector form does both in one pass (2 x 2 cells). */
-    const bool windows = !serial && windows_shaped(p) && !vec;
+     * its window (windows skips itself while the operator's indices need pool:
+     * max_unpooling.cl WINDOWS_SKIP). Measured: for 2x2 indices the windows
+     * kernel beats pool's one-candidate path (notes/max_unpooling.md). */
+    const bool windows = !serial && windows_shaped(p);
     /* The general path starts with mark (distinct indices need no claims) unless
      * windows and pool both run first (four launches at most). */
     const bool mark = !serial && !(windows && pool);
