@@ -124,11 +124,14 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     const bool pool = !serial && sh && sw;
     /* Pool's vector form: 2 x 2 cells, packed, 32-bit offsets, elements of 1, 2, 4
      * bytes or 8 (as ulong); 1- and 2-byte pairs are stored as one word, so their
-     * rows must start at even offsets. */
+     * rows must start at even offsets. Not for 1- and 2-byte elements with 8-byte
+     * indices: under Oclgrind that form left output bytes unwritten for 1-byte
+     * elements with INT64 indices (PoCL gave the right bits; cause not found,
+     * notes/max_unpooling.md), so they take the scalar form. */
     const bool vec = pool && sh == 2 && sw == 2 && POOL_REACH == 1 && p->input.packed && p->indices.packed &&
                      p->output.packed && clops_fits_u32(p) &&
                      (p->input.elem_size == 4 || (p->input.elem_size == 8 && op->ctx->info.has_int64) ||
-                      (p->input.elem_size <= 2 && p->output.sizes[3] % 2 == 0));
+                      (p->input.elem_size <= 2 && p->indices.elem_size == 4 && p->output.sizes[3] % 2 == 0));
     /* Window-shaped: the windows kernel, then pool only if an index is outside
      * its window (windows skips itself while the operator's indices need pool:
      * max_unpooling.cl WINDOWS_SKIP). Measured: for 2x2 indices the windows
