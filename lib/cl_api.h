@@ -27,6 +27,7 @@
     X(clEnqueueNDRangeKernel) X(clEnqueueReadBuffer) X(clEnqueueFillBuffer)                         \
     X(clEnqueueMapBuffer) X(clEnqueueUnmapMemObject) X(clEnqueueMarkerWithWaitList)                 \
     X(clWaitForEvents) X(clRetainEvent) X(clReleaseEvent) X(clGetEventProfilingInfo)                \
+    X(clCreateUserEvent) X(clSetUserEventStatus) X(clRetainMemObject)                               \
     X(clFlush)
 
 typedef struct clops_cl_api {
@@ -98,6 +99,9 @@ extern const clops_cl_api clops_cl;
 #define clRetainEvent clops_cl.clRetainEvent
 #define clReleaseEvent clops_cl.clReleaseEvent
 #define clGetEventProfilingInfo clops_cl.clGetEventProfilingInfo
+#define clCreateUserEvent clops_cl.clCreateUserEvent
+#define clSetUserEventStatus clops_cl.clSetUserEventStatus
+#define clRetainMemObject clops_cl.clRetainMemObject
 #define clFlush clops_cl.clFlush
 #endif
 

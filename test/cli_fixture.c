@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <sys/stat.h>
@@ -76,6 +77,44 @@ void run_argv(const char *const *args)
     res.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     read_capture(out_path, res.out, sizeof res.out);
     read_capture(err_path, res.err, sizeof res.err);
+    unlink(out_path);
+    unlink(err_path);
+}
+
+/* run_argv, but the CLI is killed (SIGALRM, exit_code -1) if it has not ended
+ * within `seconds`: for the cases where the bug is a hang. */
+void run_argv_bounded(unsigned seconds, const char *const *args)
+{
+    char out_path[512], err_path[512];
+    snprintf(out_path, sizeof out_path, "%s/.stdout", tmp_dir);
+    snprintf(err_path, sizeof err_path, "%s/.stderr", tmp_dir);
+    const pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        const char *argv[MAX_ARGS + 2];
+        int argc = 0;
+        argv[argc++] = cli_path;
+        for (int i = 0; args[i] && argc < MAX_ARGS + 1; i++) argv[argc++] = args[i];
+        argv[argc] = NULL;
+        const int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        const int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0) _exit(126);
+        alarm(seconds); /* kept across exec: ends a hung CLI */
+        execv(cli_path, (char *const *)argv);
+        _exit(127);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) ck_assert_int_eq(errno, EINTR);
+    res.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    size_t n;
+    unsigned char *b = slurp(out_path, &n);
+    n = n < sizeof res.out - 1 ? n : sizeof res.out - 1;
+    memcpy(res.out, b, n), res.out[n] = '\0';
+    free(b);
+    b = slurp(err_path, &n);
+    n = n < sizeof res.err - 1 ? n : sizeof res.err - 1;
+    memcpy(res.err, b, n), res.err[n] = '\0';
+    free(b);
     unlink(out_path);
     unlink(err_path);
 }

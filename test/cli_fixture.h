@@ -31,6 +31,9 @@ extern cli_result res; /* the last run's */
 
 /* Runs clops with `args` (NULL-terminated; %D/ and %T/ expanded) into `res`. */
 void run_argv(const char *const *args);
+/* run_argv, but the CLI is killed if it has not ended within `seconds`
+ * (exit_code -1): for the cases where the bug is a hang. No %D/ or %T/ expansion. */
+void run_argv_bounded(unsigned seconds, const char *const *args);
 /* run_argv with the arguments given, ending with NULL. */
 void run(const char *first, ...);
 /* "<tmp_dir>/<name>" */

@@ -18,7 +18,8 @@ const char *const fn_names[F_COUNT] = {
 int fn_is_release(fn_id f)
 {
     return f == F_clReleaseContext || f == F_clReleaseCommandQueue || f == F_clReleaseMemObject ||
-           f == F_clReleaseProgram || f == F_clReleaseKernel || f == F_clReleaseEvent;
+           f == F_clReleaseProgram || f == F_clReleaseKernel || f == F_clReleaseEvent ||
+           f == F_clSetUserEventStatus; /* completing clops's own user event fails only for a bad one */
 }
 
 int fn_is_io(fn_id f)
@@ -111,6 +112,7 @@ W_INT(clFlush, (cl_command_queue q), (q))
 W_RETAIN(clRetainContext, cl_context, K_CONTEXT)
 W_RETAIN(clRetainCommandQueue, cl_command_queue, K_QUEUE)
 W_RETAIN(clRetainEvent, cl_event, K_EVENT)
+W_RETAIN(clRetainMemObject, cl_mem, K_MEM)
 W_RELEASE(clReleaseContext, cl_context, K_CONTEXT)
 W_RELEASE(clReleaseCommandQueue, cl_command_queue, K_QUEUE)
 W_RELEASE(clReleaseMemObject, cl_mem, K_MEM)
@@ -148,6 +150,15 @@ W_CREATE(cl_program, clCreateProgramWithBinary, K_PROGRAM,
           cl_int *e),
          (c, n, d, l, b, bs, e), e)
 W_CREATE(cl_kernel, clCreateKernel, K_KERNEL, (cl_program p, const char *n, cl_int *e), (p, n, e), e)
+W_CREATE(cl_event, clCreateUserEvent, K_EVENT, (cl_context c, cl_int *e), (c, e), e)
+
+/* Never failed (fn_is_release), only counted. */
+static cl_int CL_API_CALL w_clSetUserEventStatus(cl_event ev, cl_int status)
+{
+    if (fx.armed)
+        fx.calls[F_clSetUserEventStatus]++;
+    return clops_cl_real.clSetUserEventStatus(ev, status);
+}
 
 /* Enqueues: an event handed out is a live object. */
 static void count_event(cl_int err, cl_event *ev)

@@ -22,7 +22,7 @@ typedef enum fn_id {
 } fn_id;
 
 extern const char *const fn_names[F_COUNT];
-/* Release calls are never failed (a release fails only for an invalid object). */
+/* Release calls (and clSetUserEventStatus) are never failed (they fail only for an invalid object). */
 int fn_is_release(fn_id f);
 /* The file-system entries (io_*). */
 int fn_is_io(fn_id f);

@@ -9,9 +9,12 @@
  */
 #define _XOPEN_SOURCE 700
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cl_api.h"
 #include "conformance.h"
 #include "test_common.h"
 #include "test_fs.h"
@@ -209,12 +212,59 @@ START_TEST(test_device_strings)
 }
 END_TEST
 
+/* ---- the JSON report through the library's file writer ---------------------------------------- */
+
+static size_t disk_left; /* bytes full_disk_write still takes */
+
+/* io_write of a disk that fills up after disk_left bytes (lib/cl_api.h's seam). */
+static ssize_t full_disk_write(int fd, const void *buf, size_t n)
+{
+    if (disk_left == 0) {
+        errno = ENOSPC;
+        return -1;
+    }
+    const ssize_t w = clops_cl_real.io_write(fd, buf, n < disk_left ? n : disk_left);
+    if (w > 0) disk_left -= (size_t)w;
+    return w;
+}
+
+/* A disk that fills up while the report is written: the run fails, saying so,
+ * and the old report is still there whole, with no temporary file beside it (the
+ * report went through fopen before, which left a torn 8 KiB one). */
+START_TEST(test_report_full_disk)
+{
+    char dir[] = "/tmp/clops-conformance-full-XXXXXX", path[128];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("old report\n", f);
+    fclose(f);
+    char *argv[] = {"conformance", "--device", "host", "--quick", "--json", path, NULL};
+    disk_left = 8192;
+    clops_cl.io_write = full_disk_write;
+    fflush(stdout);
+    const int rc = clops_conformance_main(6, argv);
+    clops_cl.io_write = clops_cl_real.io_write;
+    ck_assert_int_eq(rc, 1);
+    char text[64] = "";
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    const size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    ck_assert_str_eq(text, "old report\n");
+    unlink(path);
+    ck_assert_msg(rmdir(dir) == 0, "something was left beside the report in %s", dir);
+}
+END_TEST
+
 static Suite *conformance_suite(void)
 {
     Suite *s = suite_create("conformance");
     TCase *tc = tc_suite_case(s, "conformance", 1200);
     TC_TESTS(tc, test_device_strings, test_host_passes_and_corrupt_fails, test_device_passes_and_corrupt_fails,
-             test_cli_last_line_and_status);
+             test_cli_last_line_and_status, test_report_full_disk);
     return s;
 }
 

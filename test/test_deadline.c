@@ -174,8 +174,10 @@ START_TEST(failed_command_is_device_lost)
 }
 END_TEST
 
-/* An operator running on the host over cl_mem (no compiler, no cache) maps the
- * buffers after the wait list: that wait ends at the deadline, nothing written. */
+/* An operator running on the host over cl_mem (no compiler, no cache): execute
+ * returns at once (issue 24, N4); the wait for the user event ends at the
+ * deadline, reported by last_status, and nothing is written even after the
+ * event is set. */
 START_TEST(fallback_maps_time_out)
 {
     clops_context *ctx = context_with(TIMEOUT_SECONDS, CLOPS_CAPABILITY_COMPILER, CLOPS_CACHE_POLICY_OFF);
@@ -186,14 +188,20 @@ START_TEST(fallback_maps_time_out)
     ck_assert_msg(info.backend == CLOPS_BACKEND_HOST, "without a compiler the operator should run on the host");
     const clops_buffers b = upload(&p);
     cl_event u = user_event();
-    expect_status(clops_operator_execute(op, &b, 1, &u, NULL), CLOPS_ERROR_DEVICE_TIMEOUT,
-                  "fallback execute behind a user event");
+    cl_event done = NULL;
+    expect_status(clops_operator_execute(op, &b, 1, &u, &done), CLOPS_SUCCESS, "fallback execute behind a user event");
+    expect_status(clops_operator_last_status(op), CLOPS_ERROR_DEVICE_TIMEOUT, "last_status before the event");
+    ck_assert_msg(strstr(clops_last_error_message(), clops_context_device_name(ctx)) != NULL,
+                  "the message \"%s\" does not name the device", clops_last_error_message());
     ck_assert_int_eq(clSetUserEventStatus(u, CL_COMPLETE), CL_SUCCESS);
+    ck_assert_int_eq(clWaitForEvents(1, &done), CL_SUCCESS);
+    expect_status(clops_operator_last_status(op), CLOPS_ERROR_DEVICE_TIMEOUT, "last_status after the event");
     void *got = tc_malloc(p.bufs.out_bytes);
     ck_assert_int_eq(clEnqueueReadBuffer(g_queue, b.output, CL_TRUE, 0, p.bufs.out_bytes, got, 0, NULL, NULL),
                      CL_SUCCESS);
     ck_assert_msg(memcmp(got, p.sentinel, p.bufs.out_bytes) == 0, "a timed-out fallback wrote the output");
     free(got);
+    clReleaseEvent(done);
     clReleaseEvent(u);
     tc_release_buffers(b.input, b.indices, b.output);
     clops_operator_free(op);

@@ -412,10 +412,25 @@ static long run_once(scenario sc, const op_data *d, fn_id f, long at, int persis
         cl_event ev = (cl_event)&ev;
         arm(f, at, persist, code);
         st = clops_operator_execute(op, &cb, 1, &b.ready, &ev);
+        /* A fallback's host work runs on clops's worker thread after execute
+         * returned (issue 24, N4): faulted too, its status from last_status. */
+        clops_status host_st = CLOPS_SUCCESS;
+        const int executed = st == CLOPS_SUCCESS;
+        if (sc == SC_EXECUTE_FALLBACK && executed && (!ev || clWaitForEvents(1, &ev) != CL_SUCCESS))
+            problem("%s: no event, or the returned event failed", label);
         disarm();
+        if (sc == SC_EXECUTE_FALLBACK && executed)
+            host_st = clops_operator_last_status(op);
         hits = fx.hits;
         void *out = tc_malloc(d->out_bytes);
-        if (st == CLOPS_SUCCESS) {
+        if (host_st != CLOPS_SUCCESS) {
+            /* untouched, or whole when only the write-back's clFinish failed */
+            if (!read_out(ctx, &b, out, d->out_bytes) ||
+                (memcmp(out, d->sentinel, d->out_bytes) != 0 &&
+                 (f != F_clFinish || memcmp(out, d->want, d->out_bytes) != 0)))
+                problem("%s: the host work failed with %s but changed the output", label, clops_status_name(host_st));
+            st = host_st;
+        } else if (st == CLOPS_SUCCESS) {
             if (!ev)
                 problem("%s: succeeded without an event", label);
             else if (clWaitForEvents(1, &ev) != CL_SUCCESS)
@@ -425,7 +440,7 @@ static long run_once(scenario sc, const op_data *d, fn_id f, long at, int persis
         } else if (ev != NULL) {
             problem("%s: failed with %s but *event is not NULL", label, clops_status_name(st));
         }
-        if (ev && st == CLOPS_SUCCESS)
+        if (ev && executed)
             clops_cl.clReleaseEvent(ev);
         clFinish(clops_context_queue(ctx));
         /* The next call on the same operator works. */

@@ -3,7 +3,9 @@
  * defaults: every setting's API form, every CLOPS_* variable's strict parsing
  * (the values issue 15 found ignored among them), a caller compiled against an
  * older, shorter struct, `clops cache prune` refusing a bad size, and the
- * _with_options forms of the cache maintenance calls and the tuner.
+ * _with_options forms of the cache maintenance calls and the tuner. Issue 24:
+ * only sizes of a released struct version (N8), CLOPS_IMPORT_LOAD_TIMEOUT as
+ * strict as the rest (N15), the tuner's device list from the options (N7).
  */
 #define _XOPEN_SOURCE 700
 #include <fcntl.h>
@@ -16,7 +18,8 @@
 #include "test_fs.h"
 
 static const char *const vars[] = {"CLOPS_DEVICE", "CLOPS_CACHE", "CLOPS_CACHE_DIR", "CLOPS_CACHE_MAX_SIZE",
-                                   "CLOPS_TUNE", "CLOPS_DISABLE", "CLOPS_FALLBACK", "CLOPS_TIMEOUT"};
+                                   "CLOPS_TUNE", "CLOPS_DISABLE", "CLOPS_FALLBACK", "CLOPS_TIMEOUT",
+                                   "CLOPS_IMPORT_LOAD_TIMEOUT"};
 static char *saved[sizeof vars / sizeof vars[0]];
 static char g_dir[64];
 
@@ -128,26 +131,130 @@ START_TEST(good_environment_values)
 }
 END_TEST
 
-/* A caller compiled when the struct ended at `fallback`: the fields past its size
- * are neither written by init nor read by create (they keep their defaults). */
+/* A shorter struct, as a caller compiled when the struct ended at `fallback`
+ * would pass: no released version ends there (0.1.0 is the first), so it is
+ * refused and nothing is written; the released size is written exactly, never
+ * past its end. */
 START_TEST(older_shorter_struct)
 {
     unsigned char raw[sizeof(clops_context_options) + 16];
     memset(raw, 0xAB, sizeof raw);
     clops_context_options *o = (clops_context_options *)(void *)raw;
     const size_t old = offsetof(clops_context_options, host_threads);
-    ck_assert_int_eq(clops_context_options_init(o, old), CLOPS_SUCCESS);
-    for (size_t i = old; i < sizeof raw; i++) ck_assert_msg(raw[i] == 0xAB, "init wrote byte %zu past its size", i);
+    ck_assert_int_eq(clops_context_options_init(o, old), CLOPS_ERROR_INVALID_SETTING);
+    for (size_t i = 0; i < sizeof raw; i++) ck_assert_msg(raw[i] == 0xAB, "a refused init wrote byte %zu", i);
+    ck_assert_int_eq(clops_context_options_init(o, sizeof *o), CLOPS_SUCCESS);
+    for (size_t i = sizeof *o; i < sizeof raw; i++)
+        ck_assert_msg(raw[i] == 0xAB, "init wrote byte %zu past its size", i);
     o->device = CLOPS_DEVICE_HOST;
-    clops_context_options full;
-    ck_assert_int_eq(clops_options_resolve(o, &full), CLOPS_SUCCESS); /* 0xAB.. past the size would be rejected */
-    ck_assert(full.host_threads == 0 && full.timeout_seconds == 0 && full.device == CLOPS_DEVICE_HOST);
     clops_context *ctx = NULL;
     ck_assert_int_eq(clops_context_create_with_options(o, &ctx), CLOPS_SUCCESS);
     ck_assert_int_eq(clops_context_backend(ctx), CLOPS_BACKEND_HOST);
     clops_context_free(ctx);
     ck_assert_int_eq(clops_context_options_init(o, 3), CLOPS_ERROR_INVALID_SETTING);
-    ck_assert_int_eq(clops_context_options_init(NULL, sizeof full), CLOPS_ERROR_NULL_ARGUMENT);
+    ck_assert_int_eq(clops_context_options_init(NULL, sizeof *o), CLOPS_ERROR_NULL_ARGUMENT);
+}
+END_TEST
+
+/* Issue 24 N8: only the sizeof of a released version of the struct is accepted
+ * (0.1.0's, 72 bytes on LP64, is the only one): any other size - inside a field,
+ * on padding, at a field's end inside the struct, past its end - is refused by
+ * init and by every call that reads options, instead of copying part of the
+ * struct (half of `cache_dir` crashed in the cache configuration at 17 and 20,
+ * in strdup at 44). */
+START_TEST(only_released_struct_sizes)
+{
+    const size_t released = sizeof(clops_context_options); /* 0.1.0 */
+    ck_assert_uint_eq(offsetof(clops_context_options, timeout_seconds) + sizeof(double), released);
+    unsigned char raw[sizeof(clops_context_options) + 16];
+    for (size_t size = 0; size <= sizeof raw; size++) {
+        clops_context_options *o = (clops_context_options *)(void *)raw;
+        memset(raw, 0xAB, sizeof raw);
+        const clops_status init = clops_context_options_init(o, size);
+        ck_assert_msg(init == (size == released ? CLOPS_SUCCESS : CLOPS_ERROR_INVALID_SETTING),
+                      "init with size %zu: %s", size, clops_status_name(init));
+        /* A whole, valid struct whose size field says `size`. */
+        clops_context_options full = defaults();
+        full.cache_dir = g_dir;
+        full.tuning_db = g_dir;
+        full.device = CLOPS_DEVICE_HOST;
+        full.size = size;
+        clops_context_options out;
+        const clops_status st = clops_options_resolve(&full, &out);
+        if (size == released) {
+            ck_assert_msg(st == CLOPS_SUCCESS, "size %zu: %s (%s)", size, clops_status_name(st),
+                          clops_last_error_message());
+            ck_assert_uint_eq(out.size, sizeof out);
+            ck_assert(out.cache_dir == g_dir && out.tuning_db == g_dir && out.device == CLOPS_DEVICE_HOST);
+            continue;
+        }
+        char want[32];
+        snprintf(want, sizeof want, "size %zu", size);
+        ck_assert_msg(st == CLOPS_ERROR_INVALID_SETTING && strstr(clops_last_error_message(), want),
+                      "size %zu: %s (%s)", size, clops_status_name(st), clops_last_error_message());
+        clops_context *ctx = NULL;
+        ck_assert_int_eq(clops_context_create_with_options(&full, &ctx), CLOPS_ERROR_INVALID_SETTING);
+        ck_assert_ptr_null(ctx);
+        char buf[256];
+        ck_assert_int_eq(clops_cache_prune_with_options(&full, NULL), CLOPS_ERROR_INVALID_SETTING);
+        const char *status = clops_cache_status_with_options(&full, buf, sizeof buf);
+        ck_assert_msg(status == buf && strncmp(buf, "off (", 5) == 0 && strstr(buf, want),
+                      "cache status with size %zu: \"%s\"", size, status ? status : "(null)");
+        ck_assert_int_eq(clops_context_options_from_env(&full), CLOPS_ERROR_INVALID_SETTING);
+    }
+    /* The sizes the review crashed with, and the ends of fields inside the
+     * struct the previous rule accepted (8: `size` alone, 24: through cache_dir). */
+    const size_t refused[] = {17, 20, 44, 8, 24, offsetof(clops_context_options, timeout_seconds)};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        clops_context_options o = defaults();
+        o.cache_dir = g_dir;
+        o.tuning_db = g_dir;
+        o.size = refused[i];
+        clops_context *ctx = NULL;
+        ck_assert_int_eq(clops_context_create_with_options(&o, &ctx), CLOPS_ERROR_INVALID_SETTING);
+        ck_assert_msg(strstr(clops_last_error_message(), "released versions"), "%s", clops_last_error_message());
+    }
+}
+END_TEST
+
+/* Issue 24 N15: CLOPS_IMPORT_LOAD_TIMEOUT is read in options.c as strictly as
+ * the other variables (it silently meant 120 s for "abc", 5 for "5s", 1 for
+ * "1e3"); the plain import refuses a bad value, the _with_options form reads
+ * no environment. */
+START_TEST(import_load_timeout_strict)
+{
+    static const char *const bad_values[] = {"abc", "0x10", "-5", "5s", "1e3", "0", "3601", " 5", "5 ", "1.5",
+                                             "99999999999999999999"};
+    char missing[96];
+    snprintf(missing, sizeof missing, "%s/no-such.pack", g_dir);
+    tc_set_env("CLOPS_CACHE_DIR", g_dir);
+    for (size_t i = 0; i < sizeof bad_values / sizeof *bad_values; i++) {
+        tc_set_env("CLOPS_IMPORT_LOAD_TIMEOUT", bad_values[i]);
+        int seconds = -1;
+        ck_assert_int_eq(clops_options_import_timeout(true, &seconds), CLOPS_ERROR_INVALID_SETTING);
+        ck_assert_msg(strstr(clops_last_error_message(), "CLOPS_IMPORT_LOAD_TIMEOUT"), "\"%s\": %s", bad_values[i],
+                      clops_last_error_message());
+        const clops_status st = clops_cache_import_pack_report(missing, NULL);
+        ck_assert_msg(st == CLOPS_ERROR_INVALID_SETTING && strstr(clops_last_error_message(), bad_values[i]),
+                      "import with CLOPS_IMPORT_LOAD_TIMEOUT=\"%s\": %s (%s)", bad_values[i], clops_status_name(st),
+                      clops_last_error_message());
+        clops_context_options o = defaults();
+        o.cache_dir = g_dir;
+        ck_assert_int_eq(clops_cache_import_pack_report_with_options(&o, missing, NULL), CLOPS_ERROR_CACHE_IO);
+        ck_assert_int_eq(clops_options_import_timeout(false, &seconds), CLOPS_SUCCESS);
+        ck_assert_int_eq(seconds, 120);
+    }
+    static const struct { const char *value; int seconds; } good[] = {{"1", 1}, {"3600", 3600}, {"007", 7}, {"", 120}};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        tc_set_env("CLOPS_IMPORT_LOAD_TIMEOUT", good[i].value);
+        int seconds = -1;
+        ck_assert_int_eq(clops_options_import_timeout(true, &seconds), CLOPS_SUCCESS);
+        ck_assert_int_eq(seconds, good[i].seconds);
+    }
+    tc_set_env("CLOPS_IMPORT_LOAD_TIMEOUT", NULL);
+    int seconds = -1;
+    ck_assert_int_eq(clops_options_import_timeout(true, &seconds), CLOPS_SUCCESS);
+    ck_assert_int_eq(seconds, 120);
 }
 END_TEST
 
@@ -467,8 +574,8 @@ START_TEST(cache_calls_with_options)
 }
 END_TEST
 
-/* clops_tune_with_options writes the options' tuning database and its lock in the
- * options' cache directory; clearing that cache removes the lock nobody holds and
+/* clops_tune_with_options writes the options' tuning database and its lock beside
+ * it (not in the options' cache directory); clearing that cache removes the lock nobody holds and
  * keeps one another process holds. */
 START_TEST(tune_with_options_and_locks)
 {
@@ -476,6 +583,11 @@ START_TEST(tune_with_options_and_locks)
     clops_context_options o = two_caches(mine, env_dir);
     snprintf(db, sizeof db, "%s/tune.txt", g_dir);
     o.tuning_db = db;
+    /* Issue 24 N7: the form with options reads no environment, its device list
+     * included (a bad CLOPS_* made it fail naming the variable). */
+    tc_set_env("CLOPS_CACHE_MAX_SIZE", "lots");
+    tc_set_env("CLOPS_DISABLE", "everything");
+    tc_set_env("CLOPS_TIMEOUT", "junk");
     const clops_status st = clops_tune_with_options(&o, 0, 1, NULL, NULL);
     ck_assert_msg(st == CLOPS_SUCCESS, "tune: %s (%s)", clops_status_name(st), clops_last_error_message());
     FILE *f = fopen(db, "r");
@@ -483,7 +595,8 @@ START_TEST(tune_with_options_and_locks)
     ck_assert_msg(f && fgets(line, sizeof line, f), "no tuning database at %s", db);
     fclose(f);
     ck_assert_str_eq(line, "clops-tune 1\n");
-    ck_assert_uint_eq(files_in(mine, "^lock-tune-"), 1);
+    ck_assert_uint_eq(files_in(mine, "^lock-tune-"), 0); /* the lock sits beside the database (N18) */
+    ck_assert_uint_eq(files_in(g_dir, "^tune\\.txt\\.lock$"), 1);
     ck_assert_msg(access(env_dir, F_OK) != 0, "the environment's cache directory was touched");
 
     snprintf(held, sizeof held, "%s/lock-tune-0123456789abcdef", mine);
@@ -519,6 +632,8 @@ int main(void)
     tcase_add_test(tc, bad_environment_values_are_errors);
     tcase_add_test(tc, good_environment_values);
     tcase_add_test(tc, older_shorter_struct);
+    tcase_add_test(tc, only_released_struct_sizes);
+    tcase_add_test(tc, import_load_timeout_strict);
     tcase_add_test(tc, bad_option_values);
     tcase_add_test(tc, cli_prune_bad_size);
     tcase_add_test(tc, host_threads_option);

@@ -1,7 +1,8 @@
 /*
  * test_unpool_common.h - what the MaxUnpooling suites share: index types, and one
  * case run on every path (clops_host_run, execute_host and cl_mem on every
- * backend) against the naive reference. Included by one .c file each.
+ * backend) against the naive reference, flat indices or (up_run_layout) per-plane
+ * ones through a flat copy. Included by one .c file each.
  */
 #ifndef CLOPS_TEST_UNPOOL_COMMON_H
 #define CLOPS_TEST_UNPOOL_COMMON_H
@@ -56,7 +57,8 @@ typedef struct up_descs {
     clops_operator_desc desc;
 } up_descs;
 
-static void up_describe(const up_case *c, up_descs *d)
+/* As up_describe, with indices in `layout`. */
+static inline void up_describe_layout(const up_case *c, clops_indices_layout layout, up_descs *d)
 {
     d->x = (clops_tensor_desc){c->type, {c->in_sizes[0], c->in_sizes[1], c->in_sizes[2], c->in_sizes[3]},
                                c->in_strides};
@@ -64,24 +66,82 @@ static void up_describe(const up_case *c, up_descs *d)
                                c->idx_strides};
     d->y = (clops_tensor_desc){c->type, {c->out_sizes[0], c->out_sizes[1], c->out_sizes[2], c->out_sizes[3]},
                                c->out_strides};
-    d->ud = (clops_max_unpooling_desc){&d->x, &d->i, &d->y, CLOPS_INDICES_FLAT};
+    d->ud = (clops_max_unpooling_desc){&d->x, &d->i, &d->y, layout};
     d->desc = (clops_operator_desc){CLOPS_OPERATOR_MAX_UNPOOLING, &d->ud};
 }
 
-/* `x` and `indices` hold the input and indices spans (through their strides).
- * Checks every path against the reference and returns the number of bad indices. */
-static long up_run_on(const up_case *c, const void *x, const void *indices, clops_status want_status,
-                      const char *what, clops_context *only)
+static inline void up_describe(const up_case *c, up_descs *d)
+{
+    up_describe_layout(c, CLOPS_INDICES_FLAT, d);
+}
+
+/* Element offset of logical element k of the indices (c->idx_strides; NULL: packed). */
+static inline uint64_t up_index_offset(const up_case *c, uint64_t k)
+{
+    if (!c->idx_strides) return k;
+    uint64_t off = 0;
+    for (int d = 3; d >= 0; d--) {
+        off += k % c->in_sizes[d] * c->idx_strides[d];
+        k /= c->in_sizes[d];
+    }
+    return off;
+}
+
+/* The reference result of case `c` with indices in `layout` (`indices` through
+ * c->idx_strides) into `want`, which holds the output's initial bytes; returns
+ * the number of bad indices (-1: inconsistent sizes). Per-plane indices go
+ * through a flat copy: index i of plane p = n*C + c is p*H_out*W_out + i when
+ * i (unsigned, all its bits) is below H_out*W_out, else bad. */
+static inline long up_reference(const up_case *c, clops_indices_layout layout, const void *x, const void *indices,
+                                void *want)
+{
+    const size_t es = tc_type(c->type)->size;
+    const uint32_t *in = c->in_sizes;
+    ref_tensor rx, ri, ry;
+    uint64_t *flat = NULL;
+    ref_tensor_init(&rx, (void *)(uintptr_t)x, es, c->in_sizes, c->in_strides);
+    ref_tensor_init(&ry, want, es, c->out_sizes, c->out_strides);
+    if (layout == CLOPS_INDICES_PER_PLANE) {
+        const uint64_t n = ref_element_count(in), plane_in = (uint64_t)in[2] * in[3];
+        const uint64_t plane_out = (uint64_t)c->out_sizes[2] * c->out_sizes[3];
+        flat = tc_malloc(n ? n * 8 : 8);
+        for (uint64_t k = 0; k < n; k++) {
+            uint64_t v = 0;
+            const unsigned char *at = (const unsigned char *)indices + up_index_offset(c, k) * c->it->size;
+            if (c->it->size == 4) {
+                uint32_t u;
+                memcpy(&u, at, 4);
+                v = u;
+            } else {
+                memcpy(&v, at, 8);
+            }
+            flat[k] = v < plane_out ? k / plane_in * plane_out + v : UINT64_MAX;
+        }
+        ref_tensor_init(&ri, flat, 8, in, NULL);
+    } else {
+        ref_tensor_init(&ri, (void *)(uintptr_t)indices, c->it->size, in, c->idx_strides);
+    }
+    const long bad = ref_max_unpooling(&rx, &ri, flat ? REF_INDEX_UINT64 : c->it->kind, &ry);
+    free(flat);
+    return bad;
+}
+
+/* `x` and `indices` hold the input and indices spans (through their strides),
+ * the indices in `layout`. Checks every path against the reference and returns
+ * the number of bad indices. */
+static inline long up_run_layout(const up_case *c, clops_indices_layout layout, const void *x, const void *indices,
+                                 clops_status want_status, const char *what, clops_context *only)
 {
     char label[320], a[64], b[64];
     const size_t es = tc_type(c->type)->size;
-    snprintf(label, sizeof label, "%s: MaxUnpooling %s, %s indices, input %s%s, output %s%s", what,
-             tc_type(c->type)->name, c->it->name, tc_shape_str(a, sizeof a, c->in_sizes),
+    snprintf(label, sizeof label, "%s: MaxUnpooling %s, %s%s indices%s, input %s%s, output %s%s", what,
+             tc_type(c->type)->name, layout == CLOPS_INDICES_PER_PLANE ? "per-plane " : "", c->it->name,
+             c->idx_strides ? " (strided)" : "", tc_shape_str(a, sizeof a, c->in_sizes),
              c->in_strides ? " (strided)" : "", tc_shape_str(b, sizeof b, c->out_sizes),
              c->out_strides ? " (strided)" : "");
 
     up_descs d;
-    up_describe(c, &d);
+    up_describe_layout(c, layout, &d);
     clops_status vs = clops_operator_validate(&d.desc);
     ck_assert_msg(vs == CLOPS_SUCCESS, "%s: validate gave %s (%s)", label, clops_status_name(vs),
                   clops_last_error_message());
@@ -92,11 +152,7 @@ static long up_run_on(const up_case *c, const void *x, const void *indices, clop
     tc_fill_sentinel(init, yb);
     memcpy(want, init, yb);
 
-    ref_tensor rx, ri, ry;
-    ref_tensor_init(&rx, (void *)(uintptr_t)x, es, c->in_sizes, c->in_strides);
-    ref_tensor_init(&ri, (void *)(uintptr_t)indices, c->it->size, c->in_sizes, c->idx_strides);
-    ref_tensor_init(&ry, want, es, c->out_sizes, c->out_strides);
-    long bad = ref_max_unpooling(&rx, &ri, c->it->kind, &ry);
+    long bad = up_reference(c, layout, x, indices, want);
     ck_assert_msg(bad >= 0, "%s: test bug, reference rejected the sizes", label);
     ck_assert_msg((bad > 0) == (want_status == CLOPS_ERROR_INDEX_OUT_OF_RANGE),
                   "%s: test bug, %ld bad indices but expecting %s", label, bad, clops_status_name(want_status));
@@ -115,6 +171,12 @@ static long up_run_on(const up_case *c, const void *x, const void *indices, clop
     free(init);
     free(want);
     return bad;
+}
+
+static long up_run_on(const up_case *c, const void *x, const void *indices, clops_status want_status,
+                      const char *what, clops_context *only)
+{
+    return up_run_layout(c, CLOPS_INDICES_FLAT, x, indices, want_status, what, only);
 }
 
 static long up_run(const up_case *c, const void *x, const void *indices, clops_status want_status,

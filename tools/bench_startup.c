@@ -146,7 +146,9 @@ static void usage(FILE *f)
           "`clops tune --quick`, all in one run on one device, in a temporary cache.\n"
           "\n"
           "options:\n"
-          "  --device N       device index from `clops devices` (default 0)\n"
+          "  --device N       device index from `clops devices` (default: the default\n"
+          "                   device, as `clops run` picks it: CLOPS_DEVICE, else the\n"
+          "                   first GPU, else any device)\n"
           "  --quick          FLOAT32 and UINT8, block 2, and two MaxUnpooling variants\n"
           "  --driver-cache   leave PoCL's own kernel cache on (cold then means: clops's\n"
           "                   cache empty, the driver's as it is)\n"
@@ -157,7 +159,7 @@ static void usage(FILE *f)
 int clops_bench_startup_main(int argc, char **argv)
 {
     unsigned device = 0;
-    int quick = 0, driver_cache = 0;
+    int quick = 0, driver_cache = 0, device_given = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
@@ -174,6 +176,7 @@ int clops_bench_startup_main(int argc, char **argv)
                 return 2;
             }
             device = (unsigned)v;
+            device_given = 1;
         } else {
             fprintf(stderr, "clops: bench-startup: unknown argument '%s'\n", argv[i]);
             usage(stderr);
@@ -188,6 +191,18 @@ int clops_bench_startup_main(int argc, char **argv)
     }
     setenv("CLOPS_CACHE_DIR", dir, 1);
     unsetenv("CLOPS_CACHE");
+    if (!device_given) { /* the default device, as every other command takes it */
+        int host = 0;
+        const clops_status dst = clops_default_device(&host, &device);
+        if (dst != CLOPS_SUCCESS || host) {
+            fprintf(stderr, "clops: bench-startup: %s\n",
+                    dst != CLOPS_SUCCESS ? clops_last_error_message()
+                                         : "the default device is the host backend, which builds no programs; "
+                                           "give --device N");
+            rmdir(dir);
+            return 1;
+        }
+    }
 
     static const clops_data_type all_types[] = {CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_TYPE_FLOAT16, CLOPS_DATA_TYPE_FLOAT32,
                                                 CLOPS_DATA_TYPE_FLOAT64, CLOPS_DATA_TYPE_COMPLEX128};

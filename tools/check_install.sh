@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # tools/check_install.sh - installs clops to a scratch prefix (not /usr/local) and
 # builds and runs two consumers outside the tree against it: one through
-# find_package(clops), one through pkg-config. Also runs the installed CLI.
+# find_package(clops), one through pkg-config, both setting
+# CL_TARGET_OPENCL_VERSION=300 themselves, calling OpenCL directly and compiling
+# with -Wall -Werror. Also runs the installed CLI.
 #
 #   bash tools/check_install.sh [BUILD_DIR]     (default: build, already built)
+#   bash tools/check_install.sh BUILD_DIR PREFIX  (PREFIX already holds an installed clops, e.g. the
+#                                 usr/ of unpacked .debs: tools/check_deb.sh; copied, not installed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -15,13 +19,16 @@ prefix="$work/prefix with space"
 . tools/packages.sh
 need_packages cmake pkg-config ocl-icd-opencl-dev opencl-headers
 
+if [ -n "${2:-}" ]; then cp -a "$2" "$prefix"; else
 cmake --install "$build" --prefix "$prefix" >/dev/null
+fi
 echo "installed into $prefix"
 
 # 1. CMake: find_package(clops) with only CMAKE_PREFIX_PATH pointing at the prefix.
 cp -r test/install "$work/cmake-consumer"
 cmake -S "$work/cmake-consumer" -B "$work/cmake-consumer/build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
-cmake --build "$work/cmake-consumer/build" >/dev/null
+cmake --build "$work/cmake-consumer/build" >/dev/null ||
+  { cmake --build "$work/cmake-consumer/build" 2>&1 | tail -20 >&2; exit 1; }
 "$work/cmake-consumer/build/consumer"
 
 # 2. pkg-config, the prefix moved after installation (the .pc file is relocatable).
@@ -33,8 +40,12 @@ case "$flags" in
   *"$prefix"*) ;;
   *) echo "check_install: pkg-config gives '$flags', which does not name $prefix" >&2; exit 1 ;;
 esac
+case "$flags" in
+  *CL_TARGET_OPENCL_VERSION*) echo "check_install: pkg-config imposes an OpenCL version: '$flags'" >&2; exit 1 ;;
+esac
+# The consumer sets its own OpenCL version and calls OpenCL itself: --libs clops must bring it.
 # shellcheck disable=SC2086
-cc -std=c11 -Wall -Werror -o "$work/pc-consumer" test/install/consumer.c $flags
+cc -std=c11 -Wall -Werror -DCL_TARGET_OPENCL_VERSION=300 -o "$work/pc-consumer" test/install/consumer.c $flags
 LD_LIBRARY_PATH="$(PKG_CONFIG_PATH="$pcdir" pkg-config --variable=libdir clops)" "$work/pc-consumer"
 
 # 3. The installed CLI finds its library by its run path, with no LD_LIBRARY_PATH.

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "conformance.h"
 #include "conformance_spec.h"
 #include "run_settings.h"
@@ -615,96 +616,102 @@ static bool run_on(conf_report *report, const char *device, bool quick, const ru
     return true;
 }
 
-static void usage(FILE *out)
+/* --device N|host|all */
+static int opt_conformance_device(cli_args *args, const char *value, char *err, size_t err_size)
 {
-    fputs("usage: clops conformance [--device N|host|all] [--quick] [--json FILE] [--fallback allow|never]\n"
-          "                         [--timeout SECONDS]\n"
-          "\n"
-          "Runs every operator, order, data type, block size 1-8 and index type, in packed, NHWC,\n"
-          "padded and broadcast layouts, with pooling-shaped, scattered, repeated and out-of-range\n"
-          "indices, empty, one-element and odd-sized tensors and the specification's examples, on\n"
-          "host memory and on cl_mem buffers, and checks every output byte against a plain\n"
-          "per-element reference. Without --quick, also tensors near the device's maximum\n"
-          "allocation and past 2^32 elements where the device and memory can hold them.\n"
-          "\n"
-          "  --device N|host|all  device N of 'clops devices', the host backend, or every device\n"
-          "                       and then the host (default: as CLOPS_DEVICE, else the first GPU,\n"
-          "                       else any device, else the host)\n"
-          "  --quick              leave out the big tensors\n"
-          "  --json FILE          write a report: device identity, plan, table, failures\n"
-          "  --fallback allow|never  whether an operator the device cannot run may run on the host\n"
-          "                       (default: CLOPS_FALLBACK, else allow); under never those checks fail\n"
-          "  --timeout SECONDS    end the whole run (exit 1, naming the device, no report written) if\n"
-          "                       it has not finished within SECONDS (default: CLOPS_TIMEOUT, else none)\n"
-          "\n"
-          "Progress on stderr; a table per device on stdout, then \"N passed, M failed\".\n"
-          "Exit status: 0 when nothing failed, 1 when a check failed, 2 on a usage error.\n",
-          out);
+    if (strcmp(value, "all") == 0) {
+        args->device = DEVICE_ALL;
+        return 0;
+    }
+    if (opt_device(args, value, err, err_size) == 0) return 0;
+    set_err(err, err_size, "--device needs N (a device of 'clops devices'), host or all, not '%s'", value);
+    return -1;
 }
 
-int clops_conformance_main(int argc, char **argv)
+static int opt_json_file(cli_args *args, const char *value, char *err, size_t err_size)
 {
-    const char *device = NULL, *json = NULL;
-    bool quick = false;
-    run_settings settings = {0, CLOPS_FALLBACK_ALLOW, 0};
-    char err[256];
-    char command[1024] = "clops conformance";
-    for (int i = 1; i < argc; i++) {
-        const bool has_value = i + 1 < argc;
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--quick") == 0) {
-            quick = true;
-        } else if (strcmp(argv[i], "--device") == 0 && has_value) {
-            device = argv[++i];
-            char *end;
-            if (strcmp(device, "host") != 0 && strcmp(device, "all") != 0 &&
-                (strtoul(device, &end, 10), end == device || *end != '\0' || device[0] == '-')) {
-                fprintf(stderr, "clops: conformance: --device wants N, host or all, not '%s'\n", device);
-                return 2;
-            }
-        } else if (strcmp(argv[i], "--json") == 0 && has_value) {
-            json = argv[++i];
-        } else if ((strcmp(argv[i], "--fallback") == 0 || strcmp(argv[i], "--timeout") == 0) && has_value) {
-            const bool fallback = argv[i][2] == 'f';
-            const char *value = argv[++i];
-            if ((fallback ? run_settings_fallback : run_settings_timeout)(&settings, value, err, sizeof err) != 0) {
-                fprintf(stderr, "clops: conformance: %s\n", err);
-                return 2;
-            }
-            snprintf(command + strlen(command), sizeof command - strlen(command), " %s", argv[i - 1]);
-        } else {
-            fprintf(stderr, "clops: conformance: unknown or incomplete option '%s'\n", argv[i]);
-            usage(stderr);
-            return 2;
-        }
-        const size_t len = strlen(command);
-        snprintf(command + len, sizeof command - len, " %s", argv[i]);
+    if (value[0] == '\0') {
+        set_err(err, err_size, "--json needs a file name");
+        return -1;
     }
-    conf_report *report = conf_report_new(command, quick);
+    args->json_file = value;
+    return 0;
+}
+
+static int run_conformance(const cli_command *cmd, const cli_args *args)
+{
+    (void)cmd;
+    char index[24] = "";
+    const char *device = args->device == DEVICE_HOST ? "host" : args->device == DEVICE_ALL ? "all" : NULL;
+    if (args->device == DEVICE_INDEX) {
+        snprintf(index, sizeof index, "%u", args->device_index);
+        device = index;
+    }
+    const bool quick = args->quick != 0;
+    /* What the report says it ran: this very command line, quoted for a shell. */
+    char *command = shell_command_line("clops conformance", args->argc, args->argv);
+    conf_report *report = command ? conf_report_new(command, quick) : NULL;
+    free(command);
     if (!report) {
         fprintf(stderr, "clops: conformance: out of memory\n");
         return 1;
     }
-    bool ok = true;
-    run_watchdog_start(&settings);
+    bool ok = !args->json_file || conf_report_open_json(report, args->json_file);
+    if (!ok) {
+        conf_report_free(report);
+        return 1;
+    }
+    run_watchdog_start(&args->settings);
     if (device && strcmp(device, "all") == 0) {
         size_t count = 0;
         ok = clops_device_list(NULL, 0, &count) == CLOPS_SUCCESS;
         for (size_t i = 0; ok && i < count; i++) {
-            char index[24];
             snprintf(index, sizeof index, "%zu", i);
-            ok = run_on(report, index, quick, &settings);
+            ok = run_on(report, index, quick, &args->settings);
         }
-        if (ok) ok = run_on(report, "host", quick, &settings);
+        if (ok) ok = run_on(report, "host", quick, &args->settings);
     } else {
-        ok = run_on(report, device, quick, &settings);
+        ok = run_on(report, device, quick, &args->settings);
     }
     run_watchdog_stop(); /* the device work is done: what follows writes the report */
-    if (ok && json) ok = conf_report_write_json(report, json);
+    if (ok && args->json_file) ok = conf_report_write_json(report);
     const unsigned long long passed = conf_report_passed(report), failed = conf_report_failed(report);
     printf("\n%llu passed, %llu failed\n", passed, failed);
     conf_report_free(report);
     return ok && failed == 0 && passed > 0 ? 0 : 1;
+}
+
+static const cli_option conformance_options[] = {
+    {"--device", "N|host|all", 0, opt_conformance_device,
+     "device N of 'clops devices', the host backend, or every device and then the host (default: as "
+     "CLOPS_DEVICE, else the first GPU, else any device, else the host)", 0},
+    CLI_FLAG("--quick", quick, "leave out the big tensors"),
+    {"--json", "FILE", 0, opt_json_file,
+     "write a report: device identity, plan, the command line, table, failures (FILE is checked before the "
+     "run; a regular file is replaced when the run ends)", 0},
+    {"--fallback", "allow|never", 0, opt_fallback,
+     "whether an operator the device cannot run may run on the host (default: CLOPS_FALLBACK, else allow); "
+     "under never those checks fail", 0},
+    {"--timeout", "SECONDS", 0, opt_timeout,
+     "end the whole run (exit 1, naming the device, no report written) if it has not finished within "
+     "SECONDS (default: CLOPS_TIMEOUT, else none)", 0},
+    OPT_HELP, OPT_END};
+
+const cli_command cli_conformance_command = {
+    "conformance", "", 0,
+    "Runs every operator, order, data type, block size 1-8 and index type, in packed,\n"
+    "NHWC, padded and broadcast layouts, with pooling-shaped, scattered, repeated and\n"
+    "out-of-range indices, empty, one-element and odd-sized tensors and the\n"
+    "specification's examples, on host memory and on cl_mem buffers, and checks every\n"
+    "output byte against a plain per-element reference. Without --quick, also tensors\n"
+    "near the device's maximum allocation and past 2^32 elements where the device and\n"
+    "memory can hold them.",
+    conformance_options,
+    "Progress on stderr; a table per device on stdout, then \"N passed, M failed\".\n"
+    "Exit status: 0 when nothing failed, 1 when a check failed, 2 on a usage error.",
+    run_conformance};
+
+int clops_conformance_main(int argc, char **argv)
+{
+    return dispatch(&cli_conformance_command, argc - 1, argv + 1);
 }

@@ -84,8 +84,13 @@ void conf_report_end_device(conf_report *r, FILE *out);
 /* Totals over every device. */
 unsigned long long conf_report_passed(const conf_report *r);
 unsigned long long conf_report_failed(const conf_report *r);
-/* Writes the JSON report; false (with a message on stderr) if it cannot. */
-bool conf_report_write_json(conf_report *r, const char *path);
+/* Opens the JSON report FILE before the run (the library's file writer,
+ * lib/store/file.c), so that a target that cannot take it is refused at once;
+ * false with a message on stderr. */
+bool conf_report_open_json(conf_report *r, const char *path);
+/* Writes the JSON report to the file opened above and commits it; false (with a
+ * message on stderr) if it cannot. conf_report_free abandons an unwritten one. */
+bool conf_report_write_json(conf_report *r);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,8 @@
 
 #include "cli_json.h"
 #include "conformance.h"
+#include "run_settings.h"
+#include "store/file.h"
 
 const clops_data_type conf_types[CONF_TYPES] = {
     CLOPS_DATA_TYPE_FLOAT64, CLOPS_DATA_TYPE_FLOAT32, CLOPS_DATA_TYPE_FLOAT16,  CLOPS_DATA_TYPE_INT64,
@@ -31,6 +33,8 @@ struct conf_report {
     cJSON *root, *devices, *device, *failures, *skipped, *fallbacks;
     unsigned passed[CONF_ROWS][CONF_TYPES], failed[CONF_ROWS][CONF_TYPES];
     unsigned long long device_passed, device_failed, total_passed, total_failed, device_fallbacks;
+    clops_file_writer json; /* --json FILE, from conf_report_open_json to conf_report_write_json */
+    bool json_open;
 };
 
 conf_report *conf_report_new(const char *command_line, bool quick)
@@ -53,6 +57,10 @@ conf_report *conf_report_new(const char *command_line, bool quick)
 void conf_report_free(conf_report *r)
 {
     if (!r) return;
+    if (r->json_open) { /* the run did not finish: the target stays as it was */
+        run_watchdog_remove(NULL);
+        clops_file_abort(&r->json);
+    }
     cJSON_Delete(r->root);
     free(r);
 }
@@ -161,21 +169,45 @@ unsigned long long conf_report_failed(const conf_report *r)
     return r->total_failed;
 }
 
-bool conf_report_write_json(conf_report *r, const char *path)
+bool conf_report_open_json(conf_report *r, const char *path)
 {
+    /* The one file writer (lib/store/file.c), opened before the run so that what
+     * cannot take the report (a FIFO no process reads, a directory, a missing
+     * directory) is refused at once: a regular file gets a temporary file beside it,
+     * renamed over it at the end (a full disk leaves the old report whole); a
+     * character device or a FIFO with a reader is written in place. */
+    if (clops_file_begin(&r->json, path, 0666, CLOPS_FILE_IN_PLACE) != 0) {
+        char why[512];
+        clops_file_describe(&r->json, why, sizeof why);
+        fprintf(stderr, "clops: conformance: cannot write the JSON report to %s: %s\n", path, why);
+        return false;
+    }
+    r->json_open = true;
+    if (!r->json.in_place) run_watchdog_remove(r->json.tmp);
+    return true;
+}
+
+bool conf_report_write_json(conf_report *r)
+{
+    if (!r->json_open) return false;
+    r->json_open = false;
+    run_watchdog_remove(NULL);
     cJSON_DeleteItemFromObjectCaseSensitive(r->root, "passed");
     cJSON_DeleteItemFromObjectCaseSensitive(r->root, "failed");
     cJSON_AddNumberToObject(r->root, "passed", (double)r->total_passed);
     cJSON_AddNumberToObject(r->root, "failed", (double)r->total_failed);
-    char *text = cJSON_Print(r->root);
+    char *text = cli_json_text(r->root);
     if (!text) {
+        clops_file_abort(&r->json);
         fprintf(stderr, "clops: conformance: out of memory writing the JSON report\n");
         return false;
     }
-    FILE *f = fopen(path, "w");
-    bool ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-    if (f && fclose(f) != 0) ok = false;
-    if (!ok) fprintf(stderr, "clops: conformance: cannot write the JSON report to %s\n", path);
+    clops_file_write(&r->json, text, strlen(text));
+    clops_file_write(&r->json, "\n", 1);
     free(text);
-    return ok;
+    if (clops_file_commit(&r->json) == 0) return true;
+    char why[512];
+    clops_file_describe(&r->json, why, sizeof why);
+    fprintf(stderr, "clops: conformance: cannot write the JSON report to %s: %s\n", r->json.path, why);
+    return false;
 }

@@ -31,7 +31,7 @@ extern "C" {
  * more than 10000 by default; a 32-dimension header needs under 1000. */
 #define NPY_MAX_HEADER_LEN (1u << 20)
 /* A buffer this large always holds a full message. */
-#define NPY_MESSAGE_SIZE 320
+#define NPY_MESSAGE_SIZE 8192 /* any message: it names at most one path, and paths are at most 4200 bytes */
 
 /* X(name, message): the status codes and their fixed sentences. */
 #define NPY_STATUS_TABLE(X)                                                              \

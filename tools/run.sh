@@ -4,6 +4,7 @@
 #   bash tools/run.sh demo   install what is missing, build, run the specification's
 #                            examples through the CLI on the default device
 #   bash tools/run.sh test   install what is missing, build, run the whole test suite
+#                            (ctest, then the Python package's pytest suite)
 #
 # Environment: BUILD_DIR (default: build), JOBS (default: nproc).
 set -euo pipefail
@@ -28,7 +29,13 @@ case "$mode" in
     ;;
   test)
     # Fail rather than skip when no OpenCL device exists: PoCL was installed above.
-    CLOPS_REQUIRE_DEVICE=1 ctest --test-dir "$build" --output-on-failure -j "$jobs"
+    # Then the Python package's suite (test/python/run.sh: a venv in $build/venv, pip install .,
+    # pytest), after ctest and outside it (see README "Python"); both run, either failing fails.
+    need_packages python3-venv
+    status=0
+    CLOPS_REQUIRE_DEVICE=1 ctest --test-dir "$build" --output-on-failure -j "$jobs" || status=$?
+    CLOPS_REQUIRE_DEVICE=1 bash test/python/run.sh "$build" || status=$?
+    exit "$status"
     ;;
   *)
     echo "usage: bash tools/run.sh demo|test" >&2

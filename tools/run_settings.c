@@ -56,7 +56,9 @@ static struct {
     double timeout;
     struct timespec deadline;
     char device[256];
-} dog = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, {0, 0}, ""};
+    char remove[4200]; /* run_watchdog_remove */
+    const char *source; /* "--timeout" or "CLOPS_TIMEOUT" */
+} dog = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, {0, 0}, "", "", "--timeout"};
 
 static void *watch(void *arg)
 {
@@ -66,26 +68,41 @@ static void *watch(void *arg)
         if (pthread_cond_timedwait(&dog.wake, &dog.lock, &dog.deadline) == ETIMEDOUT && dog.armed) {
             /* Under the lock: once run_watchdog_stop returned, this never runs. */
             if (dog.device[0])
-                fprintf(stderr, "clops: error: device \"%s\" did not finish within %g s (--timeout)\n",
-                        dog.device, dog.timeout);
+                fprintf(stderr, "clops: error: device \"%s\" did not finish within %g s (%s)\n",
+                        dog.device, dog.timeout, dog.source);
             else
-                fprintf(stderr, "clops: error: no device was ready within %g s (--timeout)\n", dog.timeout);
+                fprintf(stderr, "clops: error: no device was ready within %g s (%s)\n", dog.timeout,
+                        dog.source);
             fflush(stderr);
+            if (dog.remove[0]) unlink(dog.remove);
             _exit(1);
         }
     pthread_mutex_unlock(&dog.lock);
     return NULL;
 }
 
+/* The deadline the command runs under: --timeout, else CLOPS_TIMEOUT (as the
+ * library reads it: clops_context_options_from_env), else none (0). */
+static double effective_timeout(const run_settings *s)
+{
+    if (s->timeout > 0) return s->timeout;
+    clops_context_options o;
+    if (clops_context_options_init(&o, sizeof o) != CLOPS_SUCCESS || clops_context_options_from_env(&o) != CLOPS_SUCCESS)
+        return 0; /* a bad variable fails the context creation with its own message */
+    return o.timeout_seconds > 0 && o.timeout_seconds <= 1e6 ? o.timeout_seconds : 0;
+}
+
 void run_watchdog_start(const run_settings *s)
 {
-    if (s->timeout <= 0) return;
+    const double timeout = effective_timeout(s);
+    if (timeout <= 0) return;
     clock_gettime(CLOCK_REALTIME, &dog.deadline);
-    const double whole = floor(s->timeout);
+    const double whole = floor(timeout);
     dog.deadline.tv_sec += (time_t)whole;
-    dog.deadline.tv_nsec += (long)((s->timeout - whole) * 1e9);
+    dog.deadline.tv_nsec += (long)((timeout - whole) * 1e9);
     if (dog.deadline.tv_nsec >= 1000000000L) dog.deadline.tv_sec++, dog.deadline.tv_nsec -= 1000000000L;
-    dog.timeout = s->timeout;
+    dog.timeout = timeout;
+    dog.source = s->timeout > 0 ? "--timeout" : "CLOPS_TIMEOUT";
     dog.armed = 1;
     pthread_t t;
     if (pthread_create(&t, NULL, watch, NULL) == 0) pthread_detach(t);
@@ -104,5 +121,12 @@ void run_watchdog_stop(void)
     pthread_mutex_lock(&dog.lock);
     dog.armed = 0;
     pthread_cond_signal(&dog.wake);
+    pthread_mutex_unlock(&dog.lock);
+}
+
+void run_watchdog_remove(const char *path)
+{
+    pthread_mutex_lock(&dog.lock);
+    snprintf(dog.remove, sizeof dog.remove, "%s", path ? path : "");
     pthread_mutex_unlock(&dog.lock);
 }

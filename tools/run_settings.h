@@ -33,5 +33,7 @@ clops_status run_settings_options(const run_settings *s, int device, clops_conte
 void run_watchdog_start(const run_settings *s);
 void run_watchdog_device(const char *name);
 void run_watchdog_stop(void);
+/* A temporary file the watchdog removes before it ends the process (NULL: none). */
+void run_watchdog_remove(const char *path);
 
 #endif

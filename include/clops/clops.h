@@ -1,4 +1,4 @@
-/*
+/** @file
  * clops.h - DirectML-style tensor operators on any OpenCL device, or on the host.
  *
  * Operators: DepthToSpace and SpaceToDepth (orders DCR and CRD) and
@@ -7,11 +7,13 @@
  * COMPLEX128. Results are bit-exact: these operators only move bits.
  *
  * Use:
+ * @code
  *   clops_context *ctx;   clops_context_create(&ctx);            // default device
  *   clops_operator *op;   clops_operator_create(ctx, &desc, &op); // validates, builds
  *   clops_operator_execute(op, &bufs, 0, NULL, &event);           // cl_mem, async
  *   clops_operator_execute_host(op, &host_bufs);                  // host pointers, blocking
  *   clops_operator_free(op); clops_context_free(ctx);
+ * @endcode
  *
  * Thread safety:
  *   - clops_context: may be shared by threads. Creating and freeing operators on
@@ -23,7 +25,18 @@
  *     or serialise calls on a shared one.
  *   - Free a context only after every operator created on it is freed.
  *   - Nothing in clops is global; clops_last_error_message() is per-thread.
+ *   - clops_operator_execute() on an operator that fell back to the host runs
+ *     the host kernel on a thread of clops's own (one per execution, detached,
+ *     ended when the work is).
  *   - The library never prints and never exits.
+ *   - Calls that read CLOPS_* environment variables (each says so) call getenv:
+ *     as with any libc caller, no other thread may change the environment
+ *     (setenv, putenv) meanwhile.
+ *
+ * Every function's reference says what it may block on. Each status it names is
+ * a ::clops_status; "OpenCL errors" are the driver's codes passed through
+ * unchanged (clops_errors.h), with the failing call named in
+ * clops_last_error_message().
  */
 #ifndef CLOPS_H
 #define CLOPS_H
@@ -31,6 +44,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/** @def CL_TARGET_OPENCL_VERSION
+ *  The OpenCL API version the OpenCL headers expose: the includer's choice (clops
+ *  uses only OpenCL 1.2 types here); 120 (OpenCL 1.2) only where the includer set
+ *  none, which keeps the headers quiet. */
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 120
 #endif
@@ -42,85 +59,134 @@
 extern "C" {
 #endif
 
+/** @defgroup version Version
+ *  The version of the headers (macros) and of the library actually linked.
+ *  @{ */
+/** Major version of these headers. */
 #define CLOPS_VERSION_MAJOR 0
+/** Minor version of these headers. */
 #define CLOPS_VERSION_MINOR 1
+/** Patch version of these headers. */
 #define CLOPS_VERSION_PATCH 0
+/** The version as one number, MAJOR * 10000 + MINOR * 100 + PATCH (0.1.0 is 100). */
 #define CLOPS_VERSION_NUMBER (CLOPS_VERSION_MAJOR * 10000 + CLOPS_VERSION_MINOR * 100 + CLOPS_VERSION_PATCH)
+/** The version as text, "MAJOR.MINOR.PATCH". */
 #define CLOPS_VERSION_STRING "0.1.0"
 
-/*! clops_version_number() : CLOPS_VERSION_NUMBER of the library actually linked. */
+/** CLOPS_VERSION_NUMBER of the library actually linked (compare it with the
+ *  macro to detect a header and library mismatch).
+ *  @return the linked library's version number.
+ *  @threadsafety Any thread. @blocking Nothing. */
 CLOPS_API unsigned clops_version_number(void);
-/*! clops_version_string() : CLOPS_VERSION_STRING of the library actually linked. */
+/** CLOPS_VERSION_STRING of the library actually linked.
+ *  @return a static string, never NULL.
+ *  @threadsafety Any thread. @blocking Nothing. */
 CLOPS_API const char *clops_version_string(void);
+/** @} */
 
-/* ---- data types ---------------------------------------------------------------
- * Values 0..11 are DML_TENSOR_DATA_TYPE's; the ONNX-only types start at 100. */
+/** @defgroup tensors Data types and tensors
+ *  What the operators move: elements of a fixed-width type in four-dimensional
+ *  tensors, as DirectML describes them.
+ *  @{ */
+
+/* ---- data types --------------------------------------------------------------- */
+/** The element types. Values 0..11 are DML_TENSOR_DATA_TYPE's; the ONNX-only
+ *  types start at 100. The operators move elements as 1- to 16-byte words, so
+ *  every type runs on every device (no fp16 or fp64 support is needed). */
 typedef enum clops_data_type {
-    CLOPS_DATA_TYPE_UNKNOWN = 0,
-    CLOPS_DATA_TYPE_FLOAT32 = 1,
-    CLOPS_DATA_TYPE_FLOAT16 = 2,
-    CLOPS_DATA_TYPE_UINT32 = 3,
-    CLOPS_DATA_TYPE_UINT16 = 4,
-    CLOPS_DATA_TYPE_UINT8 = 5,
-    CLOPS_DATA_TYPE_INT32 = 6,
-    CLOPS_DATA_TYPE_INT16 = 7,
-    CLOPS_DATA_TYPE_INT8 = 8,
-    CLOPS_DATA_TYPE_FLOAT64 = 9,
-    CLOPS_DATA_TYPE_UINT64 = 10,
-    CLOPS_DATA_TYPE_INT64 = 11,
-    CLOPS_DATA_TYPE_BOOL = 100,
-    CLOPS_DATA_TYPE_BFLOAT16 = 101,
-    CLOPS_DATA_TYPE_COMPLEX64 = 102,
-    CLOPS_DATA_TYPE_COMPLEX128 = 103
+    CLOPS_DATA_TYPE_UNKNOWN = 0,     /**< not a type: rejected by every operator */
+    CLOPS_DATA_TYPE_FLOAT32 = 1,     /**< 4 bytes */
+    CLOPS_DATA_TYPE_FLOAT16 = 2,     /**< 2 bytes */
+    CLOPS_DATA_TYPE_UINT32 = 3,      /**< 4 bytes; also a MaxUnpooling index type */
+    CLOPS_DATA_TYPE_UINT16 = 4,      /**< 2 bytes */
+    CLOPS_DATA_TYPE_UINT8 = 5,       /**< 1 byte */
+    CLOPS_DATA_TYPE_INT32 = 6,       /**< 4 bytes */
+    CLOPS_DATA_TYPE_INT16 = 7,       /**< 2 bytes */
+    CLOPS_DATA_TYPE_INT8 = 8,        /**< 1 byte */
+    CLOPS_DATA_TYPE_FLOAT64 = 9,     /**< 8 bytes */
+    CLOPS_DATA_TYPE_UINT64 = 10,     /**< 8 bytes; also a MaxUnpooling index type */
+    CLOPS_DATA_TYPE_INT64 = 11,      /**< 8 bytes; also a MaxUnpooling index type */
+    CLOPS_DATA_TYPE_BOOL = 100,      /**< ONNX BOOL, 1 byte */
+    CLOPS_DATA_TYPE_BFLOAT16 = 101,  /**< ONNX BFLOAT16, 2 bytes */
+    CLOPS_DATA_TYPE_COMPLEX64 = 102, /**< ONNX COMPLEX64, 8 bytes */
+    CLOPS_DATA_TYPE_COMPLEX128 = 103 /**< ONNX COMPLEX128, 16 bytes */
 } clops_data_type;
 
-/*! clops_data_type_size() : bytes per element (1, 2, 4, 8 or 16), 0 if unknown. */
+/** Bytes per element of a type.
+ *  @param type any value.
+ *  @return 1, 2, 4, 8 or 16; 0 if `type` is not a ::clops_data_type clops knows
+ *          (::CLOPS_DATA_TYPE_UNKNOWN included).
+ *  @threadsafety Any thread. @blocking Nothing. */
 CLOPS_API size_t clops_data_type_size(clops_data_type type);
-/*! clops_data_type_name() : "FLOAT32", "BFLOAT16", ...; "UNKNOWN" if unknown. */
+/** The name of a type.
+ *  @param type any value.
+ *  @return "FLOAT32", "BFLOAT16", ...; "UNKNOWN" if unknown. A static string,
+ *          never NULL.
+ *  @threadsafety Any thread. @blocking Nothing. */
 CLOPS_API const char *clops_data_type_name(clops_data_type type);
 
-/* ---- tensors ------------------------------------------------------------------
- * As DML_BUFFER_TENSOR_DESC with four dimensions: sizes are { N, C, H, W };
- * strides are in elements, NULL means packed NCHW. A zero stride broadcasts an
- * input along that dimension (not allowed on outputs, whose elements must not
- * overlap). A zero size is valid and gives an empty tensor. */
+/* ---- tensors ------------------------------------------------------------------ */
+/** A tensor, as DML_BUFFER_TENSOR_DESC with four dimensions: sizes are
+ *  { N, C, H, W }; strides are in elements, NULL means packed NCHW. A zero stride
+ *  broadcasts an input along that dimension (not allowed on outputs, whose
+ *  elements must not overlap). A zero size is valid and gives an empty tensor.
+ *  Calls read descriptors only while they run (clops_operator_create copies what
+ *  it keeps), so they may be freed or reused afterwards. */
 typedef struct clops_tensor_desc {
-    clops_data_type data_type;
-    uint32_t sizes[4];
-    const uint64_t *strides; /* 4 strides in elements, or NULL for packed */
+    clops_data_type data_type; /**< the element type */
+    uint32_t sizes[4];         /**< { N, C, H, W } */
+    const uint64_t *strides;   /**< 4 strides in elements, or NULL for packed */
 } clops_tensor_desc;
+/** @} */
+
+/** @defgroup descriptors Operator descriptors
+ *  What an operator computes, checked without any device by
+ *  clops_operator_validate(). Everything is validated before any work, in this
+ *  order: null pointers, operator type, each tensor on its own (type, overflow
+ *  of every size product, byte count and strided span, output overlap),
+ *  input/output type agreement, then the operator's rules; the first failure
+ *  is returned.
+ *  @{ */
 
 /* ---- operators ---------------------------------------------------------------- */
+/** How DepthToSpace and SpaceToDepth order the block within the channels. */
 typedef enum clops_depth_space_order {
-    CLOPS_ORDER_DEPTH_COLUMN_ROW = 0, /* DCR: DML's default, ONNX mode "DCR" */
-    CLOPS_ORDER_COLUMN_ROW_DEPTH = 1  /* CRD: ONNX mode "CRD", PyTorch pixel_(un)shuffle */
+    CLOPS_ORDER_DEPTH_COLUMN_ROW = 0, /**< DCR: DML's default, ONNX mode "DCR" */
+    CLOPS_ORDER_COLUMN_ROW_DEPTH = 1  /**< CRD: ONNX mode "CRD", PyTorch pixel_(un)shuffle */
 } clops_depth_space_order;
 
-/* DML_DEPTH_TO_SPACE1_OPERATOR_DESC: output { N, C/b², H*b, W*b }. */
+/** DML_DEPTH_TO_SPACE1_OPERATOR_DESC: output { N, C/b², H*b, W*b }. */
 typedef struct clops_depth_to_space_desc {
-    const clops_tensor_desc *input;
-    const clops_tensor_desc *output;
-    uint32_t block_size;
-    clops_depth_space_order order;
+    const clops_tensor_desc *input;  /**< { N, C, H, W }; C divisible by block_size² */
+    const clops_tensor_desc *output; /**< { N, C/b², H*b, W*b }, the input's type */
+    uint32_t block_size;             /**< b, at least 1 */
+    clops_depth_space_order order;   /**< DCR or CRD */
 } clops_depth_to_space_desc;
 
-/* DML_SPACE_TO_DEPTH1_OPERATOR_DESC: output { N, C*b², H/b, W/b }. */
+/** DML_SPACE_TO_DEPTH1_OPERATOR_DESC: output { N, C*b², H/b, W/b }. */
 typedef struct clops_space_to_depth_desc {
-    const clops_tensor_desc *input;
-    const clops_tensor_desc *output;
-    uint32_t block_size;
-    clops_depth_space_order order;
+    const clops_tensor_desc *input;  /**< { N, C, H, W }; H and W divisible by block_size */
+    const clops_tensor_desc *output; /**< { N, C*b², H/b, W/b }, the input's type */
+    uint32_t block_size;             /**< b, at least 1 */
+    clops_depth_space_order order;   /**< DCR or CRD */
 } clops_space_to_depth_desc;
 
-/* What a MaxUnpooling index counts from. */
+/** What a MaxUnpooling index counts from. The input element of plane
+ *  p = n*C + c whose index is i goes to flat output position
+ *  - i, with ::CLOPS_INDICES_FLAT: valid iff 0 <= i < N*C*H_out*W_out;
+ *  - p*H_out*W_out + i, with ::CLOPS_INDICES_PER_PLANE: valid iff 0 <= i < H_out*W_out.
+ *
+ *  An index outside that range (a negative INT64 included) is out of range,
+ *  ::CLOPS_ERROR_INDEX_OUT_OF_RANGE, on every path. Any other value of the field
+ *  is ::CLOPS_ERROR_INVALID_INDICES_LAYOUT from validate and create. */
 typedef enum clops_indices_layout {
-    CLOPS_INDICES_FLAT = 0,     /* DirectML, ONNX: over the whole packed output,
+    CLOPS_INDICES_FLAT = 0,     /**< DirectML, ONNX: over the whole packed output,
                                    batch and channel included */
-    CLOPS_INDICES_PER_PLANE = 1 /* PyTorch max_pool2d(return_indices=True): within the
+    CLOPS_INDICES_PER_PLANE = 1 /**< PyTorch max_pool2d(return_indices=True): within the
                                    output plane (n, c), 0 <= index < H_out * W_out */
 } clops_indices_layout;
 
-/* DML_MAX_UNPOOLING_OPERATOR_DESC. The output is zero-filled, then each input
+/** DML_MAX_UNPOOLING_OPERATOR_DESC. The output is zero-filled, then each input
  * value X.flat[k] is written at Y.flat[I.flat[k]], indices being flat over the
  * whole packed output (batch and channel included), or, with
  * CLOPS_INDICES_PER_PLANE, at Y[n, c].flat[I[n, c, h, w]]. Indices: UINT32,
@@ -128,169 +194,278 @@ typedef enum clops_indices_layout {
  * element that comes last in row-major order wins, on every device and every run.
  * indices_layout is 0 (flat) when the descriptor is brace-initialised without it. */
 typedef struct clops_max_unpooling_desc {
-    const clops_tensor_desc *input;
-    const clops_tensor_desc *indices;
-    const clops_tensor_desc *output;
-    clops_indices_layout indices_layout;
+    const clops_tensor_desc *input;    /**< X, { N, C, H, W } */
+    const clops_tensor_desc *indices;  /**< I: X's sizes; UINT32, UINT64 or INT64 */
+    const clops_tensor_desc *output;   /**< Y: X's N and C and type; H and W are the caller's */
+    clops_indices_layout indices_layout; /**< what an index counts from; 0: flat */
 } clops_max_unpooling_desc;
 
+/** Which operator a ::clops_operator_desc describes. */
 typedef enum clops_operator_type {
-    CLOPS_OPERATOR_DEPTH_TO_SPACE = 1,
-    CLOPS_OPERATOR_SPACE_TO_DEPTH = 2,
-    CLOPS_OPERATOR_MAX_UNPOOLING = 3
+    CLOPS_OPERATOR_DEPTH_TO_SPACE = 1, /**< desc is a ::clops_depth_to_space_desc */
+    CLOPS_OPERATOR_SPACE_TO_DEPTH = 2, /**< desc is a ::clops_space_to_depth_desc */
+    CLOPS_OPERATOR_MAX_UNPOOLING = 3   /**< desc is a ::clops_max_unpooling_desc */
 } clops_operator_type;
 
-/* As DML_OPERATOR_DESC: a type and a pointer to that type's descriptor. */
+/** As DML_OPERATOR_DESC: a type and a pointer to that type's descriptor. */
 typedef struct clops_operator_desc {
-    clops_operator_type type;
-    const void *desc;
+    clops_operator_type type; /**< the operator */
+    const void *desc;         /**< the descriptor of that type */
 } clops_operator_desc;
 
-/*! clops_operator_validate() : checks a descriptor without any device: types,
- *  sizes against the operator's rules, strides, and overflow of every size
- *  product. @return CLOPS_SUCCESS or the specific CLOPS_ERROR_* code, with the
- *  offending value in clops_last_error_message(). */
+/** Checks a descriptor without any device: types, sizes against the operator's
+ *  rules, strides, and overflow of every size product (in the order of @ref descriptors).
+ *  @param desc the operator's descriptor.
+ *  @return ::CLOPS_SUCCESS or the specific CLOPS_ERROR_* code, with the
+ *          offending value in clops_last_error_message():
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `desc`, its descriptor, or a tensor
+ *          descriptor it needs (input, output, MaxUnpooling's indices) is NULL.
+ *  @retval CLOPS_ERROR_INVALID_OPERATOR_TYPE unknown `desc->type`.
+ *  @retval CLOPS_ERROR_UNSUPPORTED_DATA_TYPE an input or output type clops does not know.
+ *  @retval CLOPS_ERROR_UNSUPPORTED_INDEX_TYPE indices not UINT32, UINT64 or INT64.
+ *  @retval CLOPS_ERROR_SIZE_OVERFLOW an element count, byte count or strided span overflows.
+ *  @retval CLOPS_ERROR_OVERLAPPING_OUTPUT output strides make distinct elements share an address.
+ *  @retval CLOPS_ERROR_DATA_TYPE_MISMATCH the output's type differs from the input's.
+ *  @retval CLOPS_ERROR_INVALID_BLOCK_SIZE DepthToSpace/SpaceToDepth: block size 0.
+ *  @retval CLOPS_ERROR_INVALID_ORDER DepthToSpace/SpaceToDepth: order neither DCR nor CRD.
+ *  @retval CLOPS_ERROR_CHANNELS_NOT_DIVISIBLE DepthToSpace: C not divisible by b².
+ *  @retval CLOPS_ERROR_SPATIAL_NOT_DIVISIBLE SpaceToDepth: H or W not divisible by b.
+ *  @retval CLOPS_ERROR_OUTPUT_SIZE_MISMATCH DepthToSpace/SpaceToDepth: output sizes not the rule's.
+ *  @retval CLOPS_ERROR_INDICES_SIZE_MISMATCH MaxUnpooling: indices sizes differ from the input's.
+ *  @retval CLOPS_ERROR_BATCH_CHANNEL_MISMATCH MaxUnpooling: output N or C differs from the input's.
+ *  @threadsafety Any thread. @blocking Nothing (no device, no allocation). */
 CLOPS_API clops_status clops_operator_validate(const clops_operator_desc *desc);
 
-/*! clops_operator_output_sizes() : the output sizes the operator's rule gives
- *  for `desc`'s input and attributes (DepthToSpace: {N, C/b^2, H*b, W*b};
- *  SpaceToDepth: {N, C*b^2, H/b, W/b}), checked as clops_operator_validate
- *  checks them; the output tensor descriptor is not read and may be NULL.
- *  @return CLOPS_SUCCESS with `sizes` filled; the validation's CLOPS_ERROR_*
- *  code; CLOPS_ERROR_SIZE_OVERFLOW when an output size would pass 2^32-1;
- *  CLOPS_ERROR_OUTPUT_NOT_DERIVED for MaxUnpooling, whose output height and
- *  width are the caller's. `sizes` is written only on success. */
+/** The output sizes the operator's rule gives for `desc`'s input and attributes
+ *  (DepthToSpace: {N, C/b^2, H*b, W*b}; SpaceToDepth: {N, C*b^2, H/b, W/b}),
+ *  checked as clops_operator_validate checks them; the output tensor
+ *  descriptor is not read and may be NULL. `sizes` is written only on success.
+ *  @param desc the operator's descriptor (its output may be NULL).
+ *  @param[out] sizes the output's { N, C, H, W } on success.
+ *  @return ::CLOPS_SUCCESS with `sizes` filled, or:
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `desc`, its descriptor, its input or `sizes` is NULL.
+ *  @retval CLOPS_ERROR_INVALID_OPERATOR_TYPE unknown `desc->type`.
+ *  @retval CLOPS_ERROR_OUTPUT_NOT_DERIVED MaxUnpooling, whose output height and
+ *          width are the caller's.
+ *  @retval CLOPS_ERROR_SIZE_OVERFLOW an output size would pass 2^32-1 (or the
+ *          input's own counts overflow).
+ *  @retval other the validation's CLOPS_ERROR_* code for the input and
+ *          attributes (type, block size, order, divisibility).
+ *  @threadsafety Any thread. @blocking Nothing. */
 CLOPS_API clops_status clops_operator_output_sizes(const clops_operator_desc *desc, uint32_t sizes[4]);
+/** @} */
+
+/** @defgroup devices Devices
+ *  The OpenCL devices of every platform, what clops uses of each, and the path
+ *  each operator takes there.
+ *  @{ */
 
 /* ---- devices ------------------------------------------------------------------ */
+/** One device, as clops_device_list() reports it. The four strings are read at
+ *  their real length and cut to their field (a longer string keeps its
+ *  beginning); clops_device_string() gives them whole. */
 typedef struct clops_device_info {
-    unsigned index;               /* as used by CLOPS_DEVICE and the CLI's --device */
-    cl_platform_id platform;
-    cl_device_id device;
-    cl_device_type type;
-    /* The next four are read at their real length and cut to their field (a
-     * longer string keeps its beginning); clops_device_string() gives them whole. */
-    char platform_name[128];
-    char device_name[128];
-    char device_version[128];     /* "OpenCL 3.0 PoCL ..." */
-    char opencl_c_version[64];
-    int has_fp16;                 /* cl_khr_fp16 */
-    int has_fp64;                 /* cl_khr_fp64 */
-    int has_int64;                /* 64-bit integers: FULL_PROFILE, or cl_khr_int64 on EMBEDDED */
-    int compiler_available;
-    uint64_t max_alloc_bytes;
+    unsigned index;               /**< as used by CLOPS_DEVICE and the CLI's --device */
+    cl_platform_id platform;      /**< its OpenCL platform */
+    cl_device_id device;          /**< the OpenCL device */
+    cl_device_type type;          /**< CL_DEVICE_TYPE (GPU, CPU, accelerator, ... bits) */
+    char platform_name[128];      /**< CL_PLATFORM_NAME, cut to 127 bytes */
+    char device_name[128];        /**< CL_DEVICE_NAME, cut to 127 bytes */
+    char device_version[128];     /**< CL_DEVICE_VERSION, "OpenCL 3.0 PoCL ...", cut to 127 bytes */
+    char opencl_c_version[64];    /**< CL_DEVICE_OPENCL_C_VERSION, cut to 63 bytes */
+    int has_fp16;                 /**< cl_khr_fp16 (0 under CLOPS_DISABLE=fp16) */
+    int has_fp64;                 /**< cl_khr_fp64 (0 under CLOPS_DISABLE=fp64) */
+    int has_int64;                /**< 64-bit integers: FULL_PROFILE, or cl_khr_int64 on EMBEDDED
+                                       (0 under CLOPS_DISABLE=int64) */
+    int compiler_available;       /**< CL_DEVICE_COMPILER_AVAILABLE (0 under CLOPS_DISABLE=compiler) */
+    uint64_t max_alloc_bytes;     /**< CL_DEVICE_MAX_MEM_ALLOC_SIZE; 0 if the driver did not say */
 } clops_device_info;
 
-/*! clops_device_list() : every device of every platform, in platform order.
- *  Writes up to `capacity` entries to `infos` (may be NULL when capacity is 0)
- *  and the total count to `*count`. No platform at all gives *count = 0 and
- *  CLOPS_SUCCESS. */
+/** Every device of every platform, in platform order. Writes up to `capacity`
+ *  entries to `infos` and the total count to `*count`: call with capacity 0 to
+ *  count, then again with room for them. No platform at all (no OpenCL ICD)
+ *  gives *count = 0 and CLOPS_SUCCESS. The capabilities are reported after the
+ *  CLOPS_DISABLE environment variable.
+ *  @param[out] infos room for `capacity` entries; may be NULL when capacity is 0.
+ *  @param capacity how many entries `infos` holds.
+ *  @param[out] count the number of devices (0 on failure).
+ *  @return ::CLOPS_SUCCESS, or:
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `count` is NULL, or `infos` is NULL with capacity > 0.
+ *  @retval CLOPS_ERROR_INVALID_SETTING a CLOPS_* environment variable has a bad
+ *          value (they are all read, as by clops_context_options_from_env()).
+ *  @retval CLOPS_ERROR_INVALID_DEVICE_SELECTION CLOPS_DEVICE is neither "host" nor an index.
+ *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY an allocation failed.
+ *  @retval other OpenCL errors of clGetPlatformIDs, clGetDeviceIDs, clGetDeviceInfo.
+ *  @threadsafety Any thread; reads the environment.
+ *  @blocking The OpenCL ICD loader and drivers (the first call in a process
+ *  loads them; a remote device may answer over the network). */
 CLOPS_API clops_status clops_device_list(clops_device_info *infos, size_t capacity, size_t *count);
 
-/* Identity strings of a device, for clops_device_string(). */
+/** Identity strings of a device, for clops_device_string(). */
 typedef enum clops_device_string_kind {
-    CLOPS_DEVICE_STRING_PLATFORM_NAME = 1,    /* CL_PLATFORM_NAME */
-    CLOPS_DEVICE_STRING_PLATFORM_VERSION = 2, /* CL_PLATFORM_VERSION */
-    CLOPS_DEVICE_STRING_DEVICE_NAME = 3,      /* CL_DEVICE_NAME */
-    CLOPS_DEVICE_STRING_VENDOR = 4,           /* CL_DEVICE_VENDOR */
-    CLOPS_DEVICE_STRING_DEVICE_VERSION = 5,   /* CL_DEVICE_VERSION */
-    CLOPS_DEVICE_STRING_DRIVER_VERSION = 6,   /* CL_DRIVER_VERSION */
-    CLOPS_DEVICE_STRING_OPENCL_C_VERSION = 7  /* CL_DEVICE_OPENCL_C_VERSION */
+    CLOPS_DEVICE_STRING_PLATFORM_NAME = 1,    /**< CL_PLATFORM_NAME */
+    CLOPS_DEVICE_STRING_PLATFORM_VERSION = 2, /**< CL_PLATFORM_VERSION */
+    CLOPS_DEVICE_STRING_DEVICE_NAME = 3,      /**< CL_DEVICE_NAME */
+    CLOPS_DEVICE_STRING_VENDOR = 4,           /**< CL_DEVICE_VENDOR */
+    CLOPS_DEVICE_STRING_DEVICE_VERSION = 5,   /**< CL_DEVICE_VERSION */
+    CLOPS_DEVICE_STRING_DRIVER_VERSION = 6,   /**< CL_DRIVER_VERSION */
+    CLOPS_DEVICE_STRING_OPENCL_C_VERSION = 7  /**< CL_DEVICE_OPENCL_C_VERSION */
 } clops_device_string_kind;
 
-/*! clops_device_string() : one identity string of a device of clops_device_list(),
- *  read at its real length (however long the driver makes it). Writes it to
- *  `buf` (always NUL-terminated when size > 0; cut to fit) and its whole length,
- *  without the NUL, to `*length` (may be NULL): a caller whose buffer was too
- *  small calls again with *length + 1 bytes. An unknown `what` gives
- *  CLOPS_ERROR_INVALID_DEVICE_SELECTION. */
+/** One identity string of a device of clops_device_list(), read at its real
+ *  length (however long the driver makes it). Writes it to `buf` (always
+ *  NUL-terminated when size > 0; cut to fit) and its whole length, without the
+ *  NUL, to `*length`: a caller whose buffer was too small calls again with
+ *  *length + 1 bytes. On failure `buf` holds "" and `*length` 0.
+ *  @param info a device of clops_device_list().
+ *  @param what which string.
+ *  @param[out] buf room for `size` bytes; may be NULL when size is 0.
+ *  @param size bytes at `buf`.
+ *  @param[out] length the string's whole length; may be NULL.
+ *  @return ::CLOPS_SUCCESS, or:
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `info` is NULL, or `buf` is NULL with size > 0.
+ *  @retval CLOPS_ERROR_INVALID_DEVICE_SELECTION an unknown `what`.
+ *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY an allocation failed.
+ *  @retval other OpenCL errors of clGetDeviceInfo or clGetPlatformInfo.
+ *  @threadsafety Any thread. @blocking The driver's answer to the query. */
 CLOPS_API clops_status clops_device_string(const clops_device_info *info, clops_device_string_kind what, char *buf,
                                            size_t size, size_t *length);
 
-/*! clops_device_plan() : which path each operator and type takes on this device,
- *  as lines of text ("DepthToSpace, SpaceToDepth: ..."), written to `buf` (always
- *  NUL-terminated). @return the full length, as snprintf. */
+/** Which path each operator and type takes on this device, as lines of text
+ *  ("DepthToSpace, SpaceToDepth: ..."), from `info`'s fields alone, written to
+ *  `buf` as snprintf writes (always NUL-terminated when size > 0).
+ *  @param info a device of clops_device_list(); NULL gives "".
+ *  @param[out] buf room for `size` bytes; may be NULL when size is 0.
+ *  @param size bytes at `buf`.
+ *  @return the full length, as snprintf.
+ *  @threadsafety Any thread. @blocking Nothing (no driver call). */
 CLOPS_API size_t clops_device_plan(const clops_device_info *info, char *buf, size_t size);
+/** @} */
+
+/** @defgroup contexts Contexts
+ *  A context is a device (its cl_context and queue), or the host backend, with
+ *  its settings, program table and program cache. Every operator is created on
+ *  one. A context may be shared by threads; free it after its operators.
+ *  @{ */
 
 /* ---- contexts ----------------------------------------------------------------- */
+/** A device, or the host backend, with its settings (opaque). Made by the
+ *  clops_context_create*() calls, freed by clops_context_free(). */
 typedef struct clops_context clops_context;
+/** @} */
 
-/* ---- context options --------------------------------------------------------------
+/* ---- context options -------------------------------------------------------------- */
+/** @defgroup context_options Context options
+ * @ingroup contexts
  * Every setting of a context, through the API. The environment variables named
  * beside each field are defaults only: clops_context_options_from_env() reads
  * them (all of them, in one place, strictly), and a context made without options
  * uses them. Fields set after that call win.
  *
+ * @code
  *   clops_context_options o;
  *   clops_context_options_init(&o, sizeof o);      // built-in defaults
  *   st = clops_context_options_from_env(&o);        // optional: honour CLOPS_*
  *   o.fallback = CLOPS_FALLBACK_NEVER;
  *   o.timeout_seconds = 5;
  *   st = clops_context_create_with_options(&o, &ctx);
+ * @endcode
  *
  * The struct grows at its end only: `size` (set by clops_context_options_init
  * to the caller's sizeof) tells the library which fields the caller knows, and
  * fields past it keep their built-in defaults. Strings are copied when the
  * context is made. Environment values: keywords are case-insensitive ("off",
  * "OFF"); anything else (spaces, unknown words, numbers with junk) is an error
- * naming the variable and why, never ignored. An empty variable counts as unset. */
+ * naming the variable and why, never ignored. An empty variable counts as unset.
+ * @{ */
+/** How a context uses the on-disk program cache. */
 typedef enum clops_cache_policy {
-    CLOPS_CACHE_POLICY_READ_WRITE = 0, /* CLOPS_CACHE=rw (the default) */
-    CLOPS_CACHE_POLICY_READ_ONLY = 1,  /* CLOPS_CACHE=ro: load, never store */
-    CLOPS_CACHE_POLICY_OFF = 2         /* CLOPS_CACHE=off */
+    CLOPS_CACHE_POLICY_READ_WRITE = 0, /**< CLOPS_CACHE=rw (the default) */
+    CLOPS_CACHE_POLICY_READ_ONLY = 1,  /**< CLOPS_CACHE=ro: load, never store */
+    CLOPS_CACHE_POLICY_OFF = 2         /**< CLOPS_CACHE=off */
 } clops_cache_policy;
 
+/** What clops_operator_create() does with an operator the OpenCL device cannot run. */
 typedef enum clops_fallback_policy {
-    CLOPS_FALLBACK_ALLOW = 0, /* CLOPS_FALLBACK=allow (default): an operator the OpenCL device
+    CLOPS_FALLBACK_ALLOW = 0, /**< CLOPS_FALLBACK=allow (default): an operator the OpenCL device
                                  cannot run (no compiler and no binary, failed build, tensors
                                  past 2^32 elements without 64-bit integers) runs on the host */
-    CLOPS_FALLBACK_NEVER = 1  /* CLOPS_FALLBACK=never: clops_operator_create fails with
+    CLOPS_FALLBACK_NEVER = 1  /**< CLOPS_FALLBACK=never: clops_operator_create fails with
                                  CLOPS_ERROR_FALLBACK_REFUSED instead */
 } clops_fallback_policy;
 
-/* Capabilities a context treats as absent (CLOPS_DISABLE=fp64,int64,fp16,compiler). */
+/** clops_context_options::disable bit: treat cl_khr_fp64 as absent (CLOPS_DISABLE=fp64). */
 #define CLOPS_CAPABILITY_FP64 1u
+/** clops_context_options::disable bit: treat 64-bit integers as absent (CLOPS_DISABLE=int64). */
 #define CLOPS_CAPABILITY_INT64 2u
+/** clops_context_options::disable bit: treat cl_khr_fp16 as absent (CLOPS_DISABLE=fp16). */
 #define CLOPS_CAPABILITY_FP16 4u
+/** clops_context_options::disable bit: never compile; load cached or imported
+ *  binaries only (CLOPS_DISABLE=compiler). */
 #define CLOPS_CAPABILITY_COMPILER 8u
 
-/* clops_context_options.device: the default rule (clops_context_create), the host
- * backend, or an index of clops_device_list(). */
+/** clops_context_options::device: the default rule of clops_context_create(). */
 #define CLOPS_DEVICE_DEFAULT (-1)
+/** clops_context_options::device: the host backend. */
 #define CLOPS_DEVICE_HOST (-2)
 
+/** Every setting of a context (see @ref context_options). Fill it with
+ *  clops_context_options_init() first. */
 typedef struct clops_context_options {
-    size_t size;                     /* sizeof(clops_context_options) as the caller compiled it */
-    int device;                      /* CLOPS_DEVICE: "host" or an index; default CLOPS_DEVICE_DEFAULT */
-    clops_cache_policy cache;        /* CLOPS_CACHE: rw, ro or off */
-    const char *cache_dir;           /* CLOPS_CACHE_DIR; NULL: $XDG_CACHE_HOME/clops, else ~/.cache/clops */
-    uint64_t cache_max_bytes;        /* CLOPS_CACHE_MAX_SIZE: bytes, or digits with K, M or G
+    size_t size;                     /**< sizeof(clops_context_options) as the caller compiled it */
+    int device;                      /**< CLOPS_DEVICE: "host" or an index; default CLOPS_DEVICE_DEFAULT.
+                                          An index of clops_device_list(), CLOPS_DEVICE_DEFAULT or
+                                          CLOPS_DEVICE_HOST */
+    clops_cache_policy cache;        /**< CLOPS_CACHE: rw, ro or off */
+    const char *cache_dir;           /**< CLOPS_CACHE_DIR; NULL: $XDG_CACHE_HOME/clops, else ~/.cache/clops */
+    uint64_t cache_max_bytes;        /**< CLOPS_CACHE_MAX_SIZE: bytes, or digits with K, M or G
                                         (powers of 1024); default 256 MiB; 0 keeps nothing */
-    int tuning;                      /* CLOPS_TUNE: on (1, default) or off (0): use the tuning database */
-    const char *tuning_db;           /* the tuning database file; NULL: per device beside the cache */
-    unsigned disable;                /* CLOPS_DISABLE: CLOPS_CAPABILITY_* reported absent */
-    clops_fallback_policy fallback;  /* CLOPS_FALLBACK: allow or never */
-    unsigned host_threads;           /* threads of the host kernels for tensors of 4 MiB and
+    int tuning;                      /**< CLOPS_TUNE: on (1, default) or off (0): use the tuning database */
+    const char *tuning_db;           /**< the tuning database file; NULL: per device beside the cache */
+    unsigned disable;                /**< CLOPS_DISABLE: CLOPS_CAPABILITY_* reported absent */
+    clops_fallback_policy fallback;  /**< CLOPS_FALLBACK: allow or never */
+    unsigned host_threads;           /**< threads of the host kernels for tensors of 4 MiB and
                                         more (at most 16); 0 (default): one per processor */
-    double timeout_seconds;          /* CLOPS_TIMEOUT: seconds, or 0 / "none" (default): no deadline.
-                                        See "Deadline" below. */
+    double timeout_seconds;          /**< CLOPS_TIMEOUT: seconds, or 0 / "none" (default): no deadline.
+                                        See "Deadline" below (@ref deadline); at most 1000000 */
 } clops_context_options;
 
-/*! clops_context_options_init() : the built-in defaults (no environment) into the
- *  first `size` bytes of `opts`, and opts->size = size. Pass sizeof *opts. */
+/** The built-in defaults (no environment) into the first `size` bytes of
+ *  `opts`, and opts->size = size. Pass sizeof *opts. A size that is not the
+ *  sizeof of a released version of the struct (0.1.0's, 72 bytes on LP64, is
+ *  the only one so far) is CLOPS_ERROR_INVALID_SETTING, here and from every
+ *  call that takes options.
+ *  @param[out] opts the options to fill.
+ *  @param size sizeof *opts as the caller compiled it.
+ *  @return ::CLOPS_SUCCESS, or:
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `opts` is NULL.
+ *  @retval CLOPS_ERROR_INVALID_SETTING `size` is not a released version's.
+ *  @threadsafety Any thread. @blocking Nothing. */
 CLOPS_API clops_status clops_context_options_init(clops_context_options *opts, size_t size);
 
-/*! clops_context_options_from_env() : overwrites the fields whose environment
- *  variable is set (CLOPS_DEVICE, CLOPS_CACHE, CLOPS_CACHE_DIR,
- *  CLOPS_CACHE_MAX_SIZE, CLOPS_TUNE, CLOPS_DISABLE, CLOPS_FALLBACK, CLOPS_TIMEOUT).
+/** Overwrites the fields whose environment variable is set (CLOPS_DEVICE,
+ *  CLOPS_CACHE, CLOPS_CACHE_DIR, CLOPS_CACHE_MAX_SIZE, CLOPS_TUNE,
+ *  CLOPS_DISABLE, CLOPS_FALLBACK, CLOPS_TIMEOUT), within the caller's opts->size.
  *  A bad value is CLOPS_ERROR_INVALID_SETTING with a message naming the variable
- *  and why; `opts` is then unchanged. cache_dir points into the environment. */
+ *  and why; `opts` is then unchanged. cache_dir points into the environment.
+ *  @param[in,out] opts options filled by clops_context_options_init().
+ *  @return ::CLOPS_SUCCESS, or:
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `opts` is NULL.
+ *  @retval CLOPS_ERROR_INVALID_SETTING a variable has a bad value, or a field
+ *          of `opts` is out of range (opts->size not a released version's included).
+ *  @retval CLOPS_ERROR_INVALID_DEVICE_SELECTION CLOPS_DEVICE is neither "host"
+ *          nor an index, or opts->device is below CLOPS_DEVICE_HOST.
+ *  @threadsafety Any thread; reads the environment. @blocking Nothing. */
 CLOPS_API clops_status clops_context_options_from_env(clops_context_options *opts);
 
-/* Deadline. With timeout_seconds > 0, every wait clops itself does for the
+/** @defgroup deadline Deadline
+ * @ingroup context_options
+ * With timeout_seconds > 0, every wait clops itself does for the
  * device ends by then: clops_operator_execute_host() waiting for its kernels,
- * clops_operator_last_status(), and the maps of an operator running on the host
- * over cl_mem buffers. A wait that ends there returns CLOPS_ERROR_DEVICE_TIMEOUT
+ * clops_operator_last_status(), and the wait of an operator running on the host
+ * over cl_mem buffers for its wait list (from clops_operator_execute; then the
+ * host work is given up, nothing written, and clops_operator_last_status() says
+ * so). A wait that ends there returns CLOPS_ERROR_DEVICE_TIMEOUT
  * (the message names the device); the commands stay queued, and the caller's
  * host memory is never written after that return. A command the device reports
  * failed (a negative execution status, as a lost remote device gives) is
@@ -299,148 +474,354 @@ CLOPS_API clops_status clops_context_options_from_env(clops_context_options *opt
  * kernel's output, clFinish, releasing objects) - a process that must end on
  * time enforces the deadline whole, as the CLI's --timeout does. */
 
-/*! clops_context_create_with_options() : a context as `opts` says (NULL: the
- *  built-in defaults and the environment, as clops_context_create). Values out of
- *  range are CLOPS_ERROR_INVALID_SETTING. */
+/** A context as `opts` says (NULL: the built-in defaults and the environment,
+ *  as clops_context_create). Values out of range are
+ *  CLOPS_ERROR_INVALID_SETTING. The device is opts->device: an index, the
+ *  host, or the default rule of clops_context_create(). A cache directory that
+ *  cannot be used is not an error: the context runs uncached and
+ *  clops_context_cache_status() says why.
+ *  @param opts the settings, or NULL.
+ *  @param[out] out the new context; NULL on failure.
+ *  @return ::CLOPS_SUCCESS, or:
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `out` is NULL.
+ *  @retval CLOPS_ERROR_INVALID_SETTING a field out of range, or (opts NULL) a
+ *          bad CLOPS_* variable.
+ *  @retval CLOPS_ERROR_INVALID_DEVICE_SELECTION the device named does not exist.
+ *  @retval CLOPS_ERROR_NO_DEVICE a device index was named and no platform has a device.
+ *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY an allocation failed.
+ *  @retval other OpenCL errors (listing devices, clCreateContext, clCreateCommandQueue, ...).
+ *  @threadsafety Any thread; reads the environment when `opts` is NULL.
+ *  @blocking The driver: listing the devices, creating the cl_context and its
+ *  queue (a remote device connects); creating the cache directory. Nothing is
+ *  compiled here. */
 CLOPS_API clops_status clops_context_create_with_options(const clops_context_options *opts, clops_context **out);
 
-/*! clops_context_create_from_cl_with_options() : clops_context_create_from_cl with
- *  options (opts->device is ignored: the device is the caller's). */
+/** clops_context_create_from_cl with options (opts->device is ignored: the
+ *  device is the caller's).
+ *  @param context the caller's cl_context; retained by clops.
+ *  @param device a device of `context`.
+ *  @param queue a queue of `context` on `device`, in-order or out-of-order; retained.
+ *  @param opts the settings, or NULL (the defaults and the environment).
+ *  @param[out] out the new context; NULL on failure.
+ *  @return ::CLOPS_SUCCESS, or:
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `out`, `context`, `device` or `queue` is NULL.
+ *  @retval CL_INVALID_CONTEXT `queue` belongs to another cl_context.
+ *  @retval CL_INVALID_DEVICE `queue` is for another device than `device`.
+ *  @retval CLOPS_ERROR_INVALID_SETTING a field out of range, or (opts NULL) a bad CLOPS_* variable.
+ *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY an allocation failed.
+ *  @retval other OpenCL errors of the queries and retains.
+ *  @threadsafety Any thread; reads the environment when `opts` is NULL.
+ *  @blocking The driver's answers to the device queries; creating the cache
+ *  directory. */
 CLOPS_API clops_status clops_context_create_from_cl_with_options(cl_context context, cl_device_id device,
                                                                  cl_command_queue queue,
                                                                  const clops_context_options *opts,
                                                                  clops_context **out);
+/** @} */
 
+/** @addtogroup contexts
+ *  @{ */
+/** Where a context runs its operators. */
 typedef enum clops_backend {
-    CLOPS_BACKEND_OPENCL = 1,
-    CLOPS_BACKEND_HOST = 2
+    CLOPS_BACKEND_OPENCL = 1, /**< an OpenCL device */
+    CLOPS_BACKEND_HOST = 2    /**< the host kernels (plain C, no OpenCL) */
 } clops_backend;
 
-/*! clops_context_create() : a context on the default device, with the settings
- *  of the environment (clops_context_options_from_env; a bad value is an error):
- *  the variable CLOPS_DEVICE if set ("host", or an index from clops_device_list()),
- *  else the first GPU, else the first device of any type, else the host.
- *  A CLOPS_DEVICE naming a device that does not exist is an error
- *  (CLOPS_ERROR_INVALID_DEVICE_SELECTION), never a silent substitute. */
+/** A context on the default device, with the settings of the environment
+ *  (clops_context_options_from_env; a bad value is an error): the variable
+ *  CLOPS_DEVICE if set ("host", or an index from clops_device_list()), else the
+ *  first GPU, else the first device of any type, else the host. A CLOPS_DEVICE
+ *  naming a device that does not exist is an error
+ *  (CLOPS_ERROR_INVALID_DEVICE_SELECTION), never a silent substitute.
+ *  @param[out] out the new context; NULL on failure.
+ *  @return as clops_context_create_with_options() with NULL options.
+ *  @threadsafety Any thread; reads the environment.
+ *  @blocking As clops_context_create_with_options(). */
 CLOPS_API clops_status clops_context_create(clops_context **out);
 
-/*! clops_default_device() : the device clops_context_create() would use, without
- *  creating anything: `*is_host` = 1 for the host backend, else 0 with `*index`
- *  its position in clops_device_list(). Fails as clops_context_create() does
- *  (CLOPS_ERROR_INVALID_DEVICE_SELECTION for a CLOPS_DEVICE that names no device). */
+/** The device clops_context_create() would use, without creating anything:
+ *  `*is_host` = 1 for the host backend, else 0 with `*index` its position in
+ *  clops_device_list(). Fails as clops_context_create() does
+ *  (CLOPS_ERROR_INVALID_DEVICE_SELECTION for a CLOPS_DEVICE that names no device).
+ *  @param[out] is_host 1 for the host backend, else 0.
+ *  @param[out] index the device's index when not the host.
+ *  @return ::CLOPS_SUCCESS, or:
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `is_host` or `index` is NULL.
+ *  @retval CLOPS_ERROR_INVALID_SETTING a bad CLOPS_* variable.
+ *  @retval CLOPS_ERROR_INVALID_DEVICE_SELECTION CLOPS_DEVICE names no device
+ *          (or is neither "host" nor an index).
+ *  @retval CLOPS_ERROR_NO_DEVICE CLOPS_DEVICE names an index and no platform has a device.
+ *  @retval other as clops_device_list().
+ *  @threadsafety Any thread; reads the environment.
+ *  @blocking As clops_device_list(). */
 CLOPS_API clops_status clops_default_device(int *is_host, unsigned *index);
 
-/*! clops_context_create_device() : a context (with its own cl_context and
- *  in-order queue) on device `index` of clops_device_list(). */
+/** A context (with its own cl_context and in-order queue) on device `index`
+ *  of clops_device_list(), with the environment's other settings.
+ *  @param index the device's index.
+ *  @param[out] out the new context; NULL on failure.
+ *  @return ::CLOPS_SUCCESS, or:
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `out` is NULL.
+ *  @retval CLOPS_ERROR_NO_DEVICE no platform has a device.
+ *  @retval CLOPS_ERROR_INVALID_DEVICE_SELECTION `index` is past the list.
+ *  @retval other as clops_context_create_with_options().
+ *  @threadsafety Any thread; reads the environment.
+ *  @blocking As clops_context_create_with_options(). */
 CLOPS_API clops_status clops_context_create_device(unsigned index, clops_context **out);
 
-/*! clops_context_create_host() : a context that runs the host kernels. */
+/** A context that runs the host kernels, with the environment's other settings.
+ *  @param[out] out the new context; NULL on failure.
+ *  @return ::CLOPS_SUCCESS, or:
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `out` is NULL.
+ *  @retval CLOPS_ERROR_INVALID_SETTING a bad CLOPS_* variable.
+ *  @retval CLOPS_ERROR_INVALID_DEVICE_SELECTION CLOPS_DEVICE is neither "host" nor an index.
+ *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY an allocation failed.
+ *  @threadsafety Any thread; reads the environment. @blocking Nothing (no OpenCL). */
 CLOPS_API clops_status clops_context_create_host(clops_context **out);
 
-/*! clops_context_create_from_cl() : wraps the caller's context, device and
- *  queue (clops retains them and releases them on free). Work is enqueued on
- *  `queue`, which may be in-order or out-of-order: clops orders its own
- *  commands with events. */
+/** Wraps the caller's context, device and queue (clops retains them and
+ *  releases them on free). Work is enqueued on `queue`, which may be in-order
+ *  or out-of-order: clops orders its own commands with events. Settings come
+ *  from the environment.
+ *  @param context the caller's cl_context.
+ *  @param device a device of `context`.
+ *  @param queue a queue of `context` on `device`.
+ *  @param[out] out the new context; NULL on failure.
+ *  @return as clops_context_create_from_cl_with_options() with NULL options.
+ *  @threadsafety Any thread; reads the environment.
+ *  @blocking As clops_context_create_from_cl_with_options(). */
 CLOPS_API clops_status clops_context_create_from_cl(cl_context context, cl_device_id device,
                                           cl_command_queue queue, clops_context **out);
 
-/*! clops_context_free() : releases everything the context holds. NULL is fine. */
+/** Releases everything the context holds: its programs, and its references to
+ *  the cl_context and queue. NULL is fine.
+ *  @param ctx the context, or NULL.
+ *  @threadsafety Only once every operator created on it is freed and no other
+ *  thread uses it.
+ *  @blocking Releasing OpenCL objects (inside the driver; not bounded by the
+ *  deadline). */
 CLOPS_API void clops_context_free(clops_context *ctx);
 
-/*! clops_context_backend() : CLOPS_BACKEND_OPENCL or CLOPS_BACKEND_HOST. */
+/** Where the context runs its operators.
+ *  @param ctx the context.
+ *  @return CLOPS_BACKEND_OPENCL or CLOPS_BACKEND_HOST (also for NULL).
+ *  @threadsafety Any thread. @blocking Nothing. */
 CLOPS_API clops_backend clops_context_backend(const clops_context *ctx);
 
-/*! clops_context_device_name() : the device's name, or "host". */
+/** The device's name, or "host".
+ *  @param ctx the context.
+ *  @return the name, valid while `ctx` lives; "" for NULL.
+ *  @threadsafety Any thread. @blocking Nothing. */
 CLOPS_API const char *clops_context_device_name(const clops_context *ctx);
 
-/*! clops_context_cache_status() : one line saying where the on-disk program
- *  cache is and whether it is read-write or read-only, or why it is off. */
+/** One line saying where the on-disk program cache is and whether it is
+ *  read-write or read-only, or why it is off.
+ *  @param ctx the context.
+ *  @return the line, valid while `ctx` lives; "" for NULL.
+ *  @threadsafety Any thread. @blocking Nothing. */
 CLOPS_API const char *clops_context_cache_status(const clops_context *ctx);
 
-/*! clops_context_queue() : the queue clops enqueues on (NULL on the host). */
+/** The file of ctx's tuning database (the tuning_db option, else the device's
+ *  file beside the program cache), whether or not it exists yet.
+ *  @param ctx the context.
+ *  @param buf receives the path, NUL-terminated, cut to `size`; "" on the host
+ *         backend or for NULL `ctx`.
+ *  @param size bytes at `buf`.
+ *  @return `buf`.
+ *  @threadsafety Any thread. @blocking Nothing. */
+CLOPS_API const char *clops_context_tuning_db(const clops_context *ctx, char *buf, size_t size);
+
+/** The queue clops enqueues on (NULL on the host). Not retained for the caller.
+ *  @param ctx the context.
+ *  @return the queue, valid while `ctx` lives (retain it to keep it longer); NULL
+ *          on the host backend or for NULL.
+ *  @threadsafety Any thread. @blocking Nothing. */
 CLOPS_API cl_command_queue clops_context_queue(const clops_context *ctx);
-/*! clops_context_cl_context() : the cl_context (NULL on the host). */
+/** The cl_context (NULL on the host). Not retained for the caller.
+ *  @param ctx the context.
+ *  @return the cl_context, valid while `ctx` lives; NULL on the host backend or for NULL.
+ *  @threadsafety Any thread. @blocking Nothing. */
 CLOPS_API cl_context clops_context_cl_context(const clops_context *ctx);
+/** @} */
+
+/** @defgroup operators Operators
+ *  An operator is a validated descriptor prepared on a context: its program
+ *  built (or loaded) and its kernels created, or the host path chosen. It runs
+ *  on cl_mem buffers (clops_operator_execute(), asynchronous) or on host memory
+ *  (clops_operator_execute_host(), blocking). One thread at a time per operator.
+ *  @{ */
 
 /* ---- operator objects --------------------------------------------------------- */
+/** A prepared operator (opaque). Made by clops_operator_create(), freed by
+ *  clops_operator_free(). */
 typedef struct clops_operator clops_operator;
 
-/*! clops_operator_create() : validates `desc` (as clops_operator_validate),
- *  copies it, and prepares it on `ctx`: builds (or reuses) the program
- *  specialised for it and creates its kernels. Each program is compiled once
- *  per context. @return CLOPS_SUCCESS and *out, or an error and *out = NULL. */
+/** Validates `desc` (as clops_operator_validate), copies it, and prepares it on
+ *  `ctx`: builds (or reuses) the program specialised for it and creates its
+ *  kernels. Each program is compiled once per context. Under the fallback
+ *  policy allow, an operator the device cannot run (no compiler and no binary,
+ *  a failed build, tensors past 2^32 elements without 64-bit integers, a
+ *  MaxUnpooling too large for the device's plan) is created for the host path
+ *  and clops_operator_get_info() says why.
+ *  @param ctx the context.
+ *  @param desc the operator's descriptor; not kept.
+ *  @param[out] out the new operator; NULL on failure.
+ *  @return ::CLOPS_SUCCESS and *out, or an error and *out = NULL:
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `out` or `ctx` is NULL.
+ *  @retval CLOPS_ERROR_TOO_LARGE_FOR_DEVICE a tensor spans more than the
+ *          device's maximum allocation.
+ *  @retval CLOPS_ERROR_FALLBACK_REFUSED the device cannot run it and the
+ *          context's fallback policy is never.
+ *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY an allocation failed.
+ *  @retval other the validation's CLOPS_ERROR_* codes (clops_operator_validate());
+ *          OpenCL errors (loading a cached binary, clCreateKernel, clCreateBuffer, ...).
+ *  @threadsafety Any thread; several threads may create operators on one
+ *  context at once.
+ *  @blocking Building the program on first use in the context: the disk cache
+ *  (file reads, and on a store its writes and eviction), else the driver's
+ *  compiler (seconds). The build holds the context's program lock, so other
+ *  threads creating operators on the same context wait for it. Also the
+ *  driver's kernel and buffer creation, and the tuning database's read. */
 CLOPS_API clops_status clops_operator_create(clops_context *ctx, const clops_operator_desc *desc,
                                    clops_operator **out);
 
-/*! clops_operator_free() : NULL is fine. */
+/** Releases the operator's kernels, buffers and events. NULL is fine.
+ *  Commands already enqueued still complete (OpenCL keeps what they use).
+ *  @param op the operator, or NULL.
+ *  @threadsafety Not while another thread uses `op`.
+ *  @blocking Releasing OpenCL objects (inside the driver). */
 CLOPS_API void clops_operator_free(clops_operator *op);
 
-/* Buffers for an execution. `indices` only for MaxUnpooling. Each buffer must
+/** Buffers for an execution. `indices` only for MaxUnpooling. Each buffer must
  * hold its tensor's whole span (checked against CL_MEM_SIZE). */
 typedef struct clops_buffers {
-    cl_mem input;
-    cl_mem indices;
-    cl_mem output;
+    cl_mem input;   /**< the input tensor's buffer (or sub-buffer) */
+    cl_mem indices; /**< MaxUnpooling's indices; ignored by the other operators */
+    cl_mem output;  /**< the output's buffer; must not overlap an input's (sub-buffers included) */
 } clops_buffers;
 
-/*! clops_operator_execute() : enqueues the operator on the context's queue,
- *  after the events in `wait_list`, and returns without waiting (the wait list
- *  may hold user events completed later); `*event` (if not NULL) receives an
- *  event that completes when the output is written (release it with
- *  clReleaseEvent). The returned status is about enqueuing; MaxUnpooling's bad
- *  indices are found on the device and reported by clops_operator_last_status().
- *  Executions of one MaxUnpooling operator run one after another, even on an
- *  out-of-order queue (they share the operator's status words and scratch).
- *  Needs an OpenCL context (else CLOPS_ERROR_WRONG_BACKEND). */
+/** Enqueues the operator on the context's queue, after the events in
+ *  `wait_list`, and returns without waiting (the wait list may hold user events
+ *  completed later); `*event` (if not NULL) receives an event that completes
+ *  when the output is written (release it with clReleaseEvent). The returned
+ *  status is about enqueuing; MaxUnpooling's bad indices are found on the
+ *  device and reported by clops_operator_last_status(). Executions of one
+ *  MaxUnpooling operator run one after another, even on an out-of-order queue
+ *  (they share the operator's status words and scratch); one that failed (a
+ *  wait-list event that failed) does not hold back the next. An operator that
+ *  fell back to the host does not wait either: a clops worker thread runs the
+ *  host kernel once the wait list completed; the event still completes after
+ *  the output is written, and always with CL_COMPLETE - the host work's status
+ *  (a failed wait list, the deadline, a failed map: the output untouched) is
+ *  clops_operator_last_status(). The operator and the context may be freed
+ *  before that work ran. Needs an OpenCL context (else CLOPS_ERROR_WRONG_BACKEND).
+ *  @param op the operator.
+ *  @param buffers the cl_mem buffers, of the operator's cl_context.
+ *  @param num_events_in_wait_list how many events `wait_list` holds.
+ *  @param wait_list events to wait for, of the operator's cl_context; NULL when
+ *         num_events_in_wait_list is 0.
+ *  @param[out] event the execution's event, or NULL (set to NULL on failure).
+ *  @return ::CLOPS_SUCCESS, or:
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `op` or `buffers` is NULL, or the wait
+ *          list's pointer and count disagree.
+ *  @retval CLOPS_ERROR_WRONG_BACKEND the operator's context is the host backend.
+ *  @retval CLOPS_ERROR_MISSING_BUFFER a buffer the operator needs is NULL.
+ *  @retval CLOPS_ERROR_BUFFER_TOO_SMALL a buffer is smaller than its tensor's span.
+ *  @retval CLOPS_ERROR_ALIASED_BUFFERS the output overlaps an input.
+ *  @retval CL_INVALID_CONTEXT a buffer or wait event of another cl_context.
+ *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY an allocation failed.
+ *  @retval other OpenCL errors (buffer and event queries, clSetKernelArg, the enqueues).
+ *  @threadsafety One thread at a time per operator; the queue may be shared.
+ *  @blocking Never: enqueue calls only, on every path (an operator on the host
+ *  path starts a worker thread that waits, maps and runs the host kernel). */
 CLOPS_API clops_status clops_operator_execute(clops_operator *op, const clops_buffers *buffers,
                                     cl_uint num_events_in_wait_list, const cl_event *wait_list,
                                     cl_event *event);
 
-/*! clops_operator_last_status() : the status of the operator's last
- *  clops_operator_execute(), once its commands have completed (it waits for
- *  them: call it after the returned event completed to wait for nothing).
- *  MaxUnpooling: CLOPS_ERROR_INDEX_OUT_OF_RANGE if an index was negative or past
- *  the output (such elements are never written anywhere; every other element
- *  was written as usual), or an OpenCL error if the status could not be read.
- *  CLOPS_SUCCESS before any execution, after a successful one, and for
- *  DepthToSpace and SpaceToDepth (which have nothing to report later). */
+/** The status of the operator's last clops_operator_execute(), once its
+ *  commands have completed (it waits for them: call it after the returned event
+ *  completed to wait for nothing). MaxUnpooling: CLOPS_ERROR_INDEX_OUT_OF_RANGE
+ *  if an index was negative or past the output (such elements are never written
+ *  anywhere; every other element was written as usual), or an OpenCL error if
+ *  the status could not be read. CLOPS_SUCCESS before any execution, after a
+ *  successful one, and for DepthToSpace and SpaceToDepth (which have nothing to
+ *  report later). For an operator that fell back to the host: the status of
+ *  its host work (CLOPS_ERROR_DEVICE_TIMEOUT or CLOPS_ERROR_DEVICE_LOST when its
+ *  wait list ran out of time or failed; the output is then untouched).
+ *  @param op the operator.
+ *  @return ::CLOPS_SUCCESS, or:
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `op` is NULL.
+ *  @retval CLOPS_ERROR_INDEX_OUT_OF_RANGE MaxUnpooling: a bad index was skipped.
+ *  @retval CLOPS_ERROR_DEVICE_TIMEOUT the commands did not finish within the deadline.
+ *  @retval CLOPS_ERROR_DEVICE_LOST the device reported a command failed.
+ *  @retval other OpenCL errors (waiting, reading the status words).
+ *  @threadsafety One thread at a time per operator.
+ *  @blocking MaxUnpooling on a device: the last execution's commands (within
+ *  the deadline), then a blocking read of its status words; an operator on the
+ *  host path: its worker's host work and the caller's event. Nothing otherwise. */
 CLOPS_API clops_status clops_operator_last_status(clops_operator *op);
 
-/* Host memory for clops_operator_execute_host(); sizes in bytes. */
+/** Host memory for clops_operator_execute_host(); sizes in bytes. */
 typedef struct clops_host_buffers {
-    const void *input;
-    size_t input_bytes;
-    const void *indices;
-    size_t indices_bytes;
-    void *output;
-    size_t output_bytes;
+    const void *input;    /**< the input tensor's memory */
+    size_t input_bytes;   /**< bytes at `input`: at least the input's span */
+    const void *indices;  /**< MaxUnpooling's indices (else ignored) */
+    size_t indices_bytes; /**< bytes at `indices` */
+    void *output;         /**< the output's memory; must not overlap an input */
+    size_t output_bytes;  /**< bytes at `output`: at least the output's span */
 } clops_host_buffers;
 
-/*! clops_operator_execute_host() : runs the operator on host memory and waits.
- *  On an OpenCL context the data goes through device buffers; on the host
- *  context the host kernels run in place. On any error the caller's output
- *  memory is left untouched (for MaxUnpooling too: bad indices are found before
- *  the output is written). The output must not overlap an input. */
+/** Runs the operator on host memory and waits. On an OpenCL context the data
+ *  goes through device buffers; on the host context the host kernels run in
+ *  place. On any error the caller's output memory is left untouched (for
+ *  MaxUnpooling too: bad indices are found before the output is written). The
+ *  output must not overlap an input.
+ *  @param op the operator.
+ *  @param buffers the host memory.
+ *  @return ::CLOPS_SUCCESS, or:
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `op` or `buffers` is NULL.
+ *  @retval CLOPS_ERROR_MISSING_BUFFER a pointer the operator needs is NULL.
+ *  @retval CLOPS_ERROR_BUFFER_TOO_SMALL a byte count is below its tensor's span.
+ *  @retval CLOPS_ERROR_ALIASED_BUFFERS the output overlaps an input.
+ *  @retval CLOPS_ERROR_INDEX_OUT_OF_RANGE MaxUnpooling: an index is negative or
+ *          past the output; nothing was written.
+ *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY the host kernels' MaxUnpooling plan
+ *          (large inputs) could not be allocated; nothing was written.
+ *  @retval CLOPS_ERROR_DEVICE_TIMEOUT the kernels did not finish within the deadline.
+ *  @retval CLOPS_ERROR_DEVICE_LOST the device reported a command failed.
+ *  @retval other OpenCL errors (clCreateBuffer, the enqueues, the read back).
+ *  @threadsafety One thread at a time per operator.
+ *  @blocking Until the output is written: the host kernels (threads of their
+ *  own for tensors of 4 MiB and more), or, on a device, copying the data in,
+ *  the kernels (within the deadline) and a blocking read of the output (not
+ *  bounded by the deadline). */
 CLOPS_API clops_status clops_operator_execute_host(clops_operator *op, const clops_host_buffers *buffers);
 
-/* What an operator chose on its context, for diagnostics (the CLI's --verbose). */
+/** What an operator chose on its context, for diagnostics (the CLI's --verbose). */
 typedef struct clops_operator_info {
-    clops_backend backend;
-    const char *kernel_name;      /* "" on the host */
-    size_t global_size[3];
-    size_t local_size[3];
-    unsigned work_dim;
-    const char *build_options;    /* "" on the host */
-    const char *program_origin;   /* "compiled", "disk cache", "in-process" or "" (host) */
-    const char *local_size_origin; /* "tuned" or "heuristic" ("" on the host) */
-    const char *fallback_reason;  /* why an OpenCL context runs this operator on the
+    clops_backend backend;        /**< where it runs: the host for an operator on the host path */
+    const char *kernel_name;      /**< the first kernel launched; "" on the host */
+    size_t global_size[3];        /**< that launch's global work size (0 on the host) */
+    size_t local_size[3];         /**< that launch's local work size (0 on the host) */
+    unsigned work_dim;            /**< that launch's dimensions (0 on the host) */
+    const char *build_options;    /**< the program's build options; "" on the host */
+    const char *program_origin;   /**< "compiled", "disk cache", "in-process" or "" (host) */
+    const char *local_size_origin; /**< "tuned" or "heuristic" ("" on the host); "fixed by the
+                                      tile kernel" for DepthToSpace/SpaceToDepth's tile loop */
+    const char *fallback_reason;  /**< why an OpenCL context runs this operator on the
                                      host ("" when it does not) */
 } clops_operator_info;
 
-/*! clops_operator_get_info() : fills `info` (pointers stay valid while op lives). */
+/** Fills `info` (pointers stay valid while op lives).
+ *  @param op the operator.
+ *  @param[out] info what it chose.
+ *  @return ::CLOPS_SUCCESS, or CLOPS_ERROR_NULL_ARGUMENT if `op` or `info` is NULL.
+ *  @threadsafety Any thread, while no other thread frees `op`. @blocking Nothing. */
 CLOPS_API clops_status clops_operator_get_info(const clops_operator *op, clops_operator_info *info);
+/** @} */
 
-/* ---- on-disk program cache ----------------------------------------------------------
+/* ---- on-disk program cache ---------------------------------------------------------- */
+/** @defgroup cache On-disk program cache
  * Built programs are kept per device in $CLOPS_CACHE_DIR, else $XDG_CACHE_HOME/clops,
  * else ~/.cache/clops. CLOPS_CACHE=off disables it, CLOPS_CACHE=ro only reads it,
  * CLOPS_CACHE_MAX_SIZE (bytes, or with K, M or G) bounds it (default 256M; least
@@ -448,128 +829,382 @@ CLOPS_API clops_status clops_operator_get_info(const clops_operator *op, clops_o
  * a `_with_options` form that takes the settings of a clops_context_options instead
  * (cache_dir, cache, cache_max_bytes; NULL: the defaults and the environment, as the
  * plain call), so a library can maintain the cache of the contexts it made. A bad
- * options value is CLOPS_ERROR_INVALID_SETTING, as for a context. */
+ * options value is CLOPS_ERROR_INVALID_SETTING, as for a context; a bad CLOPS_*
+ * variable read by a plain call is CLOPS_ERROR_INVALID_SETTING too (a bad
+ * CLOPS_DEVICE: CLOPS_ERROR_INVALID_DEVICE_SELECTION).
+ *
+ * All of them may be called from any thread and by several processes at once:
+ * entries are written atomically (a temporary file renamed into place). They
+ * block on the file system.
+ * @{ */
 
-/*! clops_cache_status() : the cache's one-line status, as clops_context_cache_status(). */
+/** The cache's one-line status, as clops_context_cache_status(), from the
+ *  environment. Like a context, it creates the cache directory when the policy
+ *  is read-write.
+ *  @param[out] buf room for `size` bytes, NUL-terminated (cut to fit); may be NULL.
+ *  @param size bytes at `buf`.
+ *  @return `buf`. A bad setting gives "off (why)".
+ *  @threadsafety Any thread; reads the environment. @blocking The file system. */
 CLOPS_API const char *clops_cache_status(char *buf, size_t size);
+/** clops_cache_status() with the cache settings of `opts`.
+ *  @param opts the settings, or NULL (the defaults and the environment).
+ *  @param[out] buf room for `size` bytes; may be NULL.
+ *  @param size bytes at `buf`.
+ *  @return `buf`.
+ *  @threadsafety Any thread; reads the environment when `opts` is NULL.
+ *  @blocking The file system. */
 CLOPS_API const char *clops_cache_status_with_options(const clops_context_options *opts, char *buf, size_t size);
 
-/* One entry: its file, size, last use (seconds since the epoch), and the first
- * lines of its key (device and build options), or NULL for an unreadable entry. */
+/** One entry for clops_cache_list_entries(): its file, size, last use (seconds
+ *  since the epoch), and the first lines of its key (device and build options),
+ *  or NULL for an unreadable entry.
+ *  @param user the caller's pointer, as given.
+ *  @param file the entry's file name within the cache directory.
+ *  @param bytes the file's size.
+ *  @param last_used its last use, in seconds since the epoch.
+ *  @param key its key, key_len bytes, not NUL-terminated (its first lines name
+ *         the device and build options), or NULL for an unreadable entry;
+ *         valid during the call only.
+ *  @param key_len bytes at `key`. */
 typedef void (*clops_cache_entry_fn)(void *user, const char *file, uint64_t bytes, long long last_used,
                                      const char *key, size_t key_len);
-/*! clops_cache_list_entries() : visits every entry, least recently used first. */
+/** Visits every entry, least recently used first, calling `fn` on the calling
+ *  thread.
+ *  @param fn called once per entry.
+ *  @param user passed to `fn`.
+ *  @param[out] count how many were visited; may be NULL.
+ *  @return ::CLOPS_SUCCESS, or:
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `fn` is NULL.
+ *  @retval CLOPS_ERROR_CACHE_UNAVAILABLE the cache is off or its directory unusable.
+ *  @retval CLOPS_ERROR_CACHE_IO the directory cannot be read.
+ *  @retval CLOPS_ERROR_INVALID_SETTING a bad setting.
+ *  @threadsafety Any thread; reads the environment. @blocking The file system. */
 CLOPS_API clops_status clops_cache_list_entries(clops_cache_entry_fn fn, void *user, size_t *count);
+/** clops_cache_list_entries() with the cache settings of `opts`.
+ *  @param opts the settings, or NULL.
+ *  @param fn called once per entry.
+ *  @param user passed to `fn`.
+ *  @param[out] count how many were visited; may be NULL.
+ *  @return as clops_cache_list_entries().
+ *  @threadsafety Any thread; reads the environment when `opts` is NULL.
+ *  @blocking The file system. */
 CLOPS_API clops_status clops_cache_list_entries_with_options(const clops_context_options *opts,
                                                              clops_cache_entry_fn fn, void *user, size_t *count);
-/*! clops_cache_prune() : evicts least recently used entries past the size bound. */
+/** Evicts least recently used entries past the size bound.
+ *  @param[out] removed how many files were removed; may be NULL.
+ *  @return ::CLOPS_SUCCESS, or:
+ *  @retval CLOPS_ERROR_CACHE_UNAVAILABLE the cache is off, read-only or its directory unusable.
+ *  @retval CLOPS_ERROR_CACHE_IO the directory cannot be read.
+ *  @retval CLOPS_ERROR_INVALID_SETTING a bad setting.
+ *  @threadsafety Any thread; reads the environment. @blocking The file system. */
 CLOPS_API clops_status clops_cache_prune(size_t *removed);
+/** clops_cache_prune() with the cache settings (and size bound) of `opts`.
+ *  @param opts the settings, or NULL.
+ *  @param[out] removed how many files were removed; may be NULL.
+ *  @return as clops_cache_prune().
+ *  @threadsafety Any thread; reads the environment when `opts` is NULL.
+ *  @blocking The file system. */
 CLOPS_API clops_status clops_cache_prune_with_options(const clops_context_options *opts, size_t *removed);
-/*! clops_cache_clear_all() : removes every entry, and the tuner's lock files that no
- *  running tuner holds (the tuning databases stay). */
+/** Removes every entry, and the tuner's lock files that no running tuner holds
+ *  (the tuning databases stay).
+ *  @param[out] removed how many files were removed; may be NULL.
+ *  @return as clops_cache_prune().
+ *  @threadsafety Any thread; reads the environment. @blocking The file system. */
 CLOPS_API clops_status clops_cache_clear_all(size_t *removed);
+/** clops_cache_clear_all() with the cache settings of `opts`.
+ *  @param opts the settings, or NULL.
+ *  @param[out] removed how many files were removed; may be NULL.
+ *  @return as clops_cache_prune().
+ *  @threadsafety Any thread; reads the environment when `opts` is NULL.
+ *  @blocking The file system. */
 CLOPS_API clops_status clops_cache_clear_all_with_options(const clops_context_options *opts, size_t *removed);
-/*! clops_cache_export_pack() : writes every valid entry to one pack file, for a
- *  device that cannot compile at run time (an FPGA whose toolchain builds offline). */
+/** Writes the cache's valid entries to one pack file, for a device that cannot
+ *  compile at run time (an FPGA whose toolchain builds offline): every entry
+ *  valid when the export counts them, but one another process removes while
+ *  the export runs (a prune), which is left out (and counted, see
+ *  clops_cache_export_pack_report_with_options()). A pack holds at most 65,536
+ *  entries: a cache of more is refused and nothing is written. A regular file
+ *  is written atomically; a pipe or device is written in place.
+ *  @param path the pack file to write.
+ *  @param[out] count how many entries the pack holds; may be NULL.
+ *  @return ::CLOPS_SUCCESS, or:
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `path` is NULL.
+ *  @retval CLOPS_ERROR_CACHE_UNAVAILABLE the cache is off or its directory unusable.
+ *  @retval CLOPS_ERROR_BAD_PACK the cache holds more than 65,536 valid entries,
+ *          more than a pack may hold (trying again does not help; nothing is written).
+ *  @retval CLOPS_ERROR_CACHE_IO reading the cache or writing `path` failed
+ *          (an entry removed during an export to a pipe or device included), with the reason.
+ *  @retval CLOPS_ERROR_INVALID_SETTING a bad setting.
+ *  @threadsafety Any thread; reads the environment. @blocking The file system. */
 CLOPS_API clops_status clops_cache_export_pack(const char *path, size_t *count);
+/** clops_cache_export_pack() with the cache settings of `opts`.
+ *  @param opts the settings, or NULL.
+ *  @param path the pack file to write.
+ *  @param[out] count how many entries the pack holds; may be NULL.
+ *  @return as clops_cache_export_pack().
+ *  @threadsafety Any thread; reads the environment when `opts` is NULL.
+ *  @blocking The file system. */
 CLOPS_API clops_status clops_cache_export_pack_with_options(const clops_context_options *opts, const char *path,
                                                             size_t *count);
-/*! clops_cache_import_pack() : checks and installs every entry of a pack file;
- *  `*count` (may be NULL) is how many were installed. As
- *  clops_cache_import_pack_report(). */
+/** clops_cache_export_pack_with_options(), and also how many entries were left
+ *  out: an entry another process removes while the export runs (a prune) is
+ *  left out, the pack's count says what it holds, and `*removed` (may be NULL)
+ *  counts those left out. A pack written in place (a pipe, a device) has sent
+ *  its count first: there such an entry fails the export (CLOPS_ERROR_CACHE_IO,
+ *  "try again").
+ *  @param opts the settings, or NULL (the defaults and the environment).
+ *  @param path the pack file to write.
+ *  @param[out] count how many entries the pack holds; may be NULL.
+ *  @param[out] removed how many entries were left out; may be NULL.
+ *  @return as clops_cache_export_pack() (CLOPS_ERROR_BAD_PACK for a cache of
+ *          more entries than a pack may hold, 65,536; nothing is written).
+ *  @threadsafety Any thread; reads the environment when `opts` is NULL.
+ *  @blocking The file system. */
+CLOPS_API clops_status clops_cache_export_pack_report_with_options(const clops_context_options *opts,
+                                                                   const char *path, size_t *count,
+                                                                   size_t *removed);
+/** Checks and installs every entry of a pack file; `*count` (may be NULL) is
+ *  how many were installed. As clops_cache_import_pack_report().
+ *  @param path the pack file.
+ *  @param[out] count how many entries were installed; may be NULL.
+ *  @return as clops_cache_import_pack_report().
+ *  @threadsafety As clops_cache_import_pack_report(); reads the environment.
+ *  @blocking As clops_cache_import_pack_report(). */
 CLOPS_API clops_status clops_cache_import_pack(const char *path, size_t *count);
 
-/* What an import did with each entry of a pack. */
+/** What an import did with each entry of a pack. */
 typedef struct clops_pack_report {
-    size_t entries;      /* in the pack */
-    size_t imported;     /* installed */
-    size_t duplicates;   /* already in the cache, or earlier in the pack */
-    size_t other_device; /* for a device (or clops version) this machine does not have */
-    size_t rejected;     /* the device refused the binary, or its driver crashed or hung loading it */
-    size_t over_limit;   /* skipped: the cache would exceed CLOPS_CACHE_MAX_SIZE */
-    char reason[256];    /* why the first rejected entry was rejected ("" if none was) */
+    size_t entries;      /**< in the pack */
+    size_t imported;     /**< installed */
+    size_t duplicates;   /**< already in the cache, or earlier in the pack */
+    size_t other_device; /**< for a device (or clops version) this machine does not have */
+    size_t rejected;     /**< the device refused the binary, or its driver crashed or hung loading it */
+    size_t over_limit;   /**< skipped: the cache would exceed CLOPS_CACHE_MAX_SIZE */
+    char reason[256];    /**< why the first rejected entry was rejected ("" if none was) */
 } clops_pack_report;
-/*! clops_cache_import_pack_report() : a transaction. The pack is read entry by
- *  entry (never whole) and every entry's framing and checksum are checked before
- *  anything is installed: a malformed pack installs nothing (CLOPS_ERROR_BAD_PACK);
- *  a missing or unreadable file is CLOPS_ERROR_CACHE_IO with the system's reason.
- *  Each remaining entry is then loaded on its device in a child process (a binary
- *  that crashes or hangs the driver harms only the child and is rejected), and
- *  the entries that loaded are installed atomically, within CLOPS_CACHE_MAX_SIZE.
- *  If installing fails (a full disk), the entries this import installed are
- *  removed again and CLOPS_ERROR_CACHE_IO says why. `report` may be NULL. */
+/** A transaction. The pack is read entry by entry (never whole) and every
+ *  entry's framing and checksum are checked before anything is installed or
+ *  copied: a malformed pack installs nothing (CLOPS_ERROR_BAD_PACK); a missing
+ *  or unreadable file is CLOPS_ERROR_CACHE_IO with the system's reason.
+ *  Entries already in the cache (or earlier in the pack), for a device this
+ *  machine does not have (sorted by their keys in a child process) or too
+ *  large for the room under CLOPS_CACHE_MAX_SIZE are skipped without being
+ *  copied. Each remaining entry is read again, verified unchanged, copied to a
+ *  private file in the cache directory, and loaded from that copy on its
+ *  device in a child process (a binary that crashes or hangs the driver harms
+ *  only the child and is rejected; after 4 such entries the rest are rejected
+ *  without being tried). The entries that loaded are installed from the same
+ *  copy, atomically, within CLOPS_CACHE_MAX_SIZE: what is installed is exactly
+ *  what was checked. If installing fails (a full disk), the entries this
+ *  import installed are removed again and CLOPS_ERROR_CACHE_IO says why.
+ *  `report` may be NULL. A pack of more than 65,536 entries is
+ *  CLOPS_ERROR_BAD_PACK. The _with_options form reads no environment (its
+ *  children neither).
+ *  @param path the pack file.
+ *  @param[out] report what happened to each entry; may be NULL.
+ *  @return ::CLOPS_SUCCESS (rejected entries included: see `report`), or:
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `path` is NULL.
+ *  @retval CLOPS_ERROR_CACHE_UNAVAILABLE the cache is off, read-only or its directory unusable.
+ *  @retval CLOPS_ERROR_BAD_PACK the pack is malformed, too large, of more than
+ *          65,536 entries, not a regular file, or changed between its check and its copy.
+ *  @retval CLOPS_ERROR_CACHE_IO the pack cannot be read, no child process can
+ *          be started, or installing failed (nothing stays installed).
+ *  @retval CLOPS_ERROR_INVALID_SETTING a bad setting (CLOPS_IMPORT_LOAD_TIMEOUT:
+ *          whole seconds from 1 to 3600).
+ *  @threadsafety Any thread; reads the environment (CLOPS_IMPORT_LOAD_TIMEOUT
+ *  too). It forks: the caller's stdio buffers are flushed first (fflush(NULL)),
+ *  and the child only loads binaries, then _exits.
+ *  @blocking Child processes creating a context on every device, sorting the
+ *  entries by device and loading each new one; one that hangs is killed after
+ *  CLOPS_IMPORT_LOAD_TIMEOUT seconds (default 120) per entry, and after 4
+ *  entries that crashed or hung no more are tried (at most 4 such limits per
+ *  import). The file system. */
 CLOPS_API clops_status clops_cache_import_pack_report(const char *path, clops_pack_report *report);
+/** clops_cache_import_pack_report() with the cache settings of `opts` (the
+ *  child's contexts take its disabled capabilities).
+ *  @param opts the settings, or NULL (the defaults and the environment).
+ *  @param path the pack file.
+ *  @param[out] report what happened to each entry; may be NULL.
+ *  @return as clops_cache_import_pack_report().
+ *  @threadsafety As clops_cache_import_pack_report(), but with `opts` nothing
+ *  is read from the environment: an entry's load time limit is then the
+ *  default, 120 s.
+ *  @blocking As clops_cache_import_pack_report(). */
 CLOPS_API clops_status clops_cache_import_pack_report_with_options(const clops_context_options *opts,
                                                                    const char *path, clops_pack_report *report);
-/* ---- ahead-of-time kernels ------------------------------------------------------------------
+/** @} */
+
+/* ---- ahead-of-time kernels ------------------------------------------------------------------ */
+/** @defgroup aot Ahead-of-time kernels
  * For devices that load only binaries compiled offline (FPGA flows): list the
  * programs an operator needs on a device, write out their sources, compile them
  * with the vendor's tools, and add the binaries to a pack (README, "Ahead-of-time
  * kernels"). A program is a kernel source file (clops_program_source_text) built with
- * build options. */
+ * build options.
+ * @{ */
 
-/* One program: its kernel source file ("depth_space.cl") and build options. */
+/** One program, for clops_operator_programs(): its kernel source file
+ *  ("depth_space.cl") and build options.
+ *  @param user the caller's pointer, as given.
+ *  @param source_name the kernel source file, for clops_program_source_text().
+ *  @param build_options the build options; valid during the call only. */
 typedef void (*clops_program_fn)(void *user, const char *source_name, const char *build_options);
-/*! clops_operator_programs() : calls `fn` for each program an operator of `desc`
- *  would load (from the disk cache) or compile on ctx's OpenCL device, in the
- *  order it tries them, building nothing. DepthToSpace and SpaceToDepth name two:
- *  the specialised program (-DBLOCK=b), then its block-argument variant
- *  (-DBLOCK_ARG=1, one binary for every block size), which is used only where
- *  the first is neither in the cache nor compilable. An operator that would run
- *  on the host whatever the binaries (see clops_operator_info) names none. */
+/** Calls `fn` for each program an operator of `desc` would load (from the disk
+ *  cache) or compile on ctx's OpenCL device, in the order it tries them,
+ *  building nothing. DepthToSpace and SpaceToDepth name two: the specialised
+ *  program (-DBLOCK=b), then its block-argument variant (-DBLOCK_ARG=1, one
+ *  binary for every block size), which is used only where the first is neither
+ *  in the cache nor compilable. Choices that depend on the sizes alone (the chunk
+ *  of long rows, 64-bit offsets where the device can hold such a tensor) are
+ *  named for every case, so the programs of every size with desc's types, block
+ *  size and layout are named, each once. An operator that would run on the host whatever
+ *  the binaries (see clops_operator_info) names none.
+ *  @param ctx an OpenCL context.
+ *  @param desc the operator's descriptor.
+ *  @param fn called once per program, on the calling thread.
+ *  @param user passed to `fn`.
+ *  @return ::CLOPS_SUCCESS, or:
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `ctx`, `desc` or `fn` is NULL.
+ *  @retval CLOPS_ERROR_WRONG_BACKEND `ctx` is the host backend.
+ *  @retval CLOPS_ERROR_FALLBACK_REFUSED the context's fallback policy is never
+ *          (the programs are named first: none counts as available).
+ *  @retval other as clops_operator_create() (validation, device limits, ...).
+ *  @threadsafety Any thread; other threads' operator creation on `ctx` is unaffected.
+ *  @blocking Nothing is compiled or loaded; the driver's queries, and for
+ *  MaxUnpooling the creation (and release) of its device buffers. */
 CLOPS_API clops_status clops_operator_programs(clops_context *ctx, const clops_operator_desc *desc,
                                                clops_program_fn fn, void *user);
-/*! clops_program_source_text() : the whole source of programs built from `source_name`
- *  (the exact text clops passes to clCreateProgramWithSource), into `buf` as
- *  clops_device_string() does (NUL-terminated, cut to fit; whole length in
- *  `*length`). An unknown name gives CLOPS_ERROR_KERNEL_SOURCE_UNAVAILABLE. */
+/** The whole source of programs built from `source_name` (the exact text clops
+ *  passes to clCreateProgramWithSource), into `buf` as clops_device_string()
+ *  does (NUL-terminated, cut to fit; whole length in `*length`). An unknown
+ *  name gives CLOPS_ERROR_KERNEL_SOURCE_UNAVAILABLE.
+ *  @param source_name an operator's kernel file, as clops_program_fn names it.
+ *  @param[out] buf room for `size` bytes; may be NULL when size is 0.
+ *  @param size bytes at `buf`.
+ *  @param[out] length the source's whole length; may be NULL.
+ *  @return ::CLOPS_SUCCESS, or:
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `source_name` is NULL, or `buf` is NULL with size > 0.
+ *  @retval CLOPS_ERROR_KERNEL_SOURCE_UNAVAILABLE not an operator's kernel file.
+ *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY an allocation failed.
+ *  @threadsafety Any thread. @blocking Nothing. */
 CLOPS_API clops_status clops_program_source_text(const char *source_name, char *buf, size_t size, size_t *length);
-/*! clops_pack_add_binary() : adds a device binary of the program (`source_name`,
- *  `build_options`) for device `device_index` of clops_device_list() to the pack
- *  file `pack_path` (created if missing; an entry for the same program and device
- *  is replaced; written atomically). The binary is what clGetProgramInfo
+/** Adds a device binary of the program (`source_name`, `build_options`) for
+ *  device `device_index` of clops_device_list() to the pack file `pack_path`
+ *  (created if missing; an entry for the same program and device is replaced;
+ *  written atomically). The binary is what clGetProgramInfo
  *  (CL_PROGRAM_BINARIES) gives, or a vendor's offline compiler writes for the
- *  same source and options; it is checked when loaded, not here. `*count` (may be
- *  NULL): the pack's entries afterwards. */
+ *  same source and options; it is checked when loaded, not here. `*count` (may
+ *  be NULL): the pack's entries afterwards.
+ *  @param pack_path the pack file.
+ *  @param device_index the device the binary is for.
+ *  @param source_name the program's kernel source file.
+ *  @param build_options the program's build options, exactly as clops_program_fn named them.
+ *  @param binary the device binary.
+ *  @param binary_size bytes at `binary`.
+ *  @param[out] count the pack's entries afterwards; may be NULL.
+ *  @return ::CLOPS_SUCCESS, or:
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT a pointer argument other than `count` is NULL.
+ *  @retval CLOPS_ERROR_BAD_PACK `binary_size` is 0 or too large, the existing
+ *          pack is malformed (the message says where), or it holds 65,536 other
+ *          entries already, as many as a pack may (nothing is written).
+ *  @retval CLOPS_ERROR_KERNEL_SOURCE_UNAVAILABLE unknown `source_name`.
+ *  @retval CLOPS_ERROR_CACHE_IO the pack cannot be read or written (the message says why).
+ *  @retval other as clops_context_create_device() (the device's identity is part of the entry).
+ *  @threadsafety Any thread; reads the environment. Two writers of one pack at
+ *  once: the last rename wins.
+ *  @blocking Creating a context on the device (the driver); the file system. */
 CLOPS_API clops_status clops_pack_add_binary(const char *pack_path, unsigned device_index, const char *source_name,
                                              const char *build_options, const void *binary, size_t binary_size,
                                              size_t *count);
+/** @} */
 
-/* ---- tuning ------------------------------------------------------------------------------
+/* ---- tuning ------------------------------------------------------------------------------ */
+/** @defgroup tuning Tuning
  * clops_tune() times candidate work-group sizes and per-work-item chunk lengths
  * for DepthToSpace and SpaceToDepth on one device (profiling events, median of 5
  * runs each, every candidate's output checked against the host kernels) and
  * stores the winners in a per-device database beside the program cache. Later
  * operators on that exact device use them (CLOPS_TUNE=off ignores them; the
- * heuristic applies to anything not tuned). MaxUnpooling is not tuned. */
+ * heuristic applies to anything not tuned). MaxUnpooling is not tuned.
+ * @{ */
+/** One tuned variant, as clops_tune() reports it. */
 typedef struct clops_tune_result {
-    clops_operator_type operator_type;
-    clops_depth_space_order order;
-    clops_data_type data_type;
-    uint32_t block_size;
-    unsigned chunk;               /* winner: inner-axis positions per work-item */
-    size_t local[3];              /* winner: local work size */
-    double gbps;                  /* winner's throughput (bytes read + written) */
-    double default_gbps;          /* the untuned choice's, measured in the same run */
-    int kept;                     /* 1: stored; 0: the winner did not beat the default when
+    clops_operator_type operator_type; /**< DepthToSpace or SpaceToDepth */
+    clops_depth_space_order order;     /**< DCR or CRD */
+    clops_data_type data_type;         /**< the element type */
+    uint32_t block_size;               /**< the block size */
+    unsigned chunk;               /**< winner: inner-axis positions per work-item */
+    size_t local[3];              /**< winner: local work size */
+    double gbps;                  /**< winner's throughput (bytes read + written) */
+    double default_gbps;          /**< the untuned choice's, measured in the same run */
+    int kept;                     /**< 1: stored; 0: the winner did not beat the default when
                                      measured again, so the variant keeps the heuristic */
 } clops_tune_result;
+/** Progress of clops_tune(), called on the tuning thread after each variant.
+ *  @param user the caller's pointer, as given.
+ *  @param result the variant just tuned; valid during the call only.
+ *  @param done variants tuned so far.
+ *  @param total variants in this run. */
 typedef void (*clops_tune_progress_fn)(void *user, const clops_tune_result *result, unsigned done, unsigned total);
 
-/*! clops_tune() : tunes device `device_index` of clops_device_list(); `quick`
- *  tunes a small subset (uint8 and float32, block 2). Calls `progress` (may be
- *  NULL) after each variant. Needs a writable cache directory. */
+/** Tunes device `device_index` of clops_device_list(); `quick` tunes a small
+ *  subset (uint8 and float32, block 2). Calls `progress` (may be NULL) after
+ *  each variant. Needs a writable cache directory. Each result is stored as
+ *  soon as it is measured.
+ *  @param device_index the device.
+ *  @param quick nonzero: the small subset.
+ *  @param progress called after each variant, or NULL.
+ *  @param user passed to `progress`.
+ *  @return ::CLOPS_SUCCESS, or:
+ *  @retval CLOPS_ERROR_INVALID_DEVICE_SELECTION `device_index` is past the list.
+ *  @retval CLOPS_ERROR_CACHE_UNAVAILABLE the cache is not read-write.
+ *  @retval CLOPS_ERROR_CACHE_IO the tuning database cannot be locked or written.
+ *  @retval CLOPS_ERROR_INVALID_SETTING a bad setting.
+ *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY an allocation failed.
+ *  @retval other as clops_operator_create() and clops_operator_execute(); OpenCL errors.
+ *  @threadsafety Any thread; reads the environment. Tuners in several threads
+ *  or processes keep each other's results (the database is locked per write).
+ *  @blocking The whole run: compiling every candidate program and timing it
+ *  on 64 MiB tensors on the device (`quick` tunes fewer variants); another
+ *  tuner's lock on the database. */
 CLOPS_API clops_status clops_tune(unsigned device_index, int quick, clops_tune_progress_fn progress, void *user);
-/*! clops_tune_with_options() : clops_tune on a context made with `opts` (its cache
- *  directory, policy and size bound, tuning_db, disabled capabilities; NULL: as
- *  clops_tune). The results go to opts->tuning_db when it is set. */
+/** clops_tune on a context made with `opts` (its cache directory, policy and
+ *  size bound, tuning_db, disabled capabilities; NULL: as clops_tune). The
+ *  results go to opts->tuning_db when it is set.
+ *  @param opts the settings, or NULL.
+ *  @param device_index the device.
+ *  @param quick nonzero: the small subset.
+ *  @param progress called after each variant, or NULL.
+ *  @param user passed to `progress`.
+ *  @return as clops_tune().
+ *  @threadsafety As clops_tune(), but with `opts` nothing is read from the
+ *  environment. @blocking As clops_tune(). */
 CLOPS_API clops_status clops_tune_with_options(const clops_context_options *opts, unsigned device_index, int quick,
                                                clops_tune_progress_fn progress, void *user);
+/** @} */
 
-/* ---- host kernels ---------------------------------------------------------------
- * The plain C implementation used by the host backend, callable directly. The
- * descriptor is validated first; the byte counts are checked against the spans. */
+/* ---- host kernels --------------------------------------------------------------- */
+/** @defgroup host Host kernels
+ *  The plain C implementation used by the host backend, callable directly.
+ *  @{ */
+/** Runs the host kernels on host memory, without a context. The descriptor is
+ *  validated first; the byte counts are checked against the spans. The output
+ *  is untouched on any error.
+ *  @param desc the operator's descriptor.
+ *  @param buffers the host memory.
+ *  @return ::CLOPS_SUCCESS, or:
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `buffers` is NULL (or as clops_operator_validate()).
+ *  @retval CLOPS_ERROR_MISSING_BUFFER a pointer the operator needs is NULL.
+ *  @retval CLOPS_ERROR_BUFFER_TOO_SMALL a byte count is below its tensor's span.
+ *  @retval CLOPS_ERROR_ALIASED_BUFFERS the output overlaps an input.
+ *  @retval CLOPS_ERROR_INDEX_OUT_OF_RANGE MaxUnpooling: a bad index; nothing was written.
+ *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY MaxUnpooling: its plan (large inputs)
+ *          could not be allocated; nothing was written.
+ *  @retval other the validation's CLOPS_ERROR_* codes (clops_operator_validate()).
+ *  @threadsafety Any thread. @blocking The host kernels (threads of their own,
+ *  one per processor up to 16, for tensors of 4 MiB and more). */
 CLOPS_API clops_status clops_host_run(const clops_operator_desc *desc, const clops_host_buffers *buffers);
+/** @} */
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,4 @@
-/*
+/** @file
  * clops_errors.h - status codes of clops.
  *
  * Values are pinned: callers may store and compare them across versions.
@@ -6,10 +6,18 @@
  * CL_BUILD_PROGRAM_FAILURE = -11, ...) are passed through unchanged, so a
  * status may be any cl_int error; clops's own codes live at -15000 to -15299,
  * clear of the ranges OpenCL and its extensions use (down to -1200).
+ *
+ * Every call that can fail returns a ::clops_status and, on failure, leaves a
+ * message naming the offending value in clops_last_error_message() (per thread).
+ * clops_status_name() and clops_status_message() name any code, OpenCL's too.
  */
 #ifndef CLOPS_ERRORS_H
 #define CLOPS_ERRORS_H
 
+/** @def CLOPS_API
+ * Marks the library's exported functions: default symbol visibility with GCC
+ * and Clang (the library is built with hidden visibility), empty elsewhere.
+ * Defined only if the includer has not defined it already. */
 #ifndef CLOPS_API
 #if defined(__GNUC__) || defined(__clang__)
 #define CLOPS_API __attribute__((visibility("default")))
@@ -22,8 +30,10 @@
 extern "C" {
 #endif
 
-/* X(name, value, message): one table makes the enum, the names and the
- * messages, so they cannot drift apart. */
+/** X(name, value, message): one table makes the enum, the names and the
+ *  messages, so they cannot drift apart. Expands `X` once per status, in value
+ *  order within each group; a caller may expand it too (for example into a
+ *  switch of its own). The message is the one clops_status_message() returns. */
 #define CLOPS_STATUS_TABLE(X)                                                                      \
     X(CLOPS_SUCCESS, 0, "success")                                                                 \
     /* arguments and descriptors */                                                                \
@@ -45,6 +55,7 @@ extern "C" {
     X(CLOPS_ERROR_ALIASED_BUFFERS, -15015, "the output buffer is also an input buffer")            \
     X(CLOPS_ERROR_MISSING_BUFFER, -15016, "a buffer the operator needs was not given")             \
     X(CLOPS_ERROR_OUTPUT_NOT_DERIVED, -15017, "the operator's output sizes are the caller's, not derived") \
+    X(CLOPS_ERROR_INVALID_INDICES_LAYOUT, -15018, "unknown MaxUnpooling indices layout")           \
     /* execution */                                                                                \
     X(CLOPS_ERROR_INDEX_OUT_OF_RANGE, -15100, "an unpooling index is negative or past the output") \
     X(CLOPS_ERROR_WRONG_BACKEND, -15101, "this call needs an OpenCL context, not the host backend") \
@@ -65,24 +76,41 @@ extern "C" {
     X(CLOPS_ERROR_INVALID_SETTING, -15209, "a setting (option or environment variable) has a bad value") \
     X(CLOPS_ERROR_INTERNAL, -15299, "internal error")
 
+/** What every fallible call returns: ::CLOPS_SUCCESS (0), one of clops's own
+ *  codes below (-15000 to -15299), or an OpenCL error code (negative, above
+ *  -1200) passed through unchanged. Each enumerator's text is its
+ *  clops_status_message(). */
 typedef enum clops_status {
 #define CLOPS_X_ENUM(name, value, msg) name = value,
     CLOPS_STATUS_TABLE(CLOPS_X_ENUM)
 #undef CLOPS_X_ENUM
 } clops_status;
 
-/*! clops_status_name() : the enumerator's name ("CLOPS_ERROR_SIZE_OVERFLOW",
- *  "CL_OUT_OF_RESOURCES"), or "CLOPS_UNKNOWN_STATUS". Never NULL. */
+/** The enumerator's name of a status code.
+ *  @param status a ::clops_status or an OpenCL error code.
+ *  @return "CLOPS_ERROR_SIZE_OVERFLOW", "CL_OUT_OF_RESOURCES", ...; for a code
+ *          clops does not know (neither its own nor a common OpenCL error),
+ *          "CLOPS_UNKNOWN_STATUS". Never NULL; a static string.
+ *  @threadsafety Any thread. @blocking Nothing. */
 CLOPS_API const char *clops_status_name(int status);
 
-/*! clops_status_message() : a fixed English sentence for the code. Never NULL.
- *  For the specific values behind a failure, see clops_last_error_message(). */
+/** A fixed English sentence for a status code. For the specific values behind
+ *  a failure, see clops_last_error_message().
+ *  @param status a ::clops_status or an OpenCL error code.
+ *  @return the sentence ("a size, element count or byte count overflows"), or
+ *          "unknown status code". Never NULL; a static string.
+ *  @threadsafety Any thread. @blocking Nothing. */
 CLOPS_API const char *clops_status_message(int status);
 
-/*! clops_last_error_message() : the detailed message of the last call on this
- *  thread that failed (it names the offending value, for example
- *  "input channels 7 not divisible by block size squared 4"). Thread-local,
- *  like errno: calls on other threads never change it. "" when none failed. */
+/** The detailed message of the last call on this thread that failed (it names
+ *  the offending value, for example "input channels 7 not divisible by block
+ *  size squared 4"). Thread-local, like errno: calls on other threads never
+ *  change it. Read it right after the call that returned an error: a call
+ *  that succeeds may leave it as it was or change it.
+ *  @return the message, "" when no call on this thread has failed. Never NULL;
+ *          it stays valid for the thread's life and is overwritten by the
+ *          thread's next failure.
+ *  @threadsafety Any thread (each has its own). @blocking Nothing. */
 CLOPS_API const char *clops_last_error_message(void);
 
 #ifdef __cplusplus

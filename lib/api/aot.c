@@ -7,6 +7,61 @@
 #include "api/api.h"
 #include "cl/cl.h"
 #include "store/cache.h"
+#include "store/file.h"
+
+/* Whether a tensor of desc's narrowest element type can pass 32-bit offsets
+ * (clops_fits_u32) within the device's maximum allocation. */
+static bool wide_offsets_possible(const clops_context *ctx, const clops_operator_desc *desc)
+{
+    const clops_op_entry *e = clops_op_lookup(desc->type);
+    clops_op_params p;
+    memset(&p, 0, sizeof p);
+    p.type = desc->type;
+    const clops_tensor_desc *t[3] = {NULL, NULL, NULL};
+    if (!e || !desc->desc || e->unpack(desc->desc, &p, &t[0], &t[1], &t[2]) != CLOPS_SUCCESS) return false;
+    size_t es = 0;
+    for (int i = 0; i < 3; i++) {
+        const size_t size = t[i] ? clops_data_type_size(t[i]->data_type) : 0;
+        if (size && (!es || size < es)) es = size;
+    }
+    const uint64_t max = ctx->info.max_alloc_bytes;
+    return es && (max == 0 || (CLOPS_U32_OFFSET_LIMIT + 1) <= max / es);
+}
+
+/* The listing's callback: each program once, whichever pass named it. */
+typedef struct seen_programs {
+    clops_program_fn fn;
+    void *user;
+    char **keys;
+    size_t count;
+    bool failed;
+} seen_programs;
+
+static void name_once(void *user, const char *source_name, const char *build_options)
+{
+    seen_programs *s = user;
+    const size_t len = strlen(source_name) + 1 + strlen(build_options) + 1;
+    char *key = malloc(len);
+    if (!key) {
+        s->failed = true;
+        return;
+    }
+    snprintf(key, len, "%s\n%s", source_name, build_options);
+    for (size_t i = 0; i < s->count; i++)
+        if (strcmp(s->keys[i], key) == 0) {
+            free(key);
+            return;
+        }
+    char **grown = realloc(s->keys, (s->count + 1) * sizeof *grown);
+    if (!grown) {
+        free(key);
+        s->failed = true;
+        return;
+    }
+    s->keys = grown;
+    s->keys[s->count++] = key;
+    s->fn(s->user, source_name, build_options);
+}
 
 clops_status clops_operator_programs(clops_context *ctx, const clops_operator_desc *desc, clops_program_fn fn,
                                      void *user)
@@ -14,13 +69,31 @@ clops_status clops_operator_programs(clops_context *ctx, const clops_operator_de
     if (!ctx || !desc || !fn) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_operator_programs: NULL argument");
     if (ctx->backend != CLOPS_BACKEND_OPENCL)
         return clops_fail(CLOPS_ERROR_WRONG_BACKEND, "clops_operator_programs: the host context has no programs");
-    /* The operator is planned as usual; each program it asks for is named and
-     * refused, so it goes on to the next (or to the host), and is freed. */
-    clops_operator *op = NULL;
-    clops_program_list_begin(fn, user);
-    const clops_status st = clops_operator_create(ctx, desc, &op);
-    clops_program_list_end();
-    clops_operator_free(op);
+    /* The operator is planned as usual, once per combination of the size-dependent
+     * cases its rules know (cl/cl.h clops_list_case) that the device allows; each
+     * program it asks for is named and refused, so it goes on to the next (or to
+     * the host), and is freed. The first pass is the descriptor's own sizes'
+     * narrowest case, so a small descriptor's programs come first. */
+    const bool wide = wide_offsets_possible(ctx, desc);
+    seen_programs seen = {fn, user, NULL, 0, false};
+    clops_status st = CLOPS_SUCCESS;
+    for (unsigned cases = 0; cases <= (CLOPS_LIST_WIDE_OFFSETS | CLOPS_LIST_LONG_ROWS); cases++) {
+        if ((cases & CLOPS_LIST_WIDE_OFFSETS) && !wide) continue;
+        clops_operator *op = NULL;
+        clops_program_list_begin(name_once, &seen);
+        clops_program_list_cases(cases);
+        const clops_status pass = clops_operator_create(ctx, desc, &op);
+        clops_program_list_end();
+        clops_operator_free(op);
+        if (cases == 0) st = pass; /* a descriptor the operator refuses fails in every pass */
+        if (pass != CLOPS_SUCCESS && pass != CLOPS_ERROR_COMPILER_UNAVAILABLE &&
+            pass != CLOPS_ERROR_FALLBACK_REFUSED)
+            break;
+    }
+    for (size_t i = 0; i < seen.count; i++) free(seen.keys[i]);
+    free(seen.keys);
+    if (seen.failed && st == CLOPS_SUCCESS)
+        st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "clops_operator_programs: out of memory");
     return st;
 }
 
@@ -65,11 +138,11 @@ clops_status clops_pack_add_binary(const char *pack_path, unsigned device_index,
         if (!key) st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "cache key for %s", source_name);
     }
     if (st == CLOPS_SUCCESS) {
-        bool bad_pack;
-        const int n = clops_pack_add(pack_path, key, key_len, binary, binary_size, &bad_pack);
+        char why[CLOPS_FILE_PATH_MAX + 256];
+        clops_status why_st;
+        const int n = clops_pack_add(pack_path, key, key_len, binary, binary_size, &why_st, why, sizeof why);
         if (n < 0)
-            st = bad_pack ? clops_fail(CLOPS_ERROR_BAD_PACK, "%s is not a readable clops kernel pack", pack_path)
-                          : clops_fail(CLOPS_ERROR_CACHE_IO, "cannot write the pack %s", pack_path);
+            st = clops_fail(why_st, "cannot add the binary to the pack %s: %s", pack_path, why);
         else if (count)
             *count = (size_t)n;
     }

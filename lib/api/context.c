@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cl/cl.h"
+#include "store/tune_db.h"
 
 static clops_status context_alloc(clops_backend backend, const clops_context_options *o, clops_context **out)
 {
@@ -139,22 +140,6 @@ static clops_status context_on_device(const clops_device_info *info, const clops
     return st;
 }
 
-/* All devices, in a freshly allocated array. */
-static clops_status list_devices(unsigned disable, clops_device_info **infos, size_t *count)
-{
-    *infos = NULL;
-    clops_status st = clops_device_list_masked(NULL, 0, count, disable);
-    if (st != CLOPS_SUCCESS || *count == 0) return st;
-    *infos = calloc(*count, sizeof **infos);
-    if (!*infos) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "device list of %zu entries", *count);
-    st = clops_device_list_masked(*infos, *count, count, disable);
-    if (st != CLOPS_SUCCESS) {
-        free(*infos);
-        *infos = NULL;
-    }
-    return st;
-}
-
 /* Device `index` of `count`, or why not (messages shared by every way of naming a device). */
 static clops_status check_index(unsigned index, size_t count)
 {
@@ -177,7 +162,7 @@ static clops_status pick_device(const clops_context_options *o, int *is_host, un
     *is_host = o->device == CLOPS_DEVICE_HOST;
     *index = 0;
     if (*is_host) return CLOPS_SUCCESS;
-    clops_status st = list_devices(o->disable, infos, count);
+    clops_status st = clops_device_list_alloc(o->disable, infos, count);
     if (st != CLOPS_SUCCESS) return st; /* a failing OpenCL stack is an error, not "no device" */
     if (o->device >= 0) {
         *index = (unsigned)o->device;
@@ -273,4 +258,12 @@ cl_context clops_context_cl_context(const clops_context *ctx)
 const char *clops_context_cache_status(const clops_context *ctx)
 {
     return ctx ? ctx->cache.status : "";
+}
+
+const char *clops_context_tuning_db(const clops_context *ctx, char *buf, size_t size)
+{
+    if (!buf || !size) return buf;
+    buf[0] = '\0';
+    if (ctx && ctx->backend == CLOPS_BACKEND_OPENCL) clops_tuning_db_file(ctx, buf, size);
+    return buf;
 }

@@ -15,6 +15,9 @@ clops_status clops_query_device(cl_platform_id platform, cl_device_id device, un
 
 /* clops_device_list with the capabilities of `disable` reported absent. */
 clops_status clops_device_list_masked(clops_device_info *infos, size_t capacity, size_t *count, unsigned disable);
+/* Every device (with `disable` masked) in a new array `*infos` (freed by the
+ * caller; NULL when there is none or on failure) of `*count` entries. */
+clops_status clops_device_list_alloc(unsigned disable, clops_device_info **infos, size_t *count);
 
 /* The device's identity for cache keys: platform name and version, device name,
  * vendor, version, driver version, address bits, extensions, and the disabled
@@ -26,6 +29,13 @@ clops_status clops_device_identity(const clops_device_info *info, unsigned disab
  * one failed, CLOPS_ERROR_DEVICE_TIMEOUT past the deadline; `what` names the
  * work in the message. */
 clops_status clops_wait_events(const clops_context *ctx, cl_uint n, const cl_event *events, const char *what);
+/* The same without a context (the host fallback's worker, lib/ops/fallback.c):
+ * nothing flushed; `deadline` from clops_deadline() (0: none), `timeout_seconds`
+ * and `device` for the messages. */
+clops_status clops_wait_until(const char *device, double deadline, double timeout_seconds, cl_uint n,
+                              const cl_event *events, const char *what);
+/* The monotonic time `timeout_seconds` from now, or 0 (no deadline) for 0. */
+double clops_deadline(double timeout_seconds);
 
 /* ---- programs (program.c) -------------------------------------------------------------- */
 
@@ -50,6 +60,19 @@ char *clops_program_cache_key(const clops_context *ctx, const char *options, con
  * (as on a device without a compiler or binary), building nothing. */
 void clops_program_list_begin(clops_program_fn fn, void *user);
 void clops_program_list_end(void);
+/* The size-dependent cases of the rules that choose a program (lib/ops): while a
+ * listing is on, each rule asks clops_program_list_case instead of the sizes, and
+ * clops_operator_programs walks every combination the device allows, so that the
+ * one rule names every program it can produce (api/aot.c). */
+typedef enum clops_list_case {
+    CLOPS_LIST_WIDE_OFFSETS = 1u, /* a tensor past 32-bit offsets (plan.c clops_fits_u32) */
+    CLOPS_LIST_LONG_ROWS = 2u     /* rows longer than a whole-row work-item (depth_space.c chunk) */
+} clops_list_case;
+/* The cases that hold in this listing pass (a set of clops_list_case bits). */
+void clops_program_list_cases(unsigned cases);
+/* -1 when this thread is not listing (the rule looks at the sizes), else 1 or 0:
+ * whether case `c` holds in this pass. */
+int clops_program_list_case(clops_list_case c);
 
 /* ---- work sizes (scheduler.c) ------------------------------------------------------------------ */
 

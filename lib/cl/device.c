@@ -145,6 +145,21 @@ clops_status clops_device_list_masked(clops_device_info *infos, size_t capacity,
     return st;
 }
 
+clops_status clops_device_list_alloc(unsigned disable, clops_device_info **infos, size_t *count)
+{
+    *infos = NULL;
+    clops_status st = clops_device_list_masked(NULL, 0, count, disable);
+    if (st != CLOPS_SUCCESS || *count == 0) return st;
+    *infos = calloc(*count, sizeof **infos);
+    if (!*infos) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "device list of %zu entries", *count);
+    st = clops_device_list_masked(*infos, *count, count, disable);
+    if (st != CLOPS_SUCCESS) {
+        free(*infos);
+        *infos = NULL;
+    }
+    return st;
+}
+
 /* Appends "label: value\n" to the growing string *buf; when it cannot grow,
  * frees it and leaves *buf NULL (the caller reports the lack of memory). */
 static void append_info(char **buf, size_t *len, size_t *cap, const char *label, const char *value)

@@ -203,7 +203,18 @@ static clops_status build(clops_context *ctx, const char *name, const char *opti
 static _Thread_local struct {
     clops_program_fn fn;
     void *user;
+    unsigned cases; /* clops_list_case bits of this pass */
 } listing;
+
+void clops_program_list_cases(unsigned cases)
+{
+    listing.cases = cases;
+}
+
+int clops_program_list_case(clops_list_case c)
+{
+    return listing.fn ? (listing.cases & (unsigned)c) != 0 : -1;
+}
 
 void clops_program_list_begin(clops_program_fn fn, void *user)
 {
@@ -215,6 +226,7 @@ void clops_program_list_end(void)
 {
     listing.fn = NULL;
     listing.user = NULL;
+    listing.cases = 0;
 }
 
 clops_status clops_program_get(clops_context *ctx, const char *source_name, const char *options, cl_program *out,

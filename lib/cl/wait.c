@@ -18,10 +18,10 @@ static double now_seconds(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static clops_status lost(const clops_context *ctx, cl_int status, const char *what)
+static clops_status lost(const char *device, cl_int status, const char *what)
 {
-    return clops_fail(CLOPS_ERROR_DEVICE_LOST, "device \"%s\": %s failed with execution status %d",
-                      ctx->info.device_name, what, (int)status);
+    return clops_fail(CLOPS_ERROR_DEVICE_LOST, "device \"%s\": %s failed with execution status %d", device, what,
+                      (int)status);
 }
 
 /* The first event of `events` not complete: its index, or n when all are; a
@@ -40,29 +40,41 @@ static cl_uint first_pending(cl_uint n, const cl_event *events, cl_int *failed)
     return n;
 }
 
-clops_status clops_wait_events(const clops_context *ctx, cl_uint n, const cl_event *events, const char *what)
+double clops_deadline(double timeout_seconds)
+{
+    return timeout_seconds > 0 ? now_seconds() + timeout_seconds : 0;
+}
+
+clops_status clops_wait_until(const char *device, double deadline, double timeout_seconds, cl_uint n,
+                              const cl_event *events, const char *what)
 {
     if (n == 0) return CLOPS_SUCCESS;
-    cl_int err = clFlush(ctx->queue);
-    if (err != CL_SUCCESS) return clops_fail_cl(err, "clFlush");
     cl_int failed = CL_SUCCESS;
-    if (ctx->options.timeout_seconds <= 0) {
-        err = clWaitForEvents(n, events);
+    if (deadline <= 0) {
+        const cl_int err = clWaitForEvents(n, events);
         if (err == CL_SUCCESS) return CLOPS_SUCCESS;
-        if (first_pending(n, events, &failed) < n && failed != CL_SUCCESS) return lost(ctx, failed, what);
+        if (first_pending(n, events, &failed) < n && failed != CL_SUCCESS) return lost(device, failed, what);
         return clops_fail_cl(err, "clWaitForEvents");
     }
-    const double deadline = now_seconds() + ctx->options.timeout_seconds;
     long sleep_ns = 20000;
     for (cl_uint i = 0;;) {
         i += first_pending(n - i, events + i, &failed);
-        if (failed != CL_SUCCESS) return lost(ctx, failed, what);
+        if (failed != CL_SUCCESS) return lost(device, failed, what);
         if (i == n) return CLOPS_SUCCESS;
         if (now_seconds() >= deadline)
-            return clops_fail(CLOPS_ERROR_DEVICE_TIMEOUT, "device \"%s\": %s did not finish within %g s",
-                              ctx->info.device_name, what, ctx->options.timeout_seconds);
+            return clops_fail(CLOPS_ERROR_DEVICE_TIMEOUT, "device \"%s\": %s did not finish within %g s", device,
+                              what, timeout_seconds);
         const struct timespec pause = {0, sleep_ns};
         nanosleep(&pause, NULL);
         if (sleep_ns < 2000000) sleep_ns *= 2;
     }
+}
+
+clops_status clops_wait_events(const clops_context *ctx, cl_uint n, const cl_event *events, const char *what)
+{
+    if (n == 0) return CLOPS_SUCCESS;
+    const cl_int err = clFlush(ctx->queue);
+    if (err != CL_SUCCESS) return clops_fail_cl(err, "clFlush");
+    return clops_wait_until(ctx->info.device_name, clops_deadline(ctx->options.timeout_seconds),
+                            ctx->options.timeout_seconds, n, events, what);
 }

@@ -32,6 +32,11 @@ void clops_options_defaults(clops_context_options *o);
 /* The environment over `o` (the one place CLOPS_* variables are read); `o` is
  * unchanged on a bad value. */
 clops_status clops_options_env(clops_context_options *o);
+/* How long import waits for one entry to load in its child: with `from_env`,
+ * CLOPS_IMPORT_LOAD_TIMEOUT, read as strictly as the variables above (whole
+ * seconds, 1 to 3600); unset, empty or without `from_env` (the _with_options
+ * forms read no environment): 120. */
+clops_status clops_options_import_timeout(bool from_env, int *seconds);
 /* A caller's options (NULL: the defaults and the environment) as a whole current
  * struct, checked: fields past in->size keep their defaults. */
 clops_status clops_options_resolve(const clops_context_options *in, clops_context_options *out);
@@ -61,10 +66,10 @@ typedef struct clops_op_params {
     clops_operator_type type;
     clops_tensor input;
     clops_tensor indices; /* MaxUnpooling only */
-    clops_indices_layout indices_layout; /* MaxUnpooling only */
     clops_tensor output;
     uint32_t block_size;  /* DepthToSpace / SpaceToDepth */
     clops_depth_space_order order;
+    clops_indices_layout indices_layout; /* MaxUnpooling: what an index counts from */
     unsigned host_threads; /* the host kernels' threads (0: one per processor); from the context */
 } clops_op_params;
 

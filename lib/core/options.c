@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -17,6 +18,43 @@
 
 /* The longest deadline accepted: about 11.5 days, far past any sensible wait. */
 #define MAX_TIMEOUT_SECONDS 1e6
+/* CLOPS_IMPORT_LOAD_TIMEOUT: whole seconds, 1 to an hour; 120 when unset. */
+#define IMPORT_LOAD_DEFAULT_SECONDS 120
+#define IMPORT_LOAD_MAX_SECONDS 3600
+
+/* The struct's sizes a caller may pass (clops.h: it grows at its end only): the
+ * sizeof of each released version of the struct, as that version's header gave
+ * it on this ABI, and nothing else (a size inside the struct would leave the
+ * caller's later fields at their defaults; inside a field, half a pointer would
+ * be copied). The versions:
+ *   0.1.0  size .. timeout_seconds (sizeof(clops_context_options) today; 72 on LP64).
+ * A caller compiled against a version keeps working with later libraries. A new
+ * field is appended to the struct, and the sizeof of the struct up to it is
+ * added here as the next version. */
+#define FIELD_END(f) (offsetof(clops_context_options, f) + sizeof(((clops_context_options *)0)->f))
+/* sizeof of a struct whose last field is `f`: its end, rounded up to the struct's alignment. */
+#define VERSION_SIZE(f) ((FIELD_END(f) + _Alignof(clops_context_options) - 1) / _Alignof(clops_context_options) * \
+                         _Alignof(clops_context_options))
+static const size_t released_sizes[] = {
+    VERSION_SIZE(timeout_seconds), /* 0.1.0 */
+};
+_Static_assert(sizeof(clops_context_options) == VERSION_SIZE(timeout_seconds),
+               "a field was added to clops_context_options: add its version to released_sizes");
+
+static bool released_size(size_t size)
+{
+    for (size_t i = 0; i < sizeof released_sizes / sizeof released_sizes[0]; i++)
+        if (size == released_sizes[i]) return true;
+    return false;
+}
+
+static clops_status bad_size(const char *who, size_t size)
+{
+    return clops_fail(CLOPS_ERROR_INVALID_SETTING,
+                      "%s: size %zu is not one of clops_context_options' released versions (the sizeof of one; "
+                      "this version's is %zu): call clops_context_options_init(&o, sizeof o)",
+                      who, size, sizeof(clops_context_options));
+}
 
 void clops_options_defaults(clops_context_options *o)
 {
@@ -32,8 +70,7 @@ void clops_options_defaults(clops_context_options *o)
 clops_status clops_context_options_init(clops_context_options *opts, size_t size)
 {
     if (!opts) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_context_options_init: opts is NULL");
-    if (size < sizeof opts->size)
-        return clops_fail(CLOPS_ERROR_INVALID_SETTING, "clops_context_options_init: size %zu is too small", size);
+    if (!released_size(size)) return bad_size("clops_context_options_init", size);
     clops_context_options d;
     clops_options_defaults(&d);
     memcpy(opts, &d, size < sizeof d ? size : sizeof d);
@@ -171,6 +208,21 @@ clops_status clops_options_env(clops_context_options *o)
     return st;
 }
 
+clops_status clops_options_import_timeout(bool from_env, int *seconds)
+{
+    static const char name[] = "CLOPS_IMPORT_LOAD_TIMEOUT";
+    const char *v = from_env ? env(name) : NULL;
+    *seconds = IMPORT_LOAD_DEFAULT_SECONDS;
+    if (!v) return CLOPS_SUCCESS;
+    unsigned long s = 0;
+    const char *p = v;
+    for (; *p >= '0' && *p <= '9' && s <= IMPORT_LOAD_MAX_SECONDS; p++) s = s * 10 + (unsigned long)(*p - '0');
+    if (p == v || *p || s < 1 || s > IMPORT_LOAD_MAX_SECONDS)
+        return bad(name, v, "expected whole seconds from 1 to 3600");
+    *seconds = (int)s;
+    return CLOPS_SUCCESS;
+}
+
 clops_status clops_context_options_from_env(clops_context_options *opts)
 {
     if (!opts) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_context_options_from_env: opts is NULL");
@@ -185,11 +237,9 @@ clops_status clops_options_resolve(const clops_context_options *in, clops_contex
 {
     clops_options_defaults(out);
     if (!in) return clops_options_env(out);
-    if (in->size < sizeof in->size)
-        return clops_fail(CLOPS_ERROR_INVALID_SETTING, "options of size %zu: call clops_context_options_init first",
-                          in->size);
+    if (!released_size(in->size)) return bad_size("options", in->size);
     const size_t size = out->size;
-    memcpy(out, in, in->size < size ? in->size : size);
+    memcpy(out, in, in->size);
     out->size = size;
     if (out->device < CLOPS_DEVICE_HOST)
         return clops_fail(CLOPS_ERROR_INVALID_DEVICE_SELECTION, "options: device %d is neither an index, "

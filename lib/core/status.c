@@ -78,7 +78,7 @@ const char *clops_status_message(int status)
 }
 
 /* The detail of the last failure on this thread, like errno: not shared state. */
-static _Thread_local char last_message[1024];
+static _Thread_local char last_message[8192]; /* a message with a whole path (at most 4200 bytes) */
 
 const char *clops_last_error_message(void)
 {

@@ -1,5 +1,5 @@
-/* host.h - the host kernels (host_kernels.c): every operator in plain C on
- * validated parameters, with no OpenCL in them. Not installed. */
+/* host.h - the host kernels (host_kernels.c, host_unpool.c): every operator in
+ * plain C on validated parameters, with no OpenCL in them. Not installed. */
 #ifndef CLOPS_HOST_H
 #define CLOPS_HOST_H
 
@@ -11,15 +11,35 @@ clops_status clops_host_depth_to_space(const clops_op_params *p, const clops_hos
 clops_status clops_host_space_to_depth(const clops_op_params *p, const clops_host_buffers *b);
 clops_status clops_host_max_unpooling(const clops_op_params *p, const clops_host_buffers *b);
 
-/* MaxUnpooling: the number of indices that are negative or past the output. */
-uint64_t clops_host_unpool_bad_indices(const clops_op_params *p, const void *idx);
+/* MaxUnpooling as the device does it (the fallback on mapped buffers): the
+ * zero-fill and the scatter with out-of-range indices skipped, their number in
+ * *bad. Fails only when host memory for its plan runs out (output untouched). */
+clops_status clops_host_unpool_skip(const clops_op_params *p, const clops_host_buffers *b, uint64_t *bad);
 
-/* MaxUnpooling's zero-fill and scatter in input order (the last duplicate wins),
- * skipping out-of-range indices: the reference result on any backend. */
-void clops_host_unpool_scatter(const clops_op_params *p, const void *in, const void *idx, void *out);
+/* A test seam (CLOPS_TEST_HOOKS builds only): how many distinct threads ran the
+ * busiest pass of the last MaxUnpooling on the host (any caller's, any thread). */
+#ifdef CLOPS_TEST_HOOKS
+extern _Atomic unsigned clops_test_unpool_threads;
+#endif
 
-/* Reads index k (logical row-major over the indices tensor) as int64; values
- * past INT64_MAX from UINT64 indices come back negative (= out of range). */
-int64_t clops_read_index(const clops_tensor *t, const void *base, const uint64_t coord[4]);
+/* A hot loop also compiled for AVX2, picked at load time (an ifunc), on x86-64 with GCC. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define CLOPS_ROW_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define CLOPS_ROW_CLONES
+#endif
+
+/* ---- threads (host_kernels.c) ---------------------------------------------------------------- */
+
+/* The host kernels' threads for an operator moving `bytes`: one below 4 MiB,
+ * else the context's host_threads, else one per processor, at most
+ * CLOPS_HOST_MAX_THREADS. */
+unsigned clops_host_threads(const clops_op_params *p, uint64_t bytes);
+
+/* Runs fn(arg, t, begin, end) over [0, units) split into `threads` contiguous
+ * ranges in order (thread t gets the t-th), the calling thread taking the
+ * first; returns when all are done. */
+typedef void (*clops_range_fn)(void *arg, unsigned thread, uint64_t begin, uint64_t end);
+void clops_host_parallel(clops_range_fn fn, void *arg, uint64_t units, unsigned threads);
 
 #endif /* CLOPS_HOST_H */

@@ -62,14 +62,9 @@
     BODY(T, b, ds, ss)
 
 /* On x86-64 with GCC, each row kernel is also compiled for AVX2 and picked at load
- * time (an ifunc): byte and halfword permutes for blocks 3 and 8 need SSSE3/AVX2
- * shuffles, which the x86-64 baseline (SSE2) lacks (measured: 1-byte blocks 3
- * and 8 ran at 0.2-0.6 of a two-thread memcpy without them). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define CLOPS_ROW_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define CLOPS_ROW_CLONES
-#endif
+ * time (an ifunc, CLOPS_ROW_CLONES in host.h): byte and halfword permutes for
+ * blocks 3 and 8 need SSSE3/AVX2 shuffles, which the x86-64 baseline (SSE2) lacks
+ * (measured: 1-byte blocks 3 and 8 ran at 0.2-0.6 of a two-thread memcpy without them). */
 
 #define CLOPS_DEFINE_WEAVE(T, SUFFIX)                                                              \
     CLOPS_ROW_CLONES static void weave_##SUFFIX(uint8_t *dst, uint64_t ds, const uint8_t *const *src, uint64_t ss,  \
@@ -120,6 +115,54 @@ static size_t byte_offset(const clops_tensor *t, uint64_t n, uint64_t c, uint64_
     return (size_t)((n * t->strides[0] + c * t->strides[1] + h * t->strides[2] + w * t->strides[3]) * t->elem_size);
 }
 
+/* ---- threads ------------------------------------------------------------------------------ */
+
+#define MAX_THREADS CLOPS_HOST_MAX_THREADS
+#define PARALLEL_MIN_BYTES (4u << 20)
+
+unsigned clops_host_threads(const clops_op_params *p, uint64_t bytes)
+{
+    const long cpus = bytes < PARALLEL_MIN_BYTES ? 1
+                      : p->host_threads         ? (long)p->host_threads
+                                                : sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus <= 1) return 1;
+    return cpus > (long)MAX_THREADS ? MAX_THREADS : (unsigned)cpus;
+}
+
+typedef struct range_job {
+    clops_range_fn fn;
+    void *arg;
+    unsigned thread;
+    uint64_t begin, end;
+} range_job;
+
+static void *range_thread(void *arg)
+{
+    const range_job *j = arg;
+    j->fn(j->arg, j->thread, j->begin, j->end);
+    return NULL;
+}
+
+/* A thread that cannot be started leaves its range to the calling thread. */
+void clops_host_parallel(clops_range_fn fn, void *arg, uint64_t units, unsigned threads)
+{
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    if (threads > units) threads = units ? (unsigned)units : 1;
+    if (threads == 0) threads = 1;
+    range_job jobs[MAX_THREADS];
+    pthread_t tids[MAX_THREADS];
+    bool started[MAX_THREADS] = {false};
+    for (unsigned t = 0; t < threads; t++) {
+        jobs[t] = (range_job){fn, arg, t, units * t / threads, units * (t + 1) / threads};
+        if (t > 0) started[t] = pthread_create(&tids[t], NULL, range_thread, &jobs[t]) == 0;
+    }
+    range_thread(&jobs[0]);
+    for (unsigned t = 1; t < threads; t++) {
+        if (started[t]) pthread_join(tids[t], NULL);
+        else range_thread(&jobs[t]);
+    }
+}
+
 /* ---- parallel rows -------------------------------------------------------------------------- */
 
 typedef void (*rows_fn)(const clops_op_params *p, const uint8_t *in, uint8_t *out, uint64_t begin, uint64_t end);
@@ -129,43 +172,21 @@ typedef struct rows_job {
     const clops_op_params *p;
     const uint8_t *in;
     uint8_t *out;
-    uint64_t begin, end;
 } rows_job;
 
-static void *rows_thread(void *arg)
+static void rows_range(void *arg, unsigned thread, uint64_t begin, uint64_t end)
 {
     const rows_job *j = arg;
-    j->fn(j->p, j->in, j->out, j->begin, j->end);
-    return NULL;
+    (void)thread;
+    j->fn(j->p, j->in, j->out, begin, end);
 }
 
-#define MAX_THREADS CLOPS_HOST_MAX_THREADS
-#define PARALLEL_MIN_BYTES (4u << 20)
-
 /* Runs fn over [0, units) split across threads when the tensor is large enough
- * to pay for them (one memory stream per core is what reaches copy speed): the
- * context's host_threads, else one per processor, at most MAX_THREADS. A
- * thread that cannot be started leaves its range to the calling thread. */
+ * to pay for them (one memory stream per core is what reaches copy speed). */
 static void parallel_rows(rows_fn fn, const clops_op_params *p, const uint8_t *in, uint8_t *out, uint64_t units)
 {
-    const long cpus = p->output.span_bytes < PARALLEL_MIN_BYTES ? 1
-                      : p->host_threads            ? (long)p->host_threads
-                                                   : sysconf(_SC_NPROCESSORS_ONLN);
-    uint64_t threads = cpus > 1 ? (uint64_t)cpus : 1;
-    if (threads > MAX_THREADS) threads = MAX_THREADS;
-    if (threads > units) threads = units ? units : 1;
-    rows_job jobs[MAX_THREADS];
-    pthread_t tids[MAX_THREADS];
-    bool started[MAX_THREADS] = {false};
-    for (uint64_t t = 0; t < threads; t++) {
-        jobs[t] = (rows_job){fn, p, in, out, units * t / threads, units * (t + 1) / threads};
-        if (t > 0) started[t] = pthread_create(&tids[t], NULL, rows_thread, &jobs[t]) == 0;
-    }
-    rows_thread(&jobs[0]);
-    for (uint64_t t = 1; t < threads; t++) {
-        if (started[t]) pthread_join(tids[t], NULL);
-        else rows_thread(&jobs[t]);
-    }
+    rows_job job = {fn, p, in, out};
+    clops_host_parallel(rows_range, &job, units, clops_host_threads(p, p->output.span_bytes));
 }
 
 /* ---- DepthToSpace and SpaceToDepth -------------------------------------------------------------- */
@@ -224,85 +245,6 @@ static void space_to_depth_rows(const clops_op_params *p, const uint8_t *in, uin
     }
 }
 
-int64_t clops_read_index(const clops_tensor *t, const void *base, const uint64_t coord[4])
-{
-    const uint8_t *p = (const uint8_t *)base + byte_offset(t, coord[0], coord[1], coord[2], coord[3]);
-    if (t->type == CLOPS_DATA_TYPE_UINT32) {
-        uint32_t v;
-        memcpy(&v, p, 4);
-        return v;
-    }
-    int64_t v; /* UINT64 past INT64_MAX reads as negative: out of range either way */
-    memcpy(&v, p, 8);
-    return v;
-}
-
-/* Calls body for each logical element (row-major) with coords c[4]. */
-#define CLOPS_FOR_EACH_ELEMENT(sizes, c)                                                             \
-    for (c[0] = 0; c[0] < (sizes)[0]; c[0]++)                                                        \
-        for (c[1] = 0; c[1] < (sizes)[1]; c[1]++)                                                    \
-            for (c[2] = 0; c[2] < (sizes)[2]; c[2]++)                                                \
-                for (c[3] = 0; c[3] < (sizes)[3]; c[3]++)
-
-/* Flat output index -> byte offset through the output's strides. */
-static size_t unflatten_offset(const clops_tensor *y, uint64_t flat)
-{
-    if (y->packed) return (size_t)(flat * y->elem_size);
-    const uint64_t w = flat % y->sizes[3];
-    flat /= y->sizes[3];
-    const uint64_t h = flat % y->sizes[2];
-    flat /= y->sizes[2];
-    const uint64_t c = flat % y->sizes[1];
-    return byte_offset(y, flat / y->sizes[1], c, h, w);
-}
-
-static clops_status max_unpooling(const clops_op_params *p, const uint8_t *in, const uint8_t *idx, uint8_t *out)
-{
-    const clops_tensor *x = &p->input, *y = &p->output;
-    uint64_t c[4];
-    if (x->count == 0) { /* nothing to check or scatter: only the zero-fill */
-        clops_host_unpool_scatter(p, in, idx, out);
-        return CLOPS_SUCCESS;
-    }
-    /* Every index is checked before the output is touched. */
-    CLOPS_FOR_EACH_ELEMENT(x->sizes, c) {
-        const int64_t k = clops_read_index(&p->indices, idx, c);
-        if (k < 0 || (uint64_t)k >= y->count) {
-            /* The index as the caller wrote it: a UINT64 past INT64_MAX is not negative. */
-            char text[24];
-            if (p->indices.type == CLOPS_DATA_TYPE_UINT64) snprintf(text, sizeof text, "%llu", (unsigned long long)k);
-            else snprintf(text, sizeof text, "%lld", (long long)k);
-            return clops_fail(CLOPS_ERROR_INDEX_OUT_OF_RANGE,
-                              "index %s at input [%llu, %llu, %llu, %llu] is outside the output's %llu elements", text,
-                              (unsigned long long)c[0], (unsigned long long)c[1], (unsigned long long)c[2],
-                              (unsigned long long)c[3], (unsigned long long)y->count);
-        }
-    }
-    clops_host_unpool_scatter(p, in, idx, out);
-    return CLOPS_SUCCESS;
-}
-
-void clops_host_unpool_scatter(const clops_op_params *p, const void *in_, const void *idx, void *out_)
-{
-    const clops_tensor *x = &p->input, *y = &p->output;
-    const uint8_t *in = in_;
-    uint8_t *out = out_;
-    uint64_t c[4];
-    if (y->count == 0) return;
-    if (y->packed) {
-        memset(out, 0, (size_t)y->span_bytes);
-    } else {
-        CLOPS_FOR_EACH_ELEMENT(y->sizes, c) memset(out + byte_offset(y, c[0], c[1], c[2], c[3]), 0, y->elem_size);
-    }
-    if (x->count == 0) return; /* (an empty input's other sizes may be huge) */
-    /* In row-major input order, so the last duplicate wins. */
-    CLOPS_FOR_EACH_ELEMENT(x->sizes, c) {
-        const int64_t k = clops_read_index(&p->indices, idx, c);
-        if (k >= 0 && (uint64_t)k < y->count)
-            memcpy(out + unflatten_offset(y, (uint64_t)k), in + byte_offset(x, c[0], c[1], c[2], c[3]), x->elem_size);
-    }
-}
-
 clops_status clops_host_depth_to_space(const clops_op_params *p, const clops_host_buffers *b)
 {
     if (p->output.count)
@@ -317,20 +259,4 @@ clops_status clops_host_space_to_depth(const clops_op_params *p, const clops_hos
         parallel_rows(space_to_depth_rows, p, b->input, b->output,
                       p->input.sizes[0] * p->input.sizes[1] * p->output.sizes[2] * p->block_size);
     return CLOPS_SUCCESS;
-}
-
-clops_status clops_host_max_unpooling(const clops_op_params *p, const clops_host_buffers *b)
-{
-    return max_unpooling(p, b->input, b->indices, b->output);
-}
-
-uint64_t clops_host_unpool_bad_indices(const clops_op_params *p, const void *idx)
-{
-    uint64_t c[4], bad = 0;
-    if (p->input.count == 0) return 0;
-    CLOPS_FOR_EACH_ELEMENT(p->input.sizes, c) {
-        const int64_t k = clops_read_index(&p->indices, idx, c);
-        bad += k < 0 || (uint64_t)k >= p->output.count;
-    }
-    return bad;
 }

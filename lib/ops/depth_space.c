@@ -30,8 +30,10 @@ static unsigned chunk_positions(const clops_context *ctx, const clops_op_params 
     const size_t es = p->input.elem_size;
     const bool d2s = p->type == CLOPS_OPERATOR_DEPTH_TO_SPACE;
     const uint64_t narrow = d2s ? p->input.sizes[3] : p->output.sizes[3];
+    const int long_rows = clops_program_list_case(CLOPS_LIST_LONG_ROWS); /* listing: every case (api/aot.c) */
     if (!(ctx->info.type & CL_DEVICE_TYPE_CPU)) return 1u;
-    if (!channels_inner(p) && narrow * es <= WHOLE_ROW_BYTES) return (unsigned)(WHOLE_ROW_BYTES / es);
+    if (!channels_inner(p) && (long_rows >= 0 ? !long_rows : narrow * es <= WHOLE_ROW_BYTES))
+        return (unsigned)(WHOLE_ROW_BYTES / es);
     return (unsigned)(1024 / es);
 }
 
@@ -177,6 +179,9 @@ static clops_status prepare(clops_operator *op)
     }
     bool refused;
     clops_status st = launch_loop(op, variant, &tuned, op->loop, &refused);
+    if (st == CLOPS_ERROR_COMPILER_UNAVAILABLE && op->loop == CLOPS_LOOP_TILE &&
+        clops_program_list_case(CLOPS_LIST_LONG_ROWS) >= 0) /* listing: a device refusing the tile's group size */
+        launch_loop(op, variant, &tuned, CLOPS_LOOP_ELEMENTS, &refused);
     if (st == CLOPS_SUCCESS && refused) {
         /* The device or kernel cannot take the tile's group size: the element loop instead. */
         clReleaseKernel(op->launches[0].kernel);

@@ -256,11 +256,30 @@ static clops_status wait_list(const clops_operator *op, cl_uint nwait, const cl_
     return CLOPS_SUCCESS;
 }
 
+/* A previous execution that failed (a wait-list event of the caller's that
+ * failed, a command the device lost) is not chained on: OpenCL would fail every
+ * later execution with it (PoCL never runs them). It is forgotten, and the next
+ * execution zeroes the status words and the claims first (enqueue_chain's wrap
+ * path), since a failed zero fill may have left them stale. A query that fails
+ * keeps the chain: the execution may still be running. */
+static void drop_failed_last(clops_operator *op)
+{
+    cl_int s = CL_COMPLETE;
+    if (!op->unpool.last) return;
+    const cl_int err = clGetEventInfo(op->unpool.last, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL);
+    if (err != CL_SUCCESS || s >= 0) return;
+    clops_max_unpooling_record(op, NULL, 0);
+    op->unpool.gen = UINT32_MAX;
+    op->unpool.claims = UINT32_MAX;
+}
+
 /* Enqueues the launches after the wait list, each after the one before (the
- * caller's queue may be out of order); `*last` is the final command's event. */
+ * caller's queue may be out of order); `*last` is the final command's event -
+ * on failure the last one enqueued (or NULL), which still runs. */
 static clops_status enqueue_chain(clops_operator *op, cl_uint nwait, const cl_event *wait, cl_event *last)
 {
     cl_event prev = NULL;
+    *last = NULL;
     clops_status st = CLOPS_SUCCESS;
     const cl_uint zero = 0;
     if (op->unpool.gen == UINT32_MAX) { /* generations wrap: zero the words first */
@@ -278,9 +297,12 @@ static clops_status enqueue_chain(clops_operator *op, cl_uint nwait, const cl_ev
         const cl_int err = clEnqueueFillBuffer(op->ctx->queue, op->unpool.scratch, &zero, sizeof zero, 0,
                                                (size_t)op->params.output.count * sizeof zero, prev ? 1 : nwait,
                                                prev ? &prev : nwait ? wait : NULL, &after);
+        if (err != CL_SUCCESS) {
+            *last = prev;
+            return clops_fail_cl(err, "clEnqueueFillBuffer(MaxUnpooling claims)");
+        }
         if (prev) clReleaseEvent(prev);
         prev = after;
-        if (err != CL_SUCCESS) return clops_fail_cl(err, "clEnqueueFillBuffer(MaxUnpooling claims)");
         base = 0;
     }
     op->unpool.claims = base + count;
@@ -293,15 +315,12 @@ static clops_status enqueue_chain(clops_operator *op, cl_uint nwait, const cl_ev
         cl_event next = NULL;
         st = prev ? clops_enqueue_launch(op, &op->launches[i], 1, &prev, &next)
                       : clops_enqueue_launch(op, &op->launches[i], nwait, wait, &next);
+        if (st != CLOPS_SUCCESS) break;
         if (prev) clReleaseEvent(prev);
         prev = next;
     }
-    if (st != CLOPS_SUCCESS) {
-        if (prev) clReleaseEvent(prev);
-        return st;
-    }
     *last = prev;
-    return CLOPS_SUCCESS;
+    return st;
 }
 
 clops_status clops_max_unpooling_enqueue(clops_operator *op, const clops_buffers *b, cl_uint nwait,
@@ -312,6 +331,7 @@ clops_status clops_max_unpooling_enqueue(clops_operator *op, const clops_buffers
         clops_max_unpooling_record(op, NULL, p->input.count);
         return clops_enqueue_nothing(op->ctx, nwait, wait, event);
     }
+    drop_failed_last(op);
     clops_status st = set_args(op, b);
     cl_uint n = 0;
     const cl_event *list = NULL;
@@ -319,18 +339,14 @@ clops_status clops_max_unpooling_enqueue(clops_operator *op, const clops_buffers
     if (st == CLOPS_SUCCESS) st = wait_list(op, nwait, wait, &n, &list, &merged);
     if (st == CLOPS_SUCCESS) st = enqueue_chain(op, n, list, &last);
     free(merged);
-    if (st != CLOPS_SUCCESS) {
-        clFinish(op->ctx->queue); /* nothing of ours may still run on the caller's buffers */
-        clops_max_unpooling_record(op, NULL, 0);
-        return st;
-    }
-    clops_max_unpooling_record(op, last, 0);
+    /* Never waited for here (execute does not block): what a failed chain
+     * enqueued still runs after the wait list, and the next execution chains on
+     * it (on the previous execution when nothing was enqueued). */
+    if (last) clops_max_unpooling_record(op, last, 0);
+    if (st != CLOPS_SUCCESS) return st;
     if (event) {
         const cl_int err = clRetainEvent(last);
-        if (err != CL_SUCCESS) {
-            clFinish(op->ctx->queue); /* the commands ran; without an event the caller cannot know */
-            return clops_fail_cl(err, "clRetainEvent");
-        }
+        if (err != CL_SUCCESS) return clops_fail_cl(err, "clRetainEvent");
         *event = last;
     }
     return CLOPS_SUCCESS;
@@ -361,10 +377,7 @@ clops_status clops_max_unpooling_status(clops_operator *op)
 
 clops_status clops_max_unpooling_run_mapped(const clops_op_params *p, const clops_host_buffers *m, uint64_t *bad)
 {
-    /* As on the device: bad indices are skipped, everything else written. */
-    *bad = clops_host_unpool_bad_indices(p, m->indices);
-    clops_host_unpool_scatter(p, m->input, m->indices, m->output);
-    return CLOPS_SUCCESS;
+    return clops_host_unpool_skip(p, m, bad); /* as on the device: bad indices skipped, counted */
 }
 
 /* ---- validation ------------------------------------------------------------------------------ */
@@ -373,13 +386,16 @@ static clops_status unpack(const void *desc, clops_op_params *p, const clops_ten
                            const clops_tensor_desc **idx, const clops_tensor_desc **out)
 {
     const clops_max_unpooling_desc *d = desc;
-    p->indices_layout = d->indices_layout;
-    *in = d->input, *idx = d->indices, *out = d->output;
+    *in = d->input, *idx = d->indices, *out = d->output, p->indices_layout = d->indices_layout;
     return *idx ? CLOPS_SUCCESS : clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "indices tensor descriptor is NULL");
 }
 
 static clops_status check(const clops_op_params *p)
 {
+    if (p->indices_layout != CLOPS_INDICES_FLAT && p->indices_layout != CLOPS_INDICES_PER_PLANE)
+        return clops_fail(CLOPS_ERROR_INVALID_INDICES_LAYOUT,
+                          "indices_layout %d is neither CLOPS_INDICES_FLAT (0) nor CLOPS_INDICES_PER_PLANE (1)",
+                          (int)p->indices_layout);
     for (int d = 0; d < 4; d++)
         if (p->indices.sizes[d] != p->input.sizes[d])
             return clops_fail(CLOPS_ERROR_INDICES_SIZE_MISMATCH,

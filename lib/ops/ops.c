@@ -1,22 +1,9 @@
-/* ops.c - the table of operators, and what the operator objects do through it:
- * prepare on the device (or fall back to the host), enqueue, run on the host,
- * report the last status, release. */
+/* ops.c - what the operator objects do through the table of operators
+ * (op_table.c): prepare on the device (or fall back to the host, fallback.c),
+ * enqueue, run on the host, report the last status, release. */
 #include <stdio.h>
 
 #include "ops/ops.h"
-
-static const clops_op_entry *const table[] = {
-    &clops_depth_to_space_op,
-    &clops_space_to_depth_op,
-    &clops_max_unpooling_op,
-};
-
-const clops_op_entry *clops_op_lookup(clops_operator_type type)
-{
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (table[i]->type == type) return table[i];
-    return NULL;
-}
 
 static clops_status check_device_limits(const clops_operator *op)
 {
@@ -94,6 +81,7 @@ void clops_op_release(clops_operator *op)
     op->num_launches = 0;
     const clops_op_entry *e = clops_op_lookup(op->params.type);
     if (e && e->release) e->release(op);
+    clops_host_release(op);
 }
 
 clops_status clops_op_enqueue(clops_operator *op, const clops_buffers *b, cl_uint nwait, const cl_event *wait,
@@ -111,5 +99,6 @@ clops_status clops_op_host_run(const clops_op_params *p, const clops_host_buffer
 clops_status clops_op_last_status(clops_operator *op)
 {
     const clops_op_entry *e = clops_op_lookup(op->params.type);
+    if (op->fallback) return clops_host_last_status(op);
     return op->ctx->backend == CLOPS_BACKEND_OPENCL && e->last_status ? e->last_status(op) : CLOPS_SUCCESS;
 }

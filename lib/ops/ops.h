@@ -3,7 +3,7 @@
  * operator table: one entry per operator type, each filled in by the operator's
  * own file (depth_space.c, max_unpooling.c). Everything that differs between
  * operators is reached through this table, like ggml's backend table; adding an
- * operator adds its file, its kernel and one line in ops.c. Not installed. */
+ * operator adds its file, its kernel and one line in op_table.c. Not installed. */
 #ifndef CLOPS_OPS_H
 #define CLOPS_OPS_H
 
@@ -33,6 +33,7 @@ struct clops_operator {
     const char *local_size_origin; /* "tuned" or "heuristic" */
     bool fallback;               /* runs on the host although the context is OpenCL */
     char fallback_reason[512];
+    struct clops_host_job *host_last; /* fallback: the last execution's job (fallback.c), or NULL */
     bool offset_64;              /* kernels use ulong offsets */
     bool forced;                 /* the tuner's candidate parameters below apply */
     clops_tuning force;
@@ -90,10 +91,15 @@ clops_status clops_max_unpooling_run_mapped(const clops_op_params *p, const clop
 
 /* ---- the fallback (fallback.c) and the launch helpers (plan.c) ------------------------------ */
 
-/* Runs a fallback operator on cl_mem buffers: maps them (after
- * the wait list), runs the host kernel, unmaps, and returns an event for the unmaps. */
+/* Runs a fallback operator on cl_mem buffers without waiting: a worker thread
+ * maps them after the wait list, runs the host kernel and unmaps; `*event`
+ * completes after that (fallback.c). */
 clops_status clops_host_execute_cl(clops_operator *op, const clops_buffers *b, cl_uint nwait, const cl_event *wait,
                                    cl_event *event);
+/* The status of a fallback operator's last execution on cl_mem (waits for it,
+ * with the deadline); releases the operator's reference to it. */
+clops_status clops_host_last_status(clops_operator *op);
+void clops_host_release(clops_operator *op);
 
 /* Creates kernel `name` of `program` into the next launch slot of `op`, with
  * `want` (may be NULL) as the tuned local size. */
@@ -117,8 +123,10 @@ clops_status clops_set_dims_args(const clops_operator *op, cl_kernel kernel, cl_
 /* Sets one offs_t scalar argument. */
 clops_status clops_set_offset_arg(const clops_operator *op, cl_kernel kernel, cl_uint index, uint64_t value);
 
-/* Whether offsets into this operator's buffers fit 32-bit unsigned arithmetic. */
+/* Whether offsets into this operator's buffers fit 32-bit unsigned arithmetic:
+ * every span and count at most CLOPS_U32_OFFSET_LIMIT elements. */
 bool clops_fits_u32(const clops_op_params *p);
+#define CLOPS_U32_OFFSET_LIMIT (UINT32_MAX - (UINT64_C(1) << 24))
 
 /* ---- the table ------------------------------------------------------------------------------- */
 
@@ -154,7 +162,7 @@ typedef struct clops_op_entry {
 extern const clops_op_entry clops_depth_to_space_op, clops_space_to_depth_op; /* depth_space.c */
 extern const clops_op_entry clops_max_unpooling_op;                           /* max_unpooling.c */
 
-/* The entry for `type`, or NULL for an unknown type. */
+/* The entry for `type`, or NULL for an unknown type (op_table.c). */
 const clops_op_entry *clops_op_lookup(clops_operator_type type);
 
 #endif /* CLOPS_OPS_H */

@@ -8,7 +8,9 @@ bool clops_fits_u32(const clops_op_params *p)
     /* Every offset a kernel forms is below a span, and every size product below a
      * count, so 32-bit arithmetic is exact when all of them fit; the margin covers
      * a work-item's chunk start past the end of a row (guarded, but computed). */
-    const uint64_t limit = UINT32_MAX - (UINT64_C(1) << 24);
+    const uint64_t limit = CLOPS_U32_OFFSET_LIMIT;
+    const int listed = clops_program_list_case(CLOPS_LIST_WIDE_OFFSETS); /* listing: every case (api/aot.c) */
+    if (listed >= 0) return !listed;
     const clops_tensor *t[3] = {&p->input, &p->indices, &p->output};
     for (int i = 0; i < 3; i++)
         if (t[i]->span > limit || t[i]->count > limit) return false;

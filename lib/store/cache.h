@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "clops/clops.h"
+#include "store/pack.h" /* clops_pack_loader */
 
 #define CLOPS_CACHE_FORMAT_VERSION 1u
 #define CLOPS_CACHE_DEFAULT_MAX_BYTES (256ull << 20)
@@ -46,7 +47,7 @@ clops_status clops_cache_usable(clops_cache_config *cfg, const clops_context_opt
 /* The payload stored under `key`, or false (a miss; bad entries are removed). */
 bool clops_cache_load(const clops_cache_config *cfg, const char *key, size_t key_len, unsigned char **payload,
                       size_t *payload_len);
-/* Stores atomically, then evicts least recently used entries past the bound.
+/* Stores atomically, then evicts least recently used entries past the bound (cache_dir.c).
  * Failures (full disk, vanished directory) are silent: the cache is an optimisation. */
 void clops_cache_store(const clops_cache_config *cfg, const char *key, size_t key_len, const unsigned char *payload,
                        size_t payload_len);
@@ -102,26 +103,40 @@ void clops_tuning_locks_remove(const clops_cache_config *cfg);
 
 /* ---- packs (pack.c) ---------------------------------------------------------------------- */
 
-/* A pack file of every valid entry; returns the count, or -1 with `why`. */
-int clops_cache_export(const clops_cache_config *cfg, const char *pack_path, char *why, size_t why_size);
+/* A pack file of every valid entry; returns the count, or -1 with `*st` and `why`
+ * (CLOPS_ERROR_BAD_PACK for a cache of more entries than a pack may hold).
+ * `*removed`: entries another process removed during the export (left out). */
+int clops_cache_export(const clops_cache_config *cfg, const char *pack_path, size_t *removed, clops_status *st,
+                       char *why, size_t why_size);
 /* The import transaction of clops_cache_import_pack_report(): reads and checks
- * the pack, has `check_loads` (store/pack.h) load each new entry on its device,
- * installs those that loaded; the count installed, or -1 with `*st` and `why`. */
-struct pack_item;
-int clops_cache_import(const clops_cache_config *cfg, const char *pack_path,
-                       int (*check_loads)(int fd, struct pack_item *items, size_t count), clops_pack_report *report,
-                       clops_status *st, char *why, size_t why_size);
+ * the pack, has `loader` (store/pack.h) sort the new entries by device and load
+ * those for a device here, installs those that loaded; the count installed, or
+ * -1 with `*st` and `why`. */
+int clops_cache_import(const clops_cache_config *cfg, const char *pack_path, clops_pack_loader loader,
+                       const void *loader_opts, clops_pack_report *report, clops_status *st, char *why,
+                       size_t why_size);
 /* Adds the entry for `key` to the pack (created if missing; an entry with the
- * same key is replaced), atomically; returns the pack's entry count or -1
- * (unreadable or malformed pack: *bad_pack set, or a write failure). */
+ * same key is replaced), atomically; returns the pack's entry count, or -1 with
+ * `*st` and `why`: CLOPS_ERROR_BAD_PACK for a malformed pack or one that holds
+ * CLOPS_PACK_MAX_ENTRIES other entries already (nothing is written),
+ * CLOPS_ERROR_CACHE_IO when it cannot be read or written. */
 int clops_pack_add(const char *pack_path, const char *key, size_t key_len, const unsigned char *payload,
-                   size_t payload_len, bool *bad_pack);
+                   size_t payload_len, clops_status *st, char *why, size_t why_size);
 
 /* ---- bytes and hashes shared by the store's formats ---------------------------------------- */
 
 #define CLOPS_FNV_SEED 0xcbf29ce484222325ull
-/* FNV-1a, 64 bits, continuing from `h` (start with CLOPS_FNV_SEED). */
-uint64_t clops_fnv1a(uint64_t h, const void *data, size_t n);
+/* FNV-1a, 64 bits, continuing from `h` (start with CLOPS_FNV_SEED). Inline, like
+ * the byte helpers, so that no unit of the store calls another for it. */
+static inline uint64_t clops_fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
 
 static inline void clops_put_u32(unsigned char *p, uint32_t v)
 {

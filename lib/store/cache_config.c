@@ -1,7 +1,9 @@
 /* cache_config.c - where the program cache lives and how it may be used, from a
  * context's options (core/options.c: CLOPS_CACHE, CLOPS_CACHE_DIR and
  * CLOPS_CACHE_MAX_SIZE are read there); the default directory from
- * XDG_CACHE_HOME or HOME. */
+ * XDG_CACHE_HOME or HOME. A directory that is not the effective user's, or that
+ * its group or others may write, is not used (N2): clops runs uncached and the
+ * status says why. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
@@ -67,6 +69,21 @@ void clops_cache_config_init(clops_cache_config *cfg, const clops_context_option
         const int e = err ? err : errno;
         cfg->mode = CLOPS_CACHE_OFF;
         snprintf(cfg->status, sizeof cfg->status, "unavailable, running uncached (%s: %s)", cfg->dir, strerror(e));
+        return;
+    }
+    /* N2: an entry is a binary clops loads and runs, so, as ssh treats ~/.ssh,
+     * the directory must be this user's and writable by no one else. */
+    const unsigned euid = (unsigned)geteuid();
+    if (st.st_uid != euid || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+        cfg->mode = CLOPS_CACHE_OFF;
+        if (st.st_uid != euid)
+            snprintf(cfg->status, sizeof cfg->status,
+                     "unsafe, running uncached (%s is owned by uid %u, not by this user, uid %u: its entries "
+                     "could be another user's binaries)", cfg->dir, (unsigned)st.st_uid, euid);
+        else
+            snprintf(cfg->status, sizeof cfg->status,
+                     "unsafe, running uncached (%s is writable by its group or others, mode %04o: "
+                     "chmod go-w it)", cfg->dir, (unsigned)(st.st_mode & 07777));
         return;
     }
     snprintf(cfg->status, sizeof cfg->status, "%s (%s)", cfg->dir,

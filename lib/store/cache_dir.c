@@ -1,13 +1,17 @@
 /* cache_dir.c - the cache directory as a whole: its entry files least recently
- * used first, listing, pruning to the size bound, clearing.
+ * used first, listing, pruning to the size bound, clearing; and storing an
+ * entry (the format is cache_entry.c's), which prunes after it.
  *
  * The cache owns its directory: besides entries ("<16 hex>.bin", whatever their
  * size or content) it sees the temporary files ".tmp-XXXXXX" of the atomic
  * writer (file.h). Every one of them counts against the size bound. A temporary
  * file older than CLOPS_CACHE_TEMP_STALE_SECONDS belongs to a writer that was
- * killed before its rename: list shows it, prune and clear remove it (first).
- * A younger one may be a write in progress and is left alone. */
+ * killed before its rename: list shows it, prune (even under the bound) and
+ * clear remove it, first. A younger one may be a write in progress and is left
+ * alone. A symbolic link named like an entry or a temporary is not followed: it
+ * counts as a stale temporary. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* lstat, S_ISLNK */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +49,10 @@ int clops_cache_scan(const clops_cache_config *cfg, clops_cache_file **out, size
         char path[CLOPS_CACHE_PATH_MAX + 96];
         snprintf(path, sizeof path, "%s/%.20s", cfg->dir, e->d_name); /* names are 20 chars */
         struct stat st;
-        if (stat(path, &st) != 0) continue; /* removed meanwhile */
+        if (lstat(path, &st) != 0) continue; /* removed meanwhile */
+        /* A symbolic link named like one of ours is never followed (N3): it is no
+         * entry, and prune and clear remove it (the link) like a stale temporary. */
+        const bool link = S_ISLNK(st.st_mode);
         if (*count == cap) {
             cap = cap ? 2 * cap : 64;
             clops_cache_file *grown = realloc(*out, cap * sizeof **out);
@@ -59,8 +66,8 @@ int clops_cache_scan(const clops_cache_config *cfg, clops_cache_file **out, size
         snprintf(f->name, sizeof f->name, "%.20s", e->d_name);
         f->size = (uint64_t)st.st_size;
         f->used = st.st_mtim;
-        f->entry = entry;
-        f->stale = !entry && time(NULL) - st.st_mtim.tv_sec > CLOPS_CACHE_TEMP_STALE_SECONDS;
+        f->entry = entry && !link;
+        f->stale = link || (!entry && time(NULL) - st.st_mtim.tv_sec > CLOPS_CACHE_TEMP_STALE_SECONDS);
     }
     closedir(d);
     for (size_t i = 1; i < *count; i++) /* insertion sort by mtime: caches hold few entries */
@@ -75,8 +82,8 @@ int clops_cache_scan(const clops_cache_config *cfg, clops_cache_file **out, size
     return rc;
 }
 
-/* Removes files, stale temporary files first, then entries least recently used
- * first, until at most `max_bytes` remain (every entry and stale file for `all`). */
+/* Removes every stale temporary file (whatever the bound: N14), then entries
+ * least recently used first until at most `max_bytes` remain (every entry for `all`). */
 static int remove_until(const clops_cache_config *cfg, uint64_t max_bytes, bool all)
 {
     if (cfg->mode != CLOPS_CACHE_READ_WRITE) return 0;
@@ -90,7 +97,7 @@ static int remove_until(const clops_cache_config *cfg, uint64_t max_bytes, bool 
     for (size_t i = 0; i < count; i++) total += files[i].size;
     int removed = 0;
     for (int pass = 0; pass < 2; pass++) /* stale temporary files, then entries */
-        for (size_t i = 0; i < count && (all || total > max_bytes); i++) {
+        for (size_t i = 0; i < count && (pass == 0 || all || total > max_bytes); i++) {
             if (pass == 0 ? !files[i].stale : !files[i].entry) continue;
             char path[CLOPS_CACHE_PATH_MAX + 96];
             snprintf(path, sizeof path, "%s/%s", cfg->dir, files[i].name);
@@ -118,7 +125,8 @@ int clops_cache_list(const clops_cache_config *cfg, clops_cache_visit visit, voi
         size_t size;
         const unsigned char *k = NULL, *p;
         size_t klen = 0, plen = 0;
-        const bool ok = files[i].entry && clops_file_read(path, CLOPS_CACHE_ENTRY_MAX_BYTES, &data, &size) == 0 &&
+        const bool ok = files[i].entry &&
+                        clops_file_read_flags(path, CLOPS_CACHE_ENTRY_MAX_BYTES, CLOPS_FILE_IN_CACHE, &data, &size) == 0 &&
                         clops_cache_entry_parse(data, size, &k, &klen, &p, &plen);
         visit(user, files[i].name, files[i].size, (long long)files[i].used.tv_sec, ok ? (const char *)k : NULL,
               ok ? klen : 0);
@@ -133,6 +141,20 @@ int clops_cache_clear(const clops_cache_config *cfg)
     const int n = remove_until(cfg, 0, true);
     if (n >= 0) clops_tuning_locks_remove(cfg);
     return n;
+}
+
+void clops_cache_store(const clops_cache_config *cfg, const char *key, size_t key_len, const unsigned char *payload,
+                       size_t payload_len)
+{
+    if (cfg->mode != CLOPS_CACHE_READ_WRITE || key_len > CLOPS_CACHE_MAX_KEY_BYTES || payload_len > CLOPS_CACHE_MAX_PAYLOAD_BYTES) return;
+    unsigned char header[CLOPS_CACHE_ENTRY_HEADER_BYTES];
+    clops_cache_entry_header(header, (const unsigned char *)key, key_len, payload, payload_len);
+    char path[CLOPS_CACHE_PATH_MAX + 32];
+    clops_cache_entry_path(cfg, key, key_len, path, sizeof path);
+    const void *const parts[3] = {header, key, payload};
+    const size_t sizes[3] = {CLOPS_CACHE_ENTRY_HEADER_BYTES, key_len, payload_len};
+    if (clops_file_write_parts(path, CLOPS_CACHE_FILE_MODE, CLOPS_FILE_IN_CACHE, parts, sizes, 3, NULL) == 0)
+        clops_cache_prune_to(cfg, cfg->max_bytes);
 }
 
 /* ---- public calls ------------------------------------------------------------------------- */

@@ -17,9 +17,14 @@
  * A truncated, corrupted or foreign entry is removed and rebuilt.
  *
  * Entries are written with the store's atomic writer (file.h): readers see the
- * old entry or the new one, never a torn one, and nothing is deleted first. A
- * hit refreshes the file's mtime; after each store, cache_dir.c evicts the least
- * recently used entries until the directory is under its bound. */
+ * old entry or the new one, never a torn one, and nothing is deleted first.
+ * Inside the cache directory no symbolic link is followed (N3): an entry is read
+ * with O_NOFOLLOW, a link in its place is removed (the link, not what it names)
+ * and a store replaces it (CLOPS_FILE_IN_CACHE). A
+ * hit refreshes the file's mtime. Storing is cache_dir.c's (clops_cache_store):
+ * it writes the entry framed here, then evicts the least recently used entries
+ * until the directory is under its bound. This file calls no other unit of the
+ * cache; cache_dir.c and pack.c call it. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -34,16 +39,6 @@
 
 #define ENTRY_MAGIC "CLOPSBIN"
 #define HEADER_BYTES CLOPS_CACHE_ENTRY_HEADER_BYTES
-
-uint64_t clops_fnv1a(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
 
 /* ---- entries ---------------------------------------------------------------------------- */
 
@@ -75,9 +70,10 @@ bool clops_cache_load(const clops_cache_config *cfg, const char *key, size_t key
     clops_cache_entry_path(cfg, key, key_len, path, sizeof path);
     unsigned char *data;
     size_t size;
-    if (clops_file_read(path, CLOPS_CACHE_ENTRY_MAX_BYTES, &data, &size) != 0) {
-        /* Not a regular file (a FIFO, a device) or too big: never an entry clops wrote. */
-        if ((errno == EINVAL || errno == EFBIG) && cfg->mode == CLOPS_CACHE_READ_WRITE) unlink(path);
+    if (clops_file_read_flags(path, CLOPS_CACHE_ENTRY_MAX_BYTES, CLOPS_FILE_IN_CACHE, &data, &size) != 0) {
+        /* Not a regular file (a FIFO, a device, a symbolic link, never followed) or
+         * too big: never an entry clops wrote. unlink removes a link, not its target. */
+        if ((errno == EINVAL || errno == EFBIG || errno == ELOOP) && cfg->mode == CLOPS_CACHE_READ_WRITE) unlink(path);
         return false;
     }
     const unsigned char *k, *p;
@@ -96,7 +92,7 @@ bool clops_cache_load(const clops_cache_config *cfg, const char *key, size_t key
     if (*payload) {
         memcpy(*payload, p, plen);
         *payload_len = plen;
-        if (cfg->mode == CLOPS_CACHE_READ_WRITE) utimensat(AT_FDCWD, path, NULL, 0); /* recently used */
+        if (cfg->mode == CLOPS_CACHE_READ_WRITE) utimensat(AT_FDCWD, path, NULL, AT_SYMLINK_NOFOLLOW); /* recently used */
     }
     free(data);
     return *payload != NULL;
@@ -118,18 +114,4 @@ void clops_cache_entry_header(unsigned char header[HEADER_BYTES], const unsigned
     clops_put_u32(header + 12, (uint32_t)key_len);
     clops_put_u64(header + 16, payload_len);
     clops_put_u64(header + 24, clops_fnv1a(clops_fnv1a(CLOPS_FNV_SEED, key, key_len), payload, payload_len));
-}
-
-void clops_cache_store(const clops_cache_config *cfg, const char *key, size_t key_len, const unsigned char *payload,
-                       size_t payload_len)
-{
-    if (cfg->mode != CLOPS_CACHE_READ_WRITE || key_len > CLOPS_CACHE_MAX_KEY_BYTES || payload_len > CLOPS_CACHE_MAX_PAYLOAD_BYTES) return;
-    unsigned char header[HEADER_BYTES];
-    clops_cache_entry_header(header, (const unsigned char *)key, key_len, payload, payload_len);
-    char path[CLOPS_CACHE_PATH_MAX + 32];
-    clops_cache_entry_path(cfg, key, key_len, path, sizeof path);
-    const void *const parts[3] = {header, key, payload};
-    const size_t sizes[3] = {HEADER_BYTES, key_len, payload_len};
-    if (clops_file_write_parts(path, CLOPS_CACHE_FILE_MODE, 0, parts, sizes, 3, NULL) == 0)
-        clops_cache_prune_to(cfg, cfg->max_bytes);
 }

@@ -6,6 +6,10 @@
  *     device <device name>
  *     <kernel> <variant options>\t<chunk>\t<l0>,<l1>,<l2>\t<GB/s>\t<default GB/s>\t<loop>
  * one line per kernel variant (the build options other than CHUNK and VEC);
+ * a file named by the tuning_db option may be shared by several devices (N18):
+ * then it is "clops-tune-shared 1" followed by one "device" section per device
+ * (readers of version 1 ignore it), and a writer keeps the other devices'
+ * sections as they are; a file of one device stays version 1;
  * <loop> is 0 (the default), 1 (element loop), 2 (explicit vectors) or 3
  * (local-memory tile), and a line without it (written before it existed) means 0. It is
  * written with the store's atomic writer (file.h), like cache entries. Lookup order:
@@ -15,8 +19,12 @@
  * malformed lines is ignored line by line, never trusted. Writers record one
  * result at a time under a lock (clops_tuning_record: lock, re-read, merge,
  * write, unlock), so tuners running at once on one database keep each other's
- * results. */
+ * results; the lock is a file beside the database ("lock-tune-<hash>" in the
+ * cache directory, "<tuning_db>.lock" beside a tuning_db). Inside the cache
+ * directory no symbolic link is followed (N3): the database is read with
+ * O_NOFOLLOW and replaced (CLOPS_FILE_IN_CACHE), the lock opened O_NOFOLLOW. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* O_NOFOLLOW, lstat */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,17 +40,31 @@
 #include "store/tune_db.h"
 
 #define TUNE_MAGIC "clops-tune 1"
+#define TUNE_MAGIC_SECTIONS "clops-tune-shared 1" /* a tuning_db shared by several devices */
 #define TUNE_MAX_BYTES (16u << 20) /* a few hundred lines are expected */
 
-/* The context's tuning database: the file its options name, else the device's beside the cache. */
-static void db_path(const clops_context *ctx, char *out, size_t size)
+/* The context's tuning database: the file its options name, else the device's
+ * beside the cache; false if the path does not fit. */
+static bool db_path(const clops_context *ctx, char *out, size_t size)
 {
-    if (ctx->tuning_db) {
-        snprintf(out, size, "%s", ctx->tuning_db);
-        return;
-    }
-    snprintf(out, size, "%s/tune-%016llx.txt", ctx->cache.dir,
-             (unsigned long long)clops_fnv1a(CLOPS_FNV_SEED, ctx->identity, strlen(ctx->identity)));
+    if (ctx->tuning_db) return snprintf(out, size, "%s", ctx->tuning_db) < (int)size;
+    return snprintf(out, size, "%s/tune-%016llx.txt", ctx->cache.dir,
+                    (unsigned long long)clops_fnv1a(CLOPS_FNV_SEED, ctx->identity, strlen(ctx->identity))) < (int)size;
+}
+
+/* The lock beside the database: "<tuning_db>.lock", or "lock-tune-<hash>" in the cache directory. */
+static bool lock_path(const clops_context *ctx, char *out, size_t size)
+{
+    if (ctx->tuning_db) return snprintf(out, size, "%s.lock", ctx->tuning_db) < (int)size;
+    return snprintf(out, size, "%s/" CLOPS_TUNE_LOCK_PREFIX "%016llx", ctx->cache.dir,
+                    (unsigned long long)clops_fnv1a(CLOPS_FNV_SEED, ctx->identity, strlen(ctx->identity))) < (int)size;
+}
+
+/* How the database is opened: a tuning_db is the user's to name (a link is
+ * followed); a file in the cache directory is the cache's own (never followed). */
+static unsigned db_flags(const clops_context *ctx)
+{
+    return ctx->tuning_db ? 0u : CLOPS_FILE_IN_CACHE;
 }
 
 bool clops_tuning_table_put(struct clops_tuning_table *t, const clops_tuning_entry *e)
@@ -98,37 +120,67 @@ static bool parse_line(char *line, clops_tuning_entry *e)
     return true;
 }
 
-/* The next line without its end ("\n" or "\r\n": a file edited on Windows reads the same). */
-static bool read_line(char *line, size_t size, FILE *f)
+/* The other devices' sections of a database, as they were. */
+typedef struct {
+    char *text;
+    size_t len;
+} other_sections;
+
+/* Reads the context's database: this device's entries into `t` (if not NULL),
+ * the other devices' sections, line for line, into `others` (if not NULL).
+ * Lines may end in "\r\n" (a file edited on Windows reads the same). A missing,
+ * unreadable or foreign file reads as empty. false only when out of memory. */
+static bool read_db(const clops_context *ctx, struct clops_tuning_table *t, other_sections *others)
 {
-    if (!fgets(line, (int)size, f)) return false;
-    line[strcspn(line, "\r\n")] = '\0';
-    return true;
+    char path[CLOPS_FILE_PATH_MAX];
+    unsigned char *data;
+    size_t size;
+    if (!db_path(ctx, path, sizeof path) ||
+        clops_file_read_flags(path, TUNE_MAX_BYTES, db_flags(ctx), &data, &size) != 0)
+        return true;
+    char *text = realloc(data, size + 1), *save = NULL;
+    if (!text) {
+        free(data);
+        return false;
+    }
+    text[size] = '\0';
+    if (others && !(others->text = malloc(size + 2))) {
+        free(text);
+        return false;
+    }
+    bool ok = true, mine = false, known = false;
+    char *line = strtok_r(text, "\n", &save);
+    if (line) line[strcspn(line, "\r")] = '\0';
+    const bool sections = line && strcmp(line, TUNE_MAGIC_SECTIONS) == 0;
+    if (!line || (strcmp(line, TUNE_MAGIC) != 0 && !sections)) line = NULL;
+    while (ok && line && (line = strtok_r(NULL, "\n", &save)) != NULL) {
+        line[strcspn(line, "\r")] = '\0';
+        if (strncmp(line, "device ", 7) == 0) {
+            if (!sections && known) break; /* version 1: one device */
+            known = true;
+            mine = strcmp(line + 7, ctx->info.device_name) == 0;
+        }
+        clops_tuning_entry e;
+        if (mine && t && strncmp(line, "device ", 7) != 0 && parse_line(line, &e)) ok = clops_tuning_table_put(t, &e);
+        if (!mine && known && others) {
+            const size_t n = strlen(line);
+            memcpy(others->text + others->len, line, n);
+            others->text[others->len + n] = '\n';
+            others->len += n + 1;
+        }
+    }
+    free(text);
+    return ok;
 }
 
 struct clops_tuning_table *clops_tuning_table_load(const clops_context *ctx)
 {
     struct clops_tuning_table *t = calloc(1, sizeof *t);
     if (!t || (ctx->cache.mode == CLOPS_CACHE_OFF && !ctx->tuning_db)) return t;
-    char path[CLOPS_CACHE_PATH_MAX + 64];
-    db_path(ctx, path, sizeof path);
-    int fd;
-    uint64_t size;
-    if (clops_file_open(path, TUNE_MAX_BYTES, &fd, &size) != 0) return t;
-    FILE *f = fdopen(fd, "r");
-    if (!f) {
-        close(fd);
-        return t;
+    if (!read_db(ctx, t, NULL)) {
+        clops_tuning_table_free(t);
+        return NULL;
     }
-    char line[CLOPS_OPTIONS_MAX + 256], device[256] = "";
-    bool ok = read_line(line, sizeof line, f) && strcmp(line, TUNE_MAGIC) == 0;
-    ok = ok && read_line(line, sizeof line, f) && sscanf(line, "device %255[^\n]", device) == 1 &&
-         strcmp(device, ctx->info.device_name) == 0;
-    while (ok && read_line(line, sizeof line, f)) {
-        clops_tuning_entry e;
-        if (parse_line(line, &e)) clops_tuning_table_put(t, &e);
-    }
-    fclose(f);
     return t;
 }
 
@@ -165,20 +217,30 @@ clops_status clops_tuning_table_save(const clops_context *ctx, const struct clop
     if (ctx->cache.mode != CLOPS_CACHE_READ_WRITE && !ctx->tuning_db)
         return clops_fail(CLOPS_ERROR_CACHE_UNAVAILABLE, "cannot store tuning results: program cache %s",
                           ctx->cache.status);
-    char path[CLOPS_CACHE_PATH_MAX + 64];
-    db_path(ctx, path, sizeof path);
+    char path[CLOPS_FILE_PATH_MAX];
+    if (!db_path(ctx, path, sizeof path))
+        return clops_fail(CLOPS_ERROR_CACHE_IO, "the tuning database's path is longer than %d bytes",
+                          CLOPS_FILE_PATH_MAX - 1);
+    other_sections others = {NULL, 0};
+    if (!read_db(ctx, NULL, &others)) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "tuning database");
     clops_file_writer w;
-    if (clops_file_begin(&w, path, CLOPS_CACHE_FILE_MODE, 0) != 0)
-        return clops_fail(CLOPS_ERROR_CACHE_IO, "cannot create a temporary file in %s", ctx->cache.dir);
-    clops_file_printf(&w, "%s\ndevice %s\n", TUNE_MAGIC, ctx->info.device_name);
-    for (size_t i = 0; i < t->count; i++) {
-        const clops_tuning_entry *e = &t->entries[i];
-        clops_file_printf(&w, "%s\t%u\t%zu,%zu,%zu\t%.3f\t%.3f\t%u\n", e->key, e->value.chunk, e->value.local[0],
-                          e->value.local[1], e->value.local[2], e->gbps, e->default_gbps, (unsigned)e->value.loop);
+    char why[CLOPS_FILE_PATH_MAX + 128];
+    if (clops_file_begin(&w, path, CLOPS_CACHE_FILE_MODE, db_flags(ctx)) == 0) {
+        clops_file_printf(&w, "%s\ndevice %s\n", others.len ? TUNE_MAGIC_SECTIONS : TUNE_MAGIC,
+                          ctx->info.device_name);
+        for (size_t i = 0; i < t->count; i++) {
+            const clops_tuning_entry *e = &t->entries[i];
+            clops_file_printf(&w, "%s\t%u\t%zu,%zu,%zu\t%.3f\t%.3f\t%u\n", e->key, e->value.chunk,
+                              e->value.local[0], e->value.local[1], e->value.local[2], e->gbps, e->default_gbps,
+                              (unsigned)e->value.loop);
+        }
+        clops_file_write(&w, others.text, others.len); /* the other devices' sections, as they were */
+        clops_file_commit(&w);
     }
-    if (clops_file_commit(&w) != 0)
-        return clops_fail(CLOPS_ERROR_CACHE_IO, "cannot write the tuning database %s", path);
-    return CLOPS_SUCCESS;
+    free(others.text);
+    if (!w.step) return CLOPS_SUCCESS;
+    clops_file_describe(&w, why, sizeof why);
+    return clops_fail(CLOPS_ERROR_CACHE_IO, "cannot write the tuning database %s: %s", path, why);
 }
 
 /* Writers of tuning databases in this process: fcntl locks exclude other
@@ -187,18 +249,23 @@ static pthread_mutex_t record_lock = PTHREAD_MUTEX_INITIALIZER;
 
 clops_status clops_tuning_record(const clops_context *ctx, const clops_tuning_entry *e, bool keep)
 {
-    if (ctx->cache.mode != CLOPS_CACHE_READ_WRITE)
+    if (ctx->cache.mode != CLOPS_CACHE_READ_WRITE && !ctx->tuning_db)
         return clops_fail(CLOPS_ERROR_CACHE_UNAVAILABLE, "cannot store tuning results: program cache %s",
                           ctx->cache.status);
-    /* The lock is a file of its own beside the database ("lock-tune-<hash>"),
-     * which is replaced by rename and so cannot hold it. */
-    char path[CLOPS_CACHE_PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/" CLOPS_TUNE_LOCK_PREFIX "%016llx", ctx->cache.dir,
-             (unsigned long long)clops_fnv1a(CLOPS_FNV_SEED, ctx->identity, strlen(ctx->identity)));
+    /* The lock is a file of its own beside the database (the database is
+     * replaced by rename and so cannot hold it): processes that share the
+     * database share the lock, whatever their cache directories (N18). */
+    char path[CLOPS_FILE_PATH_MAX];
+    if (!lock_path(ctx, path, sizeof path))
+        return clops_fail(CLOPS_ERROR_CACHE_IO, "the tuning database's path is longer than %d bytes",
+                          CLOPS_FILE_PATH_MAX - 8);
     pthread_mutex_lock(&record_lock);
     int fd, rc;
-    for (;;) {
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, CLOPS_CACHE_FILE_MODE);
+    for (int links = 0;;) {
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, CLOPS_CACHE_FILE_MODE);
+        /* A symbolic link in the lock's place is removed (the link, not what it
+         * names), never followed: as root it would create any file (N3). */
+        if (fd < 0 && errno == ELOOP && links++ < 3 && unlink(path) == 0) continue;
         struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
         rc = fd < 0 ? -1 : 0;
         while (rc == 0 && fcntl(fd, F_SETLKW, &lk) != 0)
@@ -206,7 +273,7 @@ clops_status clops_tuning_record(const clops_context *ctx, const clops_tuning_en
         /* `cache clear` removes a lock file nobody holds: if it took this one while
          * we waited, the lock is on a removed file and excludes no one; take anew. */
         struct stat held, named;
-        if (rc != 0 || (fstat(fd, &held) == 0 && stat(path, &named) == 0 && held.st_ino == named.st_ino &&
+        if (rc != 0 || (fstat(fd, &held) == 0 && lstat(path, &named) == 0 && held.st_ino == named.st_ino &&
                         held.st_dev == named.st_dev))
             break;
         close(fd);
@@ -244,6 +311,7 @@ void clops_tuning_locks_remove(const clops_cache_config *cfg)
         char path[CLOPS_CACHE_PATH_MAX + 64];
         snprintf(path, sizeof path, "%s/%s", cfg->dir, e->d_name);
         const int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0 && errno == ELOOP) unlink(path); /* a link planted there: the link goes (N3) */
         if (fd < 0) continue;
         struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
         if (fcntl(fd, F_SETLK, &lk) == 0) unlink(path);
@@ -251,4 +319,9 @@ void clops_tuning_locks_remove(const clops_cache_config *cfg)
     }
     pthread_mutex_unlock(&record_lock);
     closedir(d);
+}
+
+void clops_tuning_db_file(const clops_context *ctx, char *out, size_t size)
+{
+    db_path(ctx, out, size);
 }

@@ -32,5 +32,7 @@ clops_status clops_tuning_record(const clops_context *ctx, const clops_tuning_en
 /* Writes the table as the device's file, atomically. */
 clops_status clops_tuning_table_save(const clops_context *ctx, const struct clops_tuning_table *t);
 void clops_tuning_table_free(struct clops_tuning_table *t);
+/* The context's tuning database file (clops_context_tuning_db). */
+void clops_tuning_db_file(const clops_context *ctx, char *out, size_t size);
 
 #endif

@@ -262,12 +262,12 @@ clops_status clops_tune_with_options(const clops_context_options *opts, unsigned
 {
     clops_device_info *infos = NULL;
     size_t count = 0;
-    clops_status st = clops_device_list(NULL, 0, &count);
+    /* The caller's options, resolved once: with opts, no environment is read. */
+    clops_context_options o;
+    clops_status st = clops_options_resolve(opts, &o);
+    if (st == CLOPS_SUCCESS) st = clops_device_list_alloc(o.disable, &infos, &count);
     if (st == CLOPS_SUCCESS && device_index >= count)
         st = clops_fail(CLOPS_ERROR_INVALID_DEVICE_SELECTION, "device %u requested, %zu available", device_index, count);
-    if (st == CLOPS_SUCCESS && !(infos = calloc(count, sizeof *infos)))
-        st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "device list");
-    if (st == CLOPS_SUCCESS) st = clops_device_list(infos, count, &count);
     if (st != CLOPS_SUCCESS) {
         free(infos);
         return st;
@@ -279,7 +279,7 @@ clops_status clops_tune_with_options(const clops_context_options *opts, unsigned
     cl_command_queue q = cl_ctx ? clCreateCommandQueue(cl_ctx, info->device, CL_QUEUE_PROFILING_ENABLE, &err) : NULL;
     clops_context *ctx = NULL;
     if (!q) st = clops_fail_cl(err, cl_ctx ? "clCreateCommandQueue" : "clCreateContext");
-    else st = clops_context_create_from_cl_with_options(cl_ctx, info->device, q, opts, &ctx);
+    else st = clops_context_create_from_cl_with_options(cl_ctx, info->device, q, &o, &ctx);
     if (q) clReleaseCommandQueue(q);
     if (cl_ctx) clReleaseContext(cl_ctx);
     free(infos);

@@ -105,3 +105,77 @@ save('unpool_indices_i64.npy', '<i8', 'q', (1, 2, 2, 2), UNPOOL_I)
 save('unpool_indices_u32.npy', '<u4', 'I', (1, 2, 2, 2), UNPOOL_I)
 save('unpool_indices_bad_i64.npy', '<i8', 'q', (1, 2, 2, 2), UNPOOL_I[:7] + [32])
 save('unpool_expected_f32.npy', '<f4', 'f', (1, 2, 4, 4), UNPOOL_Y)
+
+# MaxUnpooling with PyTorch's per-plane indices (issue 23): what
+# torch.nn.functional.max_pool2d(x, 3, stride=2, padding=1, return_indices=True)
+# returns for a float32 x of shape (2, 3, 7, 6), then max_unpool2d's output
+# (2, 3, 7, 6). The pool is computed below as PyTorch's CPU kernel does it
+# (aten/src/ATen/native/cpu/MaxPoolKernel.cpp: padding never wins, the window is
+# scanned row by row and a value replaces the maximum only if greater, so ties
+# keep the first; the index is h * W + w within the (n, c) plane), and, when
+# torch imports (Debian's python3-torch: /usr/bin/python3 make_fixtures.py),
+# checked against torch's own max_pool2d and max_unpool2d; the committed files
+# were written that way, with torch 1.13. Values are small integers, so
+# overlapping windows often share a maximum and name the same element. The flat
+# file holds the same indices plus (n * C + c) * H * W, as DirectML and ONNX
+# count them.
+def torch_max_pool2d(x, shape, k, s, pad):
+    n_, c_, h_, w_ = shape
+    ho = (h_ + 2 * pad - k) // s + 1
+    wo = (w_ + 2 * pad - k) // s + 1
+    vals, idx = [], []
+    for plane in range(n_ * c_):
+        for oh in range(ho):
+            for ow in range(wo):
+                best, arg = None, None
+                for ih in range(oh * s - pad, oh * s - pad + k):
+                    for iw in range(ow * s - pad, ow * s - pad + k):
+                        if 0 <= ih < h_ and 0 <= iw < w_:
+                            v = x[plane * h_ * w_ + ih * w_ + iw]
+                            if best is None or v > best:
+                                best, arg = v, ih * w_ + iw
+                vals.append(best)
+                idx.append(arg)
+    return vals, idx, (n_, c_, ho, wo)
+
+
+def unpool_per_plane(vals, idx, pooled, out_hw):
+    plane_in = pooled[2] * pooled[3]
+    out = [0.0] * (pooled[0] * pooled[1] * out_hw)
+    for k, (v, i) in enumerate(zip(vals, idx)):
+        out[(k // plane_in) * out_hw + i] = v  # in input order: the last one wins
+    return out
+
+
+PT_SHAPE = (2, 3, 7, 6)
+_seed = [12345]
+
+
+def _next():
+    _seed[0] = (_seed[0] * 1103515245 + 12345) % (1 << 31)
+    return _seed[0] >> 16
+
+
+PT_X = [float(_next() % 7) - 2.0 for _ in range(2 * 3 * 7 * 6)]
+PT_V, PT_I, PT_POOLED = torch_max_pool2d(PT_X, PT_SHAPE, 3, 2, 1)
+PT_PLANE = PT_POOLED[2] * PT_POOLED[3]
+PT_FLAT = [i + (k // PT_PLANE) * 7 * 6 for k, i in enumerate(PT_I)]
+PT_Y = unpool_per_plane(PT_V, PT_I, PT_POOLED, 7 * 6)
+try:
+    import torch
+except ImportError:
+    torch = None
+if torch is not None:
+    tx = torch.tensor(PT_X, dtype=torch.float32).reshape(PT_SHAPE)
+    tv, ti = torch.nn.functional.max_pool2d(tx, 3, stride=2, padding=1, return_indices=True)
+    ty = torch.nn.functional.max_unpool2d(tv, ti, 3, stride=2, padding=1, output_size=PT_SHAPE[2:])
+    assert tuple(ti.shape) == PT_POOLED, ti.shape
+    assert ti.flatten().tolist() == PT_I, 'torch max_pool2d indices differ'
+    assert tv.flatten().tolist() == PT_V, 'torch max_pool2d values differ'
+    assert ty.flatten().tolist() == PT_Y, 'torch max_unpool2d differs'
+    PT_V, PT_I, PT_Y = tv.flatten().tolist(), ti.flatten().tolist(), ty.flatten().tolist()
+    print('checked against torch', torch.__version__)
+save('torch_pool_values_f32.npy', '<f4', 'f', PT_POOLED, PT_V)
+save('torch_pool_indices_i64.npy', '<i8', 'q', PT_POOLED, PT_I)
+save('torch_pool_indices_flat_i64.npy', '<i8', 'q', PT_POOLED, PT_FLAT)
+save('torch_unpool_expected_f32.npy', '<f4', 'f', PT_SHAPE, PT_Y)

@@ -1,12 +1,23 @@
 /* consumer.c - a program outside the source tree that uses an installed clops.
  * Built twice by tools/check_install.sh: once through find_package(clops), once
- * through pkg-config. Runs the specification's DepthToSpace example (DCR, block
- * 2) on the host backend and checks every element; exit 0 only if all match. */
+ * through pkg-config, each with CL_TARGET_OPENCL_VERSION=300 set by the build
+ * (as most OpenCL programs do) and -Wall -Werror. It calls OpenCL itself (the
+ * platform count), so clops's package must bring OpenCL to the link. Runs the
+ * specification's DepthToSpace example (DCR, block 2) on the host backend and
+ * checks every element; exit 0 only if all match. */
+#ifndef CL_TARGET_OPENCL_VERSION
+#error "the build must set CL_TARGET_OPENCL_VERSION (to 300): that is what this consumer checks"
+#endif
+#include <CL/cl.h>
 #include <clops/clops.h>
 #include <stdio.h>
 
 int main(void)
 {
+    cl_uint platforms = 0; /* OpenCL called directly: any count will do, even none */
+    const cl_int err = clGetPlatformIDs(0, NULL, &platforms);
+    printf("consumer: OpenCL %d, clGetPlatformIDs: %d, %u platforms\n", CL_TARGET_OPENCL_VERSION, (int)err,
+           (unsigned)platforms);
     /* X = 0..47 as {1, 8, 2, 3}; Y[0, 0, h*2+i, w*2+j] = X[0, (i*2+j)*2 + 0, h, w]. */
     uint32_t in[48], out[48], want[48];
     for (uint32_t k = 0; k < 48; k++)

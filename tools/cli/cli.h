@@ -34,7 +34,7 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 /* ---- parsed arguments --------------------------------------------------------------- */
 
-typedef enum device_choice { DEVICE_DEFAULT = 0, DEVICE_HOST, DEVICE_INDEX } device_choice;
+typedef enum device_choice { DEVICE_DEFAULT = 0, DEVICE_HOST, DEVICE_INDEX, DEVICE_ALL } device_choice;
 
 typedef struct cli_args {
     const char *positional[3];
@@ -49,6 +49,14 @@ typedef struct cli_args {
     int quick;
     run_settings settings; /* --fallback, --timeout */
     int json; /* --json: one JSON document on stdout instead of text */
+    clops_indices_layout indices_layout; /* run max-unpooling --indices (0: flat) */
+    /* conformance (tools/conformance.c) and kernels (cli_kernels.c): */
+    const char *json_file;     /* conformance --json FILE */
+    const char *list_words[5]; /* kernels list --ops, --types, --blocks, --layouts, --windows */
+    int block_arg;             /* kernels list --block-arg */
+    const char *source, *build_options, *binary; /* kernels pack-add */
+    int argc;    /* the arguments after the command's words, as given */
+    char **argv;
 } cli_args;
 
 /* Parses an option's value into args; 0, or -1 with a message in err. */
@@ -87,13 +95,24 @@ void set_err(char *err, size_t err_size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* The whole message set_err last formatted into `err` (which keeps only its
+ * first err_size - 1 bytes), or `err` itself: every message reaches the user whole. */
+const char *err_text(const char *err);
 /* "clops: error: WHAT: DETAIL" on stderr, and EXIT_FAIL. */
 int fail_line(const char *what, const char *detail);
 /* fail_line with the status's name and the library's detail message. */
 int fail_clops(const char *what, clops_status st);
+/* fail_clops with `detail` (NULL: the library's message) followed by the
+ * `ntail` strings of `tail`, each whole. */
+int fail_clops_detail(const char *what, clops_status st, const char *detail, const char *const tail[], size_t ntail);
 int fail_npy(const char *path, npy_status st, const char *msg);
 /* A strict unsigned decimal: digits only, fully consumed, at most max. */
 int parse_uint(const char *s, uint64_t max, uint64_t *out);
+
+/* `argc` arguments as one shell command line after `prefix` ("clops conformance"):
+ * each quoted where a POSIX shell would split or expand it, so that pasting the
+ * line runs the same command. malloc'd; NULL when out of memory. */
+char *shell_command_line(const char *prefix, int argc, char *const argv[]);
 
 /* ---- options, help and parsing (cli_parse.c) ---- */
 
@@ -151,6 +170,7 @@ void cli_cache_usage(FILE *out);
 int cli_kernels_main(int argc, char **argv); /* cli_kernels.c: list, source, pack-add */
 void cli_kernels_usage(FILE *out);
 extern const cli_command cli_devices_command, cli_print_command, cli_tune_command;
+extern const cli_command cli_conformance_command; /* tools/conformance.c */
 
 /* The whole command line (argv[0] is the program): cli_main.c. */
 int clops_cli_main(int argc, char **argv);

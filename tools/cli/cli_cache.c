@@ -40,9 +40,9 @@ static void print_entry(void *user, const char *file, uint64_t bytes, long long 
     for (const char *p = key; p < key + key_len;) {
         const char *nl = memchr(p, '\n', (size_t)(key + key_len - p));
         const size_t len = nl ? (size_t)(nl - p) : (size_t)(key + key_len - p);
-        if (len > 8 && strncmp(p, "device: ", 8) == 0) dev = p + 8, dev_len = len - 8;
-        if (len > 9 && strncmp(p, "options: ", 9) == 0) opt = p + 9, opt_len = len - 9;
-        if (strncmp(p, "source:", 7) == 0) break;
+        if (len > 8 && memcmp(p, "device: ", 8) == 0) dev = p + 8, dev_len = len - 8;
+        if (len > 9 && memcmp(p, "options: ", 9) == 0) opt = p + 9, opt_len = len - 9;
+        if (len >= 7 && memcmp(p, "source:", 7) == 0) break;
         p += len + 1;
     }
     printf("%s  %10" PRIu64 "  %s  ", file, bytes, when);
@@ -79,9 +79,11 @@ static void add_entry(void *user, const char *file, uint64_t bytes, long long la
     cJSON_AddNumberToObject(o, "last_used", (double)last_used);
     cJSON_AddBoolToObject(o, "valid", key != NULL);
     if (key) {
-        const char *src = strstr(key, "\nsource:");
-        const size_t head = src && (size_t)(src - key) < key_len ? (size_t)(src - key) : key_len;
-        char *text = strndup(key, head);
+        /* The key is key_len bytes, not a C string: every look stays inside them. */
+        size_t head = 0;
+        while (head < key_len && !(key_len - head >= 8 && memcmp(key + head, "\nsource:", 8) == 0)) head++;
+        char *text = malloc(head + 1);
+        if (text) memcpy(text, key, head), text[head] = '\0';
         cJSON_AddStringToObject(o, "key", text ? text : "");
         free(text);
     }
@@ -188,6 +190,6 @@ int cli_cache_main(int argc, char **argv)
             return dispatch(&cache_commands[i], argc - 1, argv + 1);
     char err[ERR_SIZE];
     set_err(err, sizeof err, "unknown cache subcommand '%s' (path, list, clear, prune, export, import)", argv[0]);
-    fprintf(stderr, "clops: %s\nTry 'clops cache --help'.\n", err);
+    fprintf(stderr, "clops: %s\nTry 'clops cache --help'.\n", err_text(err));
     return EXIT_USAGE;
 }

@@ -13,10 +13,14 @@
  * the target. */
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <strings.h>
 
 #include "cli.h"
+#include "cli_json.h"
+#include "store/cache.h"
+#include "store/file.h"
 
 /* ---- what to list ----------------------------------------------------------------------- */
 
@@ -100,16 +104,44 @@ static void make_tensor(tensor *t, clops_data_type type, const uint32_t sizes[4]
     t->desc.strides = layout == LAYOUT_PACKED ? NULL : t->strides;
 }
 
-/* The spatial side {1, c, h*b, w*b} and deep side {1, c*b*b, h, w} of the
- * shapes that decide a depth/space program: any size (the general case) and
- * one position (where channels are one element apart too). */
-static void list_depth_space(clops_context *ctx, const list_request *rq, program_list *out, clops_operator_type op,
-                             clops_data_type type, uint32_t b, unsigned layout)
+/* Which programs an operator asks for is decided by the library's own rules
+ * (lib/ops/), once per operator, from the descriptor: clops_operator_programs
+ * walks every size-dependent case of those rules itself (row lengths, 64-bit
+ * offsets: cl/cl.h clops_list_case). What the list must still vary is what the
+ * rules read from the layout: the tables below name one descriptor per case, and
+ * list_all crosses them with the requested types, blocks, layouts and index types.
+ * A new kernel variant chosen from the shapes needs one line in these tables. */
+
+/* DepthToSpace/SpaceToDepth: the spatial side {1, c, h*b, w*b} and deep side
+ * {1, c*b*b, h, w} of each shape. */
+static const struct depth_space_case {
+    const char *what;
+    uint32_t spatial[4];
+} depth_space_cases[] = {
+    {"any sizes (the general case)", {1, 3, 3, 5}},
+    {"one position: channels are one element apart too", {1, 1, 1, 1}},
+};
+
+/* MaxUnpooling's plans (lib/ops/max_unpooling.c): an input and output shape that
+ * reach each one; windows of each --windows size are added to these. */
+static const struct unpool_case {
+    const char *what;
+    uint32_t in[4], out[4];
+} unpool_cases[] = {
+    {"small input scattered by one work-item, small output", {1, 2, 3, 5}, {1, 2, 6, 10}},
+    {"small input scattered by one work-item, large output", {1, 2, 3, 5}, {1, 2, 60, 100}},
+    {"larger input, not in windows", {1, 2, 64, 65}, {1, 2, 129, 131}},
+};
+/* The indices layouts MaxUnpooling takes (clops_max_unpooling_desc.indices_layout). */
+static const clops_indices_layout unpool_index_layouts[] = {CLOPS_INDICES_FLAT, CLOPS_INDICES_PER_PLANE};
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static void list_depth_space(clops_context *ctx, program_list *out, clops_operator_type op, clops_data_type type,
+                             uint32_t b, unsigned layout)
 {
-    static const uint32_t spatial[2][4] = {{1, 3, 3, 5}, {1, 1, 1, 1}};
-    for (int s = 0; s < 2; s++)
+    for (size_t s = 0; s < COUNT(depth_space_cases); s++)
         for (int order = 0; order < 2; order++) {
-            const uint32_t *q = spatial[s];
+            const uint32_t *q = depth_space_cases[s].spatial;
             const uint32_t deep_sizes[4] = {q[0], q[1] * b * b, q[2], q[3]};
             const uint32_t space_sizes[4] = {q[0], q[1], q[2] * b, q[3] * b};
             const bool d2s = op == CLOPS_OPERATOR_DEPTH_TO_SPACE;
@@ -120,37 +152,36 @@ static void list_depth_space(clops_context *ctx, const list_request *rq, program
             const clops_operator_desc desc = {op, &d};
             clops_operator_programs(ctx, &desc, add_program, out);
         }
-    (void)rq;
 }
 
-/* MaxUnpooling's programs depend on the plan (lib/ops/max_unpooling.c): small
- * inputs scattered by one work-item (with a small or a large output), and
- * larger inputs in windows of each listed size, or anywhere. */
-static void list_unpool(clops_context *ctx, const list_request *rq, program_list *out, clops_data_type type,
-                        clops_data_type index_type, unsigned layout)
+/* One MaxUnpooling shape in `layout`, with the output in that layout and packed. */
+static void list_unpool_shape(clops_context *ctx, program_list *out, clops_data_type type,
+                              clops_data_type index_type, unsigned layout, const uint32_t in[4],
+                              const uint32_t outs[4])
 {
-    uint32_t shapes[3 + MAX_WINDOWS][2][4] = {
-        {{1, 2, 3, 5}, {1, 2, 6, 10}},         /* small input, small output */
-        {{1, 2, 3, 5}, {1, 2, 60, 100}},       /* small input, large output */
-        {{1, 2, 64, 65}, {1, 2, 129, 131}},    /* larger input, not in windows */
-    };
-    size_t n = 3;
-    for (size_t i = 0; i < rq->nwindows; i++, n++) {
-        const uint32_t in[4] = {1, 2, 64, 64}, o[4] = {1, 2, 64 * rq->windows[i][0], 64 * rq->windows[i][1]};
-        memcpy(shapes[n][0], in, sizeof in);
-        memcpy(shapes[n][1], o, sizeof o);
-    }
-    for (size_t s = 0; s < n; s++)
-        for (int out_packed = 0; out_packed < 2; out_packed++) {
+    for (int out_packed = 0; out_packed < 2; out_packed++) {
+        if (!out_packed && layout == LAYOUT_PACKED) continue;
+        for (size_t l = 0; l < COUNT(unpool_index_layouts); l++) {
             tensor x, ind, y;
-            make_tensor(&x, type, shapes[s][0], layout);
-            make_tensor(&ind, index_type, shapes[s][0], layout);
-            make_tensor(&y, type, shapes[s][1], out_packed ? LAYOUT_PACKED : layout);
-            if (!out_packed && layout == LAYOUT_PACKED) continue;
-            clops_max_unpooling_desc d = {&x.desc, &ind.desc, &y.desc, CLOPS_INDICES_FLAT};
+            make_tensor(&x, type, in, layout);
+            make_tensor(&ind, index_type, in, layout);
+            make_tensor(&y, type, outs, out_packed ? LAYOUT_PACKED : layout);
+            clops_max_unpooling_desc d = {&x.desc, &ind.desc, &y.desc, unpool_index_layouts[l]};
             const clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &d};
             clops_operator_programs(ctx, &desc, add_program, out);
         }
+    }
+}
+
+static void list_unpool(clops_context *ctx, const list_request *rq, program_list *out, clops_data_type type,
+                        clops_data_type index_type, unsigned layout)
+{
+    for (size_t s = 0; s < COUNT(unpool_cases); s++)
+        list_unpool_shape(ctx, out, type, index_type, layout, unpool_cases[s].in, unpool_cases[s].out);
+    for (size_t i = 0; i < rq->nwindows; i++) { /* the windows plan, one program per window size */
+        const uint32_t in[4] = {1, 2, 64, 64}, o[4] = {1, 2, 64 * rq->windows[i][0], 64 * rq->windows[i][1]};
+        list_unpool_shape(ctx, out, type, index_type, layout, in, o);
+    }
 }
 
 static void list_all(clops_context *ctx, const list_request *rq, program_list *out)
@@ -163,9 +194,9 @@ static void list_all(clops_context *ctx, const list_request *rq, program_list *o
             if (!(rq->layouts & layout)) continue;
             for (size_t b = 0; b < rq->nblocks; b++) {
                 if (rq->ops & OP_D2S)
-                    list_depth_space(ctx, rq, out, CLOPS_OPERATOR_DEPTH_TO_SPACE, all_types[t], rq->blocks[b], layout);
+                    list_depth_space(ctx, out, CLOPS_OPERATOR_DEPTH_TO_SPACE, all_types[t], rq->blocks[b], layout);
                 if (rq->ops & OP_S2D)
-                    list_depth_space(ctx, rq, out, CLOPS_OPERATOR_SPACE_TO_DEPTH, all_types[t], rq->blocks[b], layout);
+                    list_depth_space(ctx, out, CLOPS_OPERATOR_SPACE_TO_DEPTH, all_types[t], rq->blocks[b], layout);
             }
             if (rq->ops & OP_UNPOOL)
                 for (size_t i = 0; i < sizeof index_types / sizeof index_types[0]; i++)
@@ -203,12 +234,12 @@ static void source_hash(const char *text, size_t len, char out[17])
 /* Calls `item` for each comma-separated word of `list`; -1 at the first it refuses. */
 static int each_word(const char *list, int (*item)(list_request *, const char *), list_request *rq)
 {
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", list);
-    char *save = NULL;
-    for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save))
-        if (item(rq, w) != 0) return -1;
-    return 0;
+    char *buf = strdup(list), *save = NULL;
+    int rc = buf && buf[0] ? 0 : -1;
+    for (char *w = buf ? strtok_r(buf, ",", &save) : NULL; w && rc == 0; w = strtok_r(NULL, ",", &save))
+        rc = item(rq, w);
+    free(buf);
+    return rc;
 }
 
 static int op_word(list_request *rq, const char *w)
@@ -261,65 +292,72 @@ static int window_word(list_request *rq, const char *w)
     return 0;
 }
 
-static const char list_usage[] =
-    "usage: clops kernels list [--device N] [--ops LIST] [--types LIST] [--blocks LIST]\n"
-    "                          [--layouts LIST] [--windows LIST] [--block-arg] [--json]\n"
-    "\n"
-    "Lists the programs (kernel source file, the hash of its whole source, build options)\n"
-    "that the operators need on device N (default: the default device), exactly as the\n"
-    "library asks for them there; DepthToSpace/SpaceToDepth name the specialised program\n"
-    "and its block-argument variant (-DBLOCK_ARG=1: one binary for every block size,\n"
-    "used when the specialised one is not in the cache and cannot be compiled).\n"
-    "\n"
-    "  --ops LIST      depth-to-space,space-to-depth,max-unpooling or all (default all)\n"
-    "  --types LIST    data type names (FLOAT32,UINT8,...) or all (default all)\n"
-    "  --blocks LIST   block sizes (default 1,2,3,4,5,6,7,8)\n"
-    "  --layouts LIST  packed,nhwc,strided or all (default all)\n"
-    "  --windows LIST  MaxUnpooling window sizes KHxKW (default 2x2)\n"
-    "  --block-arg     DepthToSpace/SpaceToDepth: only the block-argument programs\n"
-    "  --json          one JSON object on stdout\n";
+/* The --ops, --types, --blocks, --layouts and --windows words, in list_words order. */
+static int (*const list_word_parsers[5])(list_request *, const char *) = {op_word, type_word, block_word,
+                                                                          layout_word, window_word};
+static const char *const list_word_options[5] = {"--ops", "--types", "--blocks", "--layouts", "--windows"};
 
-static int parse_list(int argc, char **argv, list_request *rq)
+/* Checks an option's word list now (a usage error), keeps it for build_request. */
+static int opt_words(cli_args *args, const char *value, char *err, size_t err_size, int which)
+{
+    list_request scratch;
+    memset(&scratch, 0, sizeof scratch);
+    if (each_word(value, list_word_parsers[which], &scratch) != 0) {
+        set_err(err, err_size, "%s: a word of '%s' is not one it takes (see 'clops kernels list --help')",
+                list_word_options[which], value);
+        return -1;
+    }
+    args->list_words[which] = value;
+    return 0;
+}
+static int opt_ops(cli_args *a, const char *v, char *e, size_t n) { return opt_words(a, v, e, n, 0); }
+static int opt_types(cli_args *a, const char *v, char *e, size_t n) { return opt_words(a, v, e, n, 1); }
+static int opt_blocks(cli_args *a, const char *v, char *e, size_t n) { return opt_words(a, v, e, n, 2); }
+static int opt_layouts(cli_args *a, const char *v, char *e, size_t n) { return opt_words(a, v, e, n, 3); }
+static int opt_windows(cli_args *a, const char *v, char *e, size_t n) { return opt_words(a, v, e, n, 4); }
+
+/* --device N: an OpenCL device (the host backend runs no kernels). */
+static int opt_cl_device(cli_args *args, const char *value, char *err, size_t err_size)
+{
+    uint64_t v;
+    if (parse_uint(value, UINT32_MAX, &v) != 0) {
+        set_err(err, err_size, "--device needs a device index from 'clops devices', not '%s'", value);
+        return -1;
+    }
+    args->device = DEVICE_INDEX;
+    args->device_index = (unsigned)v;
+    return 0;
+}
+
+static int opt_source(cli_args *args, const char *value, char *err, size_t err_size)
+{
+    (void)err, (void)err_size;
+    args->source = value;
+    return 0;
+}
+static int opt_build_options(cli_args *args, const char *value, char *err, size_t err_size)
+{
+    (void)err, (void)err_size;
+    args->build_options = value;
+    return 0;
+}
+static int opt_binary(cli_args *args, const char *value, char *err, size_t err_size)
+{
+    (void)err, (void)err_size;
+    args->binary = value;
+    return 0;
+}
+
+/* The request the parsed options make, with the defaults. */
+static void build_request(const cli_args *args, list_request *rq)
 {
     memset(rq, 0, sizeof *rq);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int rc = 0;
-        if (is_help(a)) {
-            fputs(list_usage, stdout);
-            return 1;
-        } else if (!strcmp(a, "--json")) {
-            rq->json = true;
-            continue;
-        } else if (!strcmp(a, "--block-arg")) {
-            rq->block_arg_only = true;
-            continue;
-        } else if (!v) {
-            rc = -1;
-        } else if (!strcmp(a, "--device")) {
-            uint64_t d;
-            rc = parse_uint(v, UINT32_MAX, &d);
-            rq->device = (unsigned)d, rq->has_device = 1;
-        } else if (!strcmp(a, "--ops")) {
-            rc = each_word(v, op_word, rq);
-        } else if (!strcmp(a, "--types")) {
-            rc = each_word(v, type_word, rq);
-        } else if (!strcmp(a, "--blocks")) {
-            rc = each_word(v, block_word, rq);
-        } else if (!strcmp(a, "--layouts")) {
-            rc = each_word(v, layout_word, rq);
-        } else if (!strcmp(a, "--windows")) {
-            rc = each_word(v, window_word, rq);
-        } else {
-            rc = -1;
-        }
-        if (rc != 0) {
-            fprintf(stderr, "clops: kernels list: bad option or value '%s%s%s'\nTry 'clops kernels list --help'.\n",
-                    a, v ? " " : "", v ? v : "");
-            return -1;
-        }
-        i++;
-    }
+    for (int w = 0; w < 5; w++)
+        if (args->list_words[w]) each_word(args->list_words[w], list_word_parsers[w], rq); /* checked by opt_words */
+    rq->has_device = args->device == DEVICE_INDEX;
+    rq->device = args->device_index;
+    rq->block_arg_only = args->block_arg != 0;
+    rq->json = args->json != 0;
     if (!rq->ops) rq->ops = OP_D2S | OP_S2D | OP_UNPOOL;
     if (!rq->layouts) rq->layouts = LAYOUT_PACKED | LAYOUT_NHWC | LAYOUT_STRIDED;
     bool any = false;
@@ -328,7 +366,6 @@ static int parse_list(int argc, char **argv, list_request *rq)
     if (!rq->nblocks)
         for (uint32_t b = 1; b <= 8; b++) rq->blocks[rq->nblocks++] = b;
     if (!rq->nwindows) rq->windows[0][0] = rq->windows[0][1] = 2, rq->nwindows = 1;
-    return 0;
 }
 
 /* ---- the subcommands -------------------------------------------------------------------- */
@@ -378,19 +415,14 @@ static int print_list(const program_list *l, const clops_device_info *dev, bool 
         cJSON_AddBoolToObject(p, "block_argument", strstr(l->items[i].options, "-DBLOCK_ARG=1") != NULL);
         cJSON_AddItemToArray(programs, p);
     }
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text) return fail_line("kernels list", "out of memory");
-    puts(text);
-    free(text);
-    return EXIT_OK;
+    return cli_json_print(root) == 0 ? EXIT_OK : EXIT_FAIL;
 }
 
-static int run_list(int argc, char **argv)
+static int run_list(const cli_command *cmd, const cli_args *args)
 {
+    (void)cmd;
     list_request rq;
-    const int parsed = parse_list(argc, argv, &rq);
-    if (parsed != 0) return parsed > 0 ? EXIT_OK : EXIT_USAGE;
+    build_request(args, &rq);
     unsigned index = rq.device;
     if (!rq.has_device) {
         int host = 0;
@@ -419,94 +451,103 @@ static int run_list(int argc, char **argv)
     return rc;
 }
 
-static int run_source(int argc, char **argv)
+static int run_source(const cli_command *cmd, const cli_args *args)
 {
-    if (argc == 2 && is_help(argv[1])) {
-        puts("usage: clops kernels source FILE\n\nWrites the whole source of kernel FILE (depth_space.cl,\n"
-             "max_unpooling.cl), exactly as clops compiles it, to stdout.");
-        return EXIT_OK;
-    }
-    if (argc != 2) {
-        fputs("usage: clops kernels source FILE\n", stderr);
-        return EXIT_USAGE;
-    }
+    (void)cmd;
     size_t len;
-    char *text = read_source(argv[1], &len);
+    char *text = read_source(args->positional[0], &len);
     if (!text) return EXIT_FAIL;
     const int ok = fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0;
     free(text);
     return ok ? EXIT_OK : fail_line("kernels source", "writing stdout failed");
 }
 
-static const char pack_add_usage[] =
-    "usage: clops kernels pack-add PACK --device N --source FILE --options OPTIONS --binary BIN\n"
-    "\n"
-    "Adds BIN, a device binary of kernel FILE built with OPTIONS (a line of 'clops kernels\n"
-    "list') for device N, to the kernel pack PACK (created if missing; an entry for the\n"
-    "same program is replaced). Install the pack with 'clops cache import PACK'.\n";
-
-static int run_pack_add(int argc, char **argv)
+static int run_pack_add(const cli_command *cmd, const cli_args *args)
 {
-    const char *pack = NULL, *device = NULL, *source = NULL, *options = NULL, *binary = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char **slot = !strcmp(argv[i], "--device") ? &device : !strcmp(argv[i], "--source") ? &source
-                          : !strcmp(argv[i], "--options") ? &options : !strcmp(argv[i], "--binary") ? &binary : NULL;
-        if (is_help(argv[i])) {
-            fputs(pack_add_usage, stdout);
-            return EXIT_OK;
-        } else if (slot && i + 1 < argc) {
-            *slot = argv[++i];
-        } else if (!slot && !pack && argv[i][0] != '-') {
-            pack = argv[i];
-        } else {
-            fprintf(stderr, "clops: kernels pack-add: unexpected '%s'\n%s", argv[i], pack_add_usage);
-            return EXIT_USAGE;
-        }
-    }
-    uint64_t index;
-    if (!pack || !device || !source || !options || !binary || parse_uint(device, UINT32_MAX, &index) != 0) {
-        fputs(pack_add_usage, stderr);
-        return EXIT_USAGE;
-    }
-    FILE *f = fopen(binary, "rb");
-    if (!f) return fail_line(binary, "cannot open the binary");
+    (void)cmd;
+    const char *pack = args->positional[0], *source = args->source, *options = args->build_options;
+    const char *binary = args->binary;
+    const unsigned index = args->device_index;
+    /* The store's bounded reader (lib/store/file.c): a regular file of at most
+     * what a pack entry may hold, opened without blocking, its size known before
+     * a byte is read; FIFOs, devices and directories are refused at once. */
     unsigned char *data = NULL;
-    size_t size = 0, cap = 0;
-    for (size_t got = 1; got > 0;) {
-        if (size == cap) {
-            unsigned char *grown = realloc(data, cap = cap ? 2 * cap : 1 << 16);
-            if (!grown) break;
-            data = grown;
-        }
-        size += got = fread(data + size, 1, cap - size, f);
+    size_t size = 0;
+    errno = 0;
+    if (clops_file_read(binary, CLOPS_CACHE_MAX_PAYLOAD_BYTES, &data, &size) != 0) {
+        char why[256];
+        if (errno == EINVAL)
+            snprintf(why, sizeof why, "not a regular file (a FIFO, device or directory): refused, nothing read");
+        else if (errno == EFBIG)
+            snprintf(why, sizeof why, "larger than the %llu bytes a pack entry may hold: refused, nothing read",
+                     (unsigned long long)CLOPS_CACHE_MAX_PAYLOAD_BYTES);
+        else
+            snprintf(why, sizeof why, "cannot read the binary: %s", strerror(errno ? errno : EIO));
+        return fail_line(binary, why);
     }
-    const int read_ok = !ferror(f) && feof(f);
-    fclose(f);
     size_t count = 0;
-    const clops_status st = read_ok ? clops_pack_add_binary(pack, (unsigned)index, source, options, data, size, &count)
-                                    : CLOPS_ERROR_CACHE_IO;
+    const clops_status st = clops_pack_add_binary(pack, (unsigned)index, source, options, data, size, &count);
     free(data);
-    if (!read_ok) return fail_line(binary, "cannot read the binary");
     if (st != CLOPS_SUCCESS) return fail_clops("kernels pack-add", st);
     printf("%s: %zu entr%s\n", pack, count, count == 1 ? "y" : "ies");
     return EXIT_OK;
 }
 
+static const cli_option list_options[] = {
+    {"--device", "N", 0, opt_cl_device, "device N of 'clops devices' (default: the default device)", 0},
+    {"--ops", "LIST", 0, opt_ops, "depth-to-space (d2s), space-to-depth (s2d), max-unpooling (unpool) or all "
+     "(default all), comma-separated", 0},
+    {"--types", "LIST", 0, opt_types, "data type names (FLOAT32,UINT8,...) or all (default all)", 0},
+    {"--blocks", "LIST", 0, opt_blocks, "block sizes (default 1,2,3,4,5,6,7,8)", 0},
+    {"--layouts", "LIST", 0, opt_layouts, "packed, nhwc, strided or all (default all)", 0},
+    {"--windows", "LIST", 0, opt_windows, "MaxUnpooling window sizes KHxKW, each 1 to 64 (default 2x2)", 0},
+    CLI_FLAG("--block-arg", block_arg, "DepthToSpace/SpaceToDepth: only the block-argument programs"),
+    OPT_JSON, OPT_HELP, OPT_END};
+
+static const cli_option pack_add_options[] = {
+    {"--device", "N", 1, opt_cl_device, "the device of 'clops devices' the binary was built for (required)", 0},
+    {"--source", "FILE", 1, opt_source, "the kernel file it was built from: depth_space.cl or max_unpooling.cl "
+     "(required)", 0},
+    {"--options", "OPTIONS", 1, opt_build_options, "the build options, as 'clops kernels list' prints them "
+     "(required)", 0},
+    {"--binary", "BIN", 1, opt_binary, "the device binary: a regular file of at most 1 GiB (required)", 0},
+    OPT_HELP, OPT_END};
+
+static const cli_command kernels_commands[] = {
+    {"kernels list", "", 0,
+     "Lists the programs (kernel source file, the hash of its whole source, build\n"
+     "options) that the operators need on a device, exactly as the library asks for\n"
+     "them there, every chunk, vector and offset variant the sizes can select included;\n"
+     "DepthToSpace/SpaceToDepth name the specialised program and its block-argument\n"
+     "variant (-DBLOCK_ARG=1: one binary for every block size, used when the\n"
+     "specialised one is not in the cache and cannot be compiled).",
+     list_options, NULL, run_list},
+    {"kernels source", "FILE", 1,
+     "Writes the whole source of kernel FILE (depth_space.cl, max_unpooling.cl),\n"
+     "exactly as clops compiles it, to stdout.",
+     help_only_options, NULL, run_source},
+    {"kernels pack-add", "PACK", 1,
+     "Adds BIN, a device binary of kernel FILE built with OPTIONS (a line of 'clops\n"
+     "kernels list') for device N, to the kernel pack PACK (created if missing; an\n"
+     "entry for the same program is replaced). Install the pack with 'clops cache\n"
+     "import PACK'.",
+     pack_add_options, NULL, run_pack_add},
+};
+#define KERNELS_COMMAND_COUNT (sizeof kernels_commands / sizeof kernels_commands[0])
+
 void cli_kernels_usage(FILE *out)
 {
-    fputs("  clops kernels list [--device N] [--ops ...] [--types ...] [--blocks ...] [--json]\n"
-          "  clops kernels source FILE\n"
-          "  clops kernels pack-add PACK --device N --source FILE --options OPTIONS --binary BIN\n",
-          out);
+    for (size_t i = 0; i < KERNELS_COMMAND_COUNT; i++) print_command_usage(out, "  ", &kernels_commands[i]);
 }
 
 int cli_kernels_main(int argc, char **argv)
 {
     argc--, argv++; /* after "kernels" */
-    if (argc >= 1 && !strcmp(argv[0], "list")) return run_list(argc, argv);
-    if (argc >= 1 && !strcmp(argv[0], "source")) return run_source(argc, argv);
-    if (argc >= 1 && !strcmp(argv[0], "pack-add")) return run_pack_add(argc, argv);
+    for (size_t i = 0; argc >= 1 && i < KERNELS_COMMAND_COUNT; i++)
+        if (strcmp(argv[0], kernels_commands[i].name + 8) == 0)
+            return dispatch(&kernels_commands[i], argc - 1, argv + 1);
     FILE *out = argc >= 1 && is_help(argv[0]) ? stdout : stderr;
+    if (argc >= 1 && out == stderr) fprintf(stderr, "clops: unknown kernels subcommand '%s'\n", argv[0]);
     fputs("usage: clops kernels SUBCOMMAND\n\nAhead-of-time kernels for devices without a run-time compiler.\n\n"
           "subcommands:\n", out);
     cli_kernels_usage(out);

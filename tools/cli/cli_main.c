@@ -27,11 +27,6 @@ static void bench_startup_usage(FILE *out)
     fputs("  clops bench-startup [options]\n", out);
 }
 
-static void conformance_usage(FILE *out)
-{
-    fputs("  clops conformance [--device N|host|all] [--quick] [--json FILE]\n", out);
-}
-
 /* Every command, in the order 'clops --help' lists them. */
 static const cli_entry commands[] = {
     {"run", NULL, cli_run_main, cli_run_usage},
@@ -42,7 +37,7 @@ static const cli_entry commands[] = {
     {"kernels", NULL, cli_kernels_main, cli_kernels_usage},
     {"bench", NULL, clops_bench_main, bench_usage},
     {"bench-startup", NULL, clops_bench_startup_main, bench_startup_usage},
-    {"conformance", NULL, clops_conformance_main, conformance_usage},
+    {"conformance", &cli_conformance_command, NULL, NULL},
 };
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 

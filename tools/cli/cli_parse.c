@@ -1,20 +1,43 @@
 /* cli_parse.c - the command line's shared parts: error lines, option parsers,
- * help printed from a command's option table, and the parser driven by the same
- * table (exact option names, "--name value" or "--name=value", each at most once). */
+ * help printed from a command's option table, and the one parser every command
+ * uses, driven by the same table (getopt_long: "--name value" or "--name=value",
+ * unambiguous prefixes of names, each option at most once). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 
 #include "cli.h"
 
 /* ---- small helpers ------------------------------------------------------------------------ */
 
+/* The whole text of the last message set_err formatted, and the buffer it went
+ * to (which holds at most its first ERR_SIZE - 1 bytes): what prints a message
+ * from that buffer prints the whole text (err_text). */
+static struct {
+    const char *buf;
+    char *whole;
+} last_err;
+
 void set_err(char *err, size_t err_size, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err, err_size, fmt, ap);
+    const int n = vsnprintf(err, err_size, fmt, ap);
     va_end(ap);
+    free(last_err.whole);
+    last_err.whole = NULL;
+    last_err.buf = err;
+    if (n >= 0 && (size_t)n >= err_size && (last_err.whole = malloc((size_t)n + 1)) != NULL) {
+        va_start(ap, fmt);
+        vsnprintf(last_err.whole, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+}
+
+const char *err_text(const char *err)
+{
+    return err == last_err.buf && last_err.whole ? last_err.whole : err;
 }
 
 /* Prints s to stderr on one line (newlines become blanks). */
@@ -24,33 +47,51 @@ static void put_one_line(const char *s)
         fputc(*s == '\n' || *s == '\r' ? ' ' : *s, stderr);
 }
 
-/* "clops: error: WHAT: DETAIL" and EXIT_FAIL. */
-int fail_line(const char *what, const char *detail)
+/* "clops: error: WHAT: HEAD DETAIL TAIL" on one line, each part whole (no
+ * buffer between the message and stderr), and EXIT_FAIL. */
+static int fail_parts(const char *what, const char *head, const char *detail, const char *tail)
 {
     fputs("clops: error: ", stderr);
     put_one_line(what);
     fputs(": ", stderr);
-    put_one_line(detail);
+    put_one_line(head);
+    put_one_line(err_text(detail));
+    put_one_line(tail);
     fputc('\n', stderr);
     return EXIT_FAIL;
+}
+
+int fail_line(const char *what, const char *detail)
+{
+    return fail_parts(what, "", detail, "");
 }
 
 int fail_clops(const char *what, clops_status st)
 {
     const char *detail = clops_last_error_message();
-    if (detail == NULL || detail[0] == '\0')
-        detail = clops_status_message(st);
-    char line[ERR_SIZE + 64];
-    snprintf(line, sizeof line, "%s: %s", clops_status_name(st), detail);
-    return fail_line(what, line);
+    return fail_clops_detail(what, st, detail == NULL || detail[0] == '\0' ? clops_status_message(st) : detail,
+                             NULL, 0);
+}
+
+int fail_clops_detail(const char *what, clops_status st, const char *detail, const char *const tail[], size_t ntail)
+{
+    if (detail == NULL) detail = clops_last_error_message();
+    fputs("clops: error: ", stderr);
+    put_one_line(what);
+    fputs(": ", stderr);
+    put_one_line(clops_status_name(st));
+    fputs(": ", stderr);
+    put_one_line(detail);
+    for (size_t i = 0; i < ntail; i++) put_one_line(tail[i]);
+    fputc('\n', stderr);
+    return EXIT_FAIL;
 }
 
 int fail_npy(const char *path, npy_status st, const char *msg)
 {
-    char line[ERR_SIZE + 64];
-    snprintf(line, sizeof line, "%s (%s)", msg[0] != '\0' ? msg : npy_status_message(st),
-             npy_status_name(st));
-    return fail_line(path, line);
+    char tail[64];
+    snprintf(tail, sizeof tail, " (%s)", npy_status_name(st));
+    return fail_parts(path, "", msg[0] != '\0' ? msg : npy_status_message(st), tail);
 }
 
 /* A strict unsigned decimal: digits only, fully consumed, at most max. */
@@ -65,6 +106,32 @@ int parse_uint(const char *s, uint64_t max, uint64_t *out)
         return -1;
     *out = (uint64_t)v;
     return 0;
+}
+
+char *shell_command_line(const char *prefix, int argc, char *const argv[])
+{
+    size_t size = strlen(prefix) + 1;
+    for (int i = 0; i < argc; i++) size += 3 + 4 * strlen(argv[i]); /* ' -> '\'' at worst */
+    char *line = malloc(size), *o = line;
+    if (!line) return NULL;
+    o += sprintf(o, "%s", prefix);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        *o++ = ' ';
+        if (a[0] != '\0' && strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-") ==
+                                 strlen(a)) {
+            o += sprintf(o, "%s", a);
+            continue;
+        }
+        *o++ = '\'';
+        for (; *a; a++) {
+            if (*a == '\'') o += sprintf(o, "'\\''");
+            else *o++ = *a;
+        }
+        *o++ = '\'';
+    }
+    *o = '\0';
+    return line;
 }
 
 /* ---- option parsers ------------------------------------------------------------------------ */
@@ -211,15 +278,27 @@ static void print_options_help(FILE *out, const cli_option *options)
     }
 }
 
-/* "clops run depth-to-space IN.npy OUT.npy --block-size B [options]" */
+/* "clops run depth-to-space IN.npy OUT.npy --block-size B [--order dcr|crd] ...":
+ * every option of the table (the optional ones in brackets, --help left out),
+ * the optional ones wrapped at HELP_WIDTH under the command's first argument. */
 void print_command_usage(FILE *out, const char *prefix, const cli_command *cmd)
 {
-    fprintf(out, "%sclops %s%s%s", prefix, cmd->name, cmd->positional[0] != '\0' ? " " : "",
-            cmd->positional);
-    for (const cli_option *o = cmd->options; o->name != NULL; o++)
-        if (o->required)
-            fprintf(out, " %s %s", o->name, o->metavar);
-    fputs(" [options]\n", out);
+    size_t col = (size_t)fprintf(out, "%sclops %s", prefix, cmd->name);
+    const size_t indent = col + 1;
+    char word[160];
+    const char *rest = cmd->positional;
+    for (int pass = 0; pass < 3; pass++) {
+        /* pass 0: the operands, 1: required options, 2: optional ones */
+        for (const cli_option *o = cmd->options; pass > 0 && o->name != NULL; o++) {
+            if (is_help_option(o) || (o->required != 0) != (pass == 1)) continue;
+            snprintf(word, sizeof word, "%s%s%s%s%s", pass == 2 ? "[" : "", o->name, o->metavar ? " " : "",
+                     o->metavar ? o->metavar : "", pass == 2 ? "]" : "");
+            if (pass == 2 && col + 1 + strlen(word) > HELP_WIDTH) col = (size_t)fprintf(out, "\n%*s", (int)indent - 1, "");
+            col += (size_t)fprintf(out, " %s", word);
+        }
+        if (pass == 0 && rest[0] != '\0') col += (size_t)fprintf(out, " %s", rest);
+    }
+    fputc('\n', out);
 }
 
 void print_command_help(const cli_command *cmd)
@@ -233,7 +312,7 @@ void print_command_help(const cli_command *cmd)
 
 int usage_error(const cli_command *cmd, const char *message)
 {
-    fprintf(stderr, "clops: %s\n", message);
+    fprintf(stderr, "clops: %s\n", err_text(message));
     if (cmd != NULL)
         fprintf(stderr, "Try 'clops %s --help'.\n", cmd->name);
     else
@@ -248,76 +327,105 @@ int is_help(const char *arg)
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
 }
 
-/* Looks "--name" or "--name=value" up in the table. */
-static const cli_option *find_option(const cli_option *options, const char *arg, const char **value)
+/* Every command's options are parsed here, by getopt_long over a `struct option`
+ * table made from the command's cli_option table: "--name value" and
+ * "--name=value" alike, an unambiguous prefix of a name accepted for it (as
+ * every GNU tool does), arguments in any order, "--" ending the options. */
+#define MAX_OPTIONS 32
+
+/* How many names of the table start with the first `len` bytes of `name`. */
+static int prefix_matches(const cli_option *options, const char *name, size_t len)
 {
-    const char *eq = strchr(arg, '=');
-    size_t len = eq != NULL ? (size_t)(eq - arg) : strlen(arg);
-    *value = eq != NULL ? eq + 1 : NULL;
+    int n = 0;
     for (const cli_option *o = options; o->name != NULL; o++)
-        if (strlen(o->name) == len && strncmp(o->name, arg, len) == 0)
-            return o;
-    return NULL;
+        if (!is_help_option(o) && strncmp(o->name + 2, name, len) == 0) n++;
+    return n;
 }
 
-/* Handles one option at argv[*i] (advancing *i past its value). 0 or EXIT_USAGE. */
-static int parse_one_option(const cli_command *cmd, int argc, char **argv, int *i, cli_args *args,
-                            unsigned *seen)
+/* The usage error for the argument getopt_long refused (`code` '?' or ':'). */
+static int refused_option(const cli_command *cmd, const char *arg, int code, int index)
 {
     char err[ERR_SIZE];
-    const char *value;
-    const cli_option *o = find_option(cmd->options, argv[*i], &value);
-    if (o == NULL || is_help_option(o)) {
-        set_err(err, sizeof err, "unknown option '%s' for 'clops %s'", argv[*i], cmd->name);
-        return usage_error(cmd, err);
-    }
-    unsigned bit = 1u << (unsigned)(o - cmd->options);
-    if (*seen & bit) {
-        set_err(err, sizeof err, "option %s given twice", o->name);
-        return usage_error(cmd, err);
-    }
-    *seen |= bit;
-    if (o->metavar == NULL && value != NULL) {
+    const cli_option *o = index >= 0 ? &cmd->options[index] : NULL;
+    if (code == ':' && o)
+        set_err(err, sizeof err, "option %s needs a value (%s)", o->name, o->metavar);
+    else if (o && o->metavar == NULL)
         set_err(err, sizeof err, "option %s takes no value", o->name);
-        return usage_error(cmd, err);
-    }
-    if (o->metavar != NULL && value == NULL) {
-        if (*i + 1 >= argc) {
-            set_err(err, sizeof err, "option %s needs a value (%s)", o->name, o->metavar);
-            return usage_error(cmd, err);
-        }
-        value = argv[++*i];
-    }
-    if (o->flag != 0)
-        *(int *)((char *)args + o->flag) = 1;
-    else if (o->parse(args, value != NULL ? value : "", err, sizeof err) != 0)
-        return usage_error(cmd, err);
-    return 0;
+    else if (strncmp(arg, "--", 2) == 0 &&
+             prefix_matches(cmd->options, arg + 2, strcspn(arg + 2, "=")) > 1)
+        set_err(err, sizeof err, "ambiguous option '%s' for 'clops %s' (it begins several options' names)", arg,
+                cmd->name);
+    else
+        set_err(err, sizeof err, "unknown option '%s' for 'clops %s'", arg, cmd->name);
+    return usage_error(cmd, err);
 }
 
 /* Parses argv (after the command words) into args. 0 or EXIT_USAGE. */
 static int parse_args(const cli_command *cmd, int argc, char **argv, cli_args *args)
 {
     char err[ERR_SIZE];
+    struct option longopts[MAX_OPTIONS + 1];
+    int n = 0;
+    for (const cli_option *o = cmd->options; o->name != NULL && n < MAX_OPTIONS; o++, n++) {
+        const int help = is_help_option(o); /* never parsed: dispatch answers --help first */
+        longopts[n] = (struct option){help ? "\x01help" : o->name + 2, o->metavar ? required_argument : no_argument,
+                                      NULL, 256 + n};
+    }
+    longopts[n] = (struct option){NULL, 0, NULL, 0};
     unsigned seen = 0;
-    int options_done = 0;
     memset(args, 0, sizeof *args);
     args->order = CLOPS_ORDER_DEPTH_COLUMN_ROW;
-    for (int i = 0; i < argc; i++) {
-        const char *arg = argv[i];
-        if (!options_done && strcmp(arg, "--") == 0) {
-            options_done = 1;
-        } else if (!options_done && arg[0] == '-' && arg[1] != '\0') {
-            int rc = parse_one_option(cmd, argc, argv, &i, args, &seen);
-            if (rc != 0)
-                return rc;
-        } else if (args->npositional < cmd->npositional) {
-            args->positional[args->npositional++] = arg;
+    /* getopt_long wants argv[0] to be the program: the command's words stand in. */
+    char **av = malloc(((size_t)argc + 2) * sizeof *av);
+    if (!av) return fail_line(cmd->name, "out of memory");
+    av[0] = (char *)cmd->name;
+    memcpy(av + 1, argv, (size_t)argc * sizeof *av);
+    av[argc + 1] = NULL;
+    opterr = 0;
+    optind = 0; /* a full restart: the parser may run more than once in a process */
+    int rc = 0, c, index = -1;
+    /* "-": operands come back in order as code 1; ":": a missing value is ':'. */
+    while (rc == 0 && (index = -1, c = getopt_long(argc + 1, av, "-:", longopts, &index)) != -1) {
+        if (c == 1) {
+            if (args->npositional < cmd->npositional) {
+                args->positional[args->npositional++] = optarg;
+            } else {
+                set_err(err, sizeof err, "unexpected argument '%s'", optarg);
+                rc = usage_error(cmd, err);
+            }
+            continue;
+        }
+        if (c == '?' || c == ':') {
+            const int known = optopt >= 256 && optopt < 256 + n ? optopt - 256 : -1;
+            char shortopt[3] = {'-', (char)optopt, '\0'}; /* "-x": no command has one-letter options */
+            rc = refused_option(cmd, optopt > 0 && optopt < 256 ? shortopt : av[optind - 1], c, known);
+            continue;
+        }
+        const cli_option *o = &cmd->options[c - 256];
+        const unsigned bit = 1u << (unsigned)(c - 256);
+        if (seen & bit) {
+            set_err(err, sizeof err, "option %s given twice", o->name);
+            rc = usage_error(cmd, err);
+        } else if (is_help_option(o)) {
+            rc = refused_option(cmd, av[optind - 1], '?', -1);
         } else {
-            set_err(err, sizeof err, "unexpected argument '%s'", arg);
-            return usage_error(cmd, err);
+            seen |= bit;
+            if (o->flag != 0)
+                *(int *)((char *)args + o->flag) = 1;
+            else if (o->parse(args, optarg != NULL ? optarg : "", err, sizeof err) != 0)
+                rc = usage_error(cmd, err);
         }
     }
+    for (int i = optind; rc == 0 && i < argc + 1; i++) { /* after "--": operands */
+        if (args->npositional < cmd->npositional) {
+            args->positional[args->npositional++] = av[i];
+        } else {
+            set_err(err, sizeof err, "unexpected argument '%s'", av[i]);
+            rc = usage_error(cmd, err);
+        }
+    }
+    free(av);
+    if (rc != 0) return rc;
     if (args->npositional < cmd->npositional) {
         set_err(err, sizeof err, "missing arguments: 'clops %s' needs %s", cmd->name,
                 cmd->positional);
@@ -345,6 +453,7 @@ int dispatch(const cli_command *cmd, int argc, char **argv)
     int rc = parse_args(cmd, argc, argv, &args);
     if (rc != 0)
         return rc;
+    args.argc = argc, args.argv = argv;
     return cmd->run(cmd, &args);
 }
 

@@ -8,6 +8,17 @@
 
 /* ---- option tables ---- */
 
+static int opt_indices(cli_args *args, const char *value, char *err, size_t err_size)
+{
+    if (strcmp(value, "flat") == 0) args->indices_layout = CLOPS_INDICES_FLAT;
+    else if (strcmp(value, "per-plane") == 0) args->indices_layout = CLOPS_INDICES_PER_PLANE;
+    else {
+        set_err(err, err_size, "--indices must be flat or per-plane, not '%s'", value);
+        return -1;
+    }
+    return 0;
+}
+
 static const cli_option depth_space_options[] = {
     {"--block-size", "B", 1, opt_block_size, "block size, at least 1 (required)", 0},
     {"--order", "dcr|crd", 0, opt_order,
@@ -18,6 +29,10 @@ static const cli_option depth_space_options[] = {
 static const cli_option unpool_options[] = {
     {"--output-shape", "N,C,H,W", 1, opt_output_shape,
      "sizes of the output; N and C must equal the input's (required)", 0},
+    {"--indices", "flat|per-plane", 0, opt_indices,
+     "flat: each index counts over the whole output, batch and channel included (DirectML, ONNX; "
+     "default); per-plane: within its own (n, c) plane, 0 <= index < H*W of the output (PyTorch "
+     "max_pool2d's return_indices)", 0},
     OPT_DEVICE, OPT_TYPE, OPT_VERBOSE, OPT_FALLBACK, OPT_TIMEOUT, OPT_HELP, OPT_END};
 
 
@@ -159,6 +174,18 @@ static int execute_and_write(const char *what, const cli_args *args, const clops
     }
     st = clops_operator_execute_host(op, buffers);
     run_watchdog_stop(); /* the device work is done: what follows writes the file */
+    if (st == CLOPS_ERROR_INDEX_OUT_OF_RANGE) {
+        /* The host kernels check every index before writing and name the first bad
+         * one and its input position (a device reports only that one was bad): the
+         * same rule, run again for its message. Nothing is written in either case. */
+        const char *detail = NULL; /* the library's message */
+        if (clops_context_backend(ctx) != CLOPS_BACKEND_HOST &&
+            clops_host_run(desc, buffers) != CLOPS_ERROR_INDEX_OUT_OF_RANGE)
+            detail = "an index is negative or not below the output's element count";
+        const char *const tail[] = {"; nothing was written (", out_path, " was not created, or left as it was)"};
+        rc = fail_clops_detail(what, CLOPS_ERROR_INDEX_OUT_OF_RANGE, detail, tail, 3);
+        goto cleanup;
+    }
     if (st != CLOPS_SUCCESS) {
         rc = fail_clops(what, st);
         goto cleanup;
@@ -242,9 +269,9 @@ static int run_max_unpooling(const cli_command *cmd, const cli_args *args)
             print_sizes(stderr, in_desc.sizes);
             fprintf(stderr, " with %s indices -> ", clops_data_type_name(idx_desc.data_type));
             print_sizes(stderr, out_desc.sizes);
-            fputc('\n', stderr);
+            fputs(args->indices_layout == CLOPS_INDICES_PER_PLANE ? ", per-plane indices\n" : "\n", stderr);
         }
-        clops_max_unpooling_desc unpool = {&in_desc, &idx_desc, &out_desc, CLOPS_INDICES_FLAT};
+        clops_max_unpooling_desc unpool = {&in_desc, &idx_desc, &out_desc, args->indices_layout};
         clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &unpool};
         clops_host_buffers buffers = {input.data, input.nbytes, indices.data, indices.nbytes,
                                       NULL, 0};
@@ -275,7 +302,8 @@ static const cli_command run_commands[] = {
     {"run max-unpooling", "IN.npy INDICES.npy OUT.npy", 3,
      "MaxUnpooling (DirectML MAX_UNPOOLING, ONNX MaxUnpool): OUT starts as zeros,\n"
      "then each IN element k is written at OUT.flat[INDICES.flat[k]], the indices\n"
-     "being flat over the whole output (batch and channel included). INDICES has\n"
+     "being flat over the whole output (batch and channel included), or with\n"
+     "--indices per-plane at OUT[n, c].flat[INDICES[n, c, h, w]]. INDICES has\n"
      "IN's sizes and dtype '<u4', '<u8' or '<i8'.",
      unpool_options,
      "An index that is negative or past the output is an error\n"
@@ -316,7 +344,7 @@ int cli_run_main(int argc, char **argv)
             return dispatch(&run_commands[i], argc - 1, argv + 1);
     set_err(err, sizeof err,
             "unknown operator '%s' (depth-to-space, space-to-depth or max-unpooling)", argv[0]);
-    fprintf(stderr, "clops: %s\nTry 'clops run --help'.\n", err);
+    fprintf(stderr, "clops: %s\nTry 'clops run --help'.\n", err_text(err));
     return EXIT_USAGE;
 }
 

@@ -49,12 +49,20 @@ static int run_tune(const cli_command *cmd, const cli_args *args)
         if (st != CLOPS_SUCCESS) return fail_clops("tune", st);
         if (host) return fail_line("tune", "the default device is the host backend; nothing to tune");
     }
-    char status[4300];
+    /* Where the results go: the device's database file, and the cache's state apart. */
+    char status[4300], database[4300] = "";
     clops_cache_status(status, sizeof status);
+    clops_context *ctx = NULL;
+    if (clops_context_create_device(index, &ctx) == CLOPS_SUCCESS) {
+        clops_context_tuning_db(ctx, database, sizeof database);
+        snprintf(status, sizeof status, "%s", clops_context_cache_status(ctx));
+    }
+    clops_context_free(ctx);
     if (args->json) {
         cJSON *root = cJSON_CreateObject();
         cJSON_AddNumberToObject(root, "device", index);
-        cJSON_AddStringToObject(root, "database", status);
+        cJSON_AddStringToObject(root, "database", database);
+        cJSON_AddStringToObject(root, "cache", status);
         cJSON_AddBoolToObject(root, "quick", args->quick);
         cJSON *results = cJSON_AddArrayToObject(root, "results");
         const clops_status st = clops_tune(index, args->quick, add_tune_result, results);
@@ -63,7 +71,8 @@ static int run_tune(const cli_command *cmd, const cli_args *args)
         const int printed = cli_json_print(root);
         return st != CLOPS_SUCCESS || printed != 0 ? EXIT_FAIL : EXIT_OK;
     }
-    printf("tuning device %u; results go to %s\n", index, status);
+    printf("tuning device %u; results go to %s (program cache: %s)\n", index, database[0] ? database : "(none)",
+           status);
     const clops_status st = clops_tune(index, args->quick, print_tune_progress, NULL);
     if (st != CLOPS_SUCCESS) return fail_clops("tune", st);
     puts("tuning database written");

@@ -1,0 +1,479 @@
+/* host_unpool.c - MaxUnpooling on the host (the host backend and the fallback),
+ * on several threads, with exactly the serial result: the output zero-filled,
+ * then Y[pos(k)] = X[k] for every input element k in row-major order, so the
+ * last of several elements naming one output element wins.
+ *
+ * Positions. Index I[k] names the flat (row-major) output position
+ *   pos = I[k]                          CLOPS_INDICES_FLAT (DirectML, ONNX),
+ *   pos = plane(k) * H_out*W_out + I[k] CLOPS_INDICES_PER_PLANE (PyTorch),
+ * plane(k) = n*C + c of input element k. The index is valid iff, read as an
+ * unsigned number, it is below the output's element count (flat) or below
+ * H_out*W_out (per plane); a negative INT64 or a UINT64 past INT64_MAX is not.
+ *
+ * Two passes, each on the host kernels' threads:
+ *   check    the input in chunks of CHUNK elements: the bad indices (how many,
+ *            and the first), and each chunk's smallest and largest valid position;
+ *   scatter  the output in one band per thread. A thread zero-fills its band and
+ *            walks, in input order, the chunks whose positions reach into it,
+ *            writing the elements that land in it. Every output element has one
+ *            owner, which sees all its writers in input order: the serial result.
+ *            The band goes in pieces of PIECE_BYTES (zeros, then values, while
+ *            the piece is in cache) when the chunks are local enough that this
+ *            costs at most twice the input's reads (pooling-shaped and per-plane
+ *            indices: a chunk reaches into one or two pieces); otherwise
+ *            (scattered indices reach everywhere) the band is one piece, and
+ *            each thread reads every chunk that reaches into its band.
+ * The first pass is what lets execute_host check every index before writing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/host.h"
+
+#ifdef CLOPS_TEST_HOOKS
+#include <pthread.h>
+_Atomic unsigned clops_test_unpool_threads;
+#define NOTE_THREAD(j, t) ((j)->tid[t] = pthread_self())
+#else
+#define NOTE_THREAD(j, t) ((void)0)
+#endif
+
+#define CHUNK 4096u           /* input elements per chunk of the check */
+#define STACK_CHUNKS 64u      /* chunks whose spans fit on the stack */
+#define NONE UINT64_MAX
+static const uint64_t piece_bytes[] = {256u << 10, 2u << 20}; /* tried in order */
+
+#if defined(__GNUC__)
+#define HOT static inline __attribute__((always_inline))
+#else
+#define HOT static inline
+#endif
+
+typedef struct span {
+    uint64_t lo, hi; /* smallest and largest valid position; lo > hi: none */
+    bool clean;      /* no bad index */
+} span;
+
+typedef struct unpool_job {
+    const clops_op_params *p;
+    const uint8_t *in, *idx;
+    uint8_t *out;
+    size_t es, is;                /* element and index bytes */
+    bool per_plane;
+    bool in_packed, out_packed;   /* input and indices both packed; output packed */
+    uint64_t plane_in, plane_out; /* elements per (n, c) plane */
+    uint64_t limit;               /* an index is valid below this */
+    uint64_t nchunks;
+    span *spans;
+    uint64_t *pmax, *smin;        /* prefix max of spans[].hi, suffix min of spans[].lo */
+    uint64_t piece;               /* scatter piece, output elements */
+    unsigned threads;
+    uint64_t bad[CLOPS_HOST_MAX_THREADS], first_bad[CLOPS_HOST_MAX_THREADS];
+#ifdef CLOPS_TEST_HOOKS
+    pthread_t tid[CLOPS_HOST_MAX_THREADS]; /* the thread that ran each range of a pass */
+    unsigned ran;                          /* the most distinct threads of a pass */
+#endif
+} unpool_job;
+
+#ifdef CLOPS_TEST_HOOKS
+/* After a pass of `used` ranges: how many distinct threads ran them. */
+static void count_threads(unpool_job *j, uint64_t used)
+{
+    unsigned distinct = 0;
+    for (uint64_t t = 0; t < used && t < CLOPS_HOST_MAX_THREADS; t++) {
+        uint64_t u = 0;
+        while (u < t && !pthread_equal(j->tid[u], j->tid[t])) u++;
+        distinct += u == t;
+    }
+    if (distinct > j->ran) j->ran = distinct;
+}
+#define COUNT_THREADS(j, used) count_threads(j, used)
+#define REPORT_THREADS(j) (clops_test_unpool_threads = (j)->ran)
+#else
+#define COUNT_THREADS(j, used) ((void)0)
+#define REPORT_THREADS(j) ((void)0)
+#endif
+
+/* Element offset of logical (row-major) element e of a tensor through its
+ * strides; `sizes` are the logical sizes (the indices' are the input's). */
+static uint64_t elem_offset(const uint64_t sizes[4], const uint64_t strides[4], uint64_t e)
+{
+    uint64_t off = 0;
+    for (int d = 3; d >= 0; d--) {
+        off += e % sizes[d] * strides[d];
+        e /= sizes[d];
+    }
+    return off;
+}
+
+HOT uint64_t load_index(const uint8_t *p, size_t is)
+{
+    if (is == 4) {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    uint64_t v; /* INT64 shares the bits: a negative one is past any limit */
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* The plane segment of [k, e) that starts at k: its end and the position of its
+ * plane's first output element. */
+static uint64_t segment(const unpool_job *j, uint64_t k, uint64_t e, uint64_t *base)
+{
+    if (!j->per_plane) {
+        *base = 0;
+        return e;
+    }
+    const uint64_t plane = k / j->plane_in, end = (plane + 1) * j->plane_in;
+    *base = plane * j->plane_out;
+    return end < e ? end : e;
+}
+
+/* ---- check ---------------------------------------------------------------------------------- */
+
+/* The smallest and largest of n packed indices: two plain reductions, which
+ * vectorise (most chunks have no bad index, and then these are the span). */
+CLOPS_ROW_CLONES static void minmax_4(const uint8_t *idx, uint64_t n, uint64_t *mn, uint64_t *mx)
+{
+    uint32_t a = UINT32_MAX, b = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, idx + i * 4, 4);
+        a = u < a ? u : a;
+        b = u > b ? u : b;
+    }
+    *mn = a, *mx = b;
+}
+
+CLOPS_ROW_CLONES static void minmax_8(const uint8_t *idx, uint64_t n, uint64_t *mn, uint64_t *mx)
+{
+    uint64_t a = UINT64_MAX, b = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t u;
+        memcpy(&u, idx + i * 8, 8);
+        a = u < a ? u : a;
+        b = u > b ? u : b;
+    }
+    *mn = a, *mx = b;
+}
+
+typedef struct check_acc {
+    uint64_t bad, first; /* this thread's bad indices and the first of them */
+} check_acc;
+
+/* Index of logical element i (any strides). */
+static uint64_t index_at(const unpool_job *j, uint64_t i)
+{
+    const clops_tensor *x = &j->p->input, *ti = &j->p->indices;
+    return load_index(j->idx + (j->in_packed ? i : elem_offset(x->sizes, ti->strides, i)) * j->is, j->is);
+}
+
+static void check_chunk(unpool_job *j, uint64_t c, check_acc *a)
+{
+    const uint64_t b = c * CHUNK, e = b + CHUNK < j->p->input.count ? b + CHUNK : j->p->input.count;
+    span sp = {NONE, 0, true};
+    for (uint64_t k = b; k < e;) {
+        uint64_t base, mn = NONE, mx = 0;
+        const uint64_t end = segment(j, k, e, &base);
+        if (j->in_packed && j->is == 4) minmax_4(j->idx + k * 4, end - k, &mn, &mx);
+        else if (j->in_packed) minmax_8(j->idx + k * 8, end - k, &mn, &mx);
+        if (!j->in_packed || mx >= j->limit) { /* strided, or a bad index: element by element */
+            mn = NONE, mx = 0;
+            for (uint64_t i = k; i < end; i++) {
+                const uint64_t u = index_at(j, i);
+                if (u < j->limit) {
+                    mn = u < mn ? u : mn;
+                    mx = u > mx ? u : mx;
+                } else {
+                    if (a->first == NONE) a->first = i;
+                    a->bad++;
+                    sp.clean = false;
+                }
+            }
+        }
+        if (mn <= mx) {
+            sp.lo = base + mn < sp.lo ? base + mn : sp.lo;
+            sp.hi = base + mx > sp.hi ? base + mx : sp.hi;
+        }
+        k = end;
+    }
+    j->spans[c] = sp;
+}
+
+static void check_range(void *arg, unsigned t, uint64_t begin, uint64_t end)
+{
+    unpool_job *j = arg;
+    check_acc a = {0, NONE};
+    NOTE_THREAD(j, t);
+    for (uint64_t c = begin; c < end; c++) check_chunk(j, c, &a);
+    j->bad[t] = a.bad;
+    j->first_bad[t] = a.first;
+}
+
+/* ---- scatter -------------------------------------------------------------------------------- */
+
+/* Packed tensors, a run whose positions all lie in the piece: element i goes
+ * to piece[u + off]. */
+HOT void place_run(uint8_t *piece, const uint8_t *in, const uint8_t *idx, uint64_t n, size_t is, size_t es,
+                   uint64_t off)
+{
+    for (uint64_t i = 0; i < n; i++) memcpy(piece + (load_index(idx + i * is, is) + off) * es, in + i * es, es);
+}
+
+#define PLACE_WIDTHS(IS)                                                                           \
+    switch (es) {                                                                                  \
+    case 1: place_run(piece, in, idx, n, IS, 1, off); return;                                      \
+    case 2: place_run(piece, in, idx, n, IS, 2, off); return;                                      \
+    case 4: place_run(piece, in, idx, n, IS, 4, off); return;                                      \
+    case 8: place_run(piece, in, idx, n, IS, 8, off); return;                                      \
+    default: place_run(piece, in, idx, n, IS, 16, off); return;                                    \
+    }
+
+CLOPS_ROW_CLONES static void place_packed(uint8_t *piece, const uint8_t *in, const uint8_t *idx, uint64_t n, size_t is,
+                                          size_t es, uint64_t off)
+{
+    if (is == 4) PLACE_WIDTHS(4)
+    PLACE_WIDTHS(8)
+}
+
+/* Packed tensors: element i of the run goes to piece[u + off] when that is
+ * inside the piece's len elements (and the index is valid). Scattered indices
+ * land outside half the time or more at random, so the choice is a select. */
+HOT void scatter_run(uint8_t *piece, const uint8_t *in, const uint8_t *idx, uint64_t n, size_t is, size_t es,
+                     uint64_t limit, uint64_t off, uint64_t len)
+{
+    uint8_t sink[16]; /* where elements outside the piece go: no branch to mispredict */
+    const uintptr_t at = (uintptr_t)piece, away = (uintptr_t)sink;
+    for (uint64_t i = 0; i < n; i++) {
+        const uint64_t u = load_index(idx + i * is, is), r = u + off;
+        const uintptr_t keep = (uintptr_t)0 - (uintptr_t)((u < limit) & (r < len)); /* all ones or zero */
+        memcpy((uint8_t *)(away ^ ((away ^ (at + (uintptr_t)(r * es))) & keep)), in + i * es, es);
+    }
+}
+
+#define SCATTER_WIDTHS(IS)                                                                         \
+    switch (es) {                                                                                  \
+    case 1: scatter_run(piece, in, idx, n, IS, 1, limit, off, len); return;                       \
+    case 2: scatter_run(piece, in, idx, n, IS, 2, limit, off, len); return;                       \
+    case 4: scatter_run(piece, in, idx, n, IS, 4, limit, off, len); return;                       \
+    case 8: scatter_run(piece, in, idx, n, IS, 8, limit, off, len); return;                       \
+    default: scatter_run(piece, in, idx, n, IS, 16, limit, off, len); return;                     \
+    }
+
+CLOPS_ROW_CLONES static void scatter_packed(uint8_t *piece, const uint8_t *in, const uint8_t *idx, uint64_t n,
+                                            size_t is, size_t es, uint64_t limit, uint64_t off, uint64_t len)
+{
+    if (is == 4) SCATTER_WIDTHS(4)
+    SCATTER_WIDTHS(8)
+}
+
+/* Writes the elements of chunk c whose positions lie in [s, s + len). */
+static void scatter_chunk(const unpool_job *j, uint64_t c, uint64_t s, uint64_t len)
+{
+    const clops_tensor *x = &j->p->input, *ti = &j->p->indices, *y = &j->p->output;
+    const uint64_t b = c * CHUNK, e = b + CHUNK < x->count ? b + CHUNK : x->count;
+    const span *sp = &j->spans[c];
+    const bool inside = sp->clean && sp->lo >= s && sp->hi - s < len; /* every element lands in the piece */
+    for (uint64_t k = b; k < e;) {
+        uint64_t base;
+        const uint64_t end = segment(j, k, e, &base);
+        if (j->in_packed && j->out_packed && inside) {
+            place_packed(j->out + s * j->es, j->in + k * j->es, j->idx + k * j->is, end - k, j->is, j->es, base - s);
+        } else if (j->in_packed && j->out_packed) {
+            scatter_packed(j->out + s * j->es, j->in + k * j->es, j->idx + k * j->is, end - k, j->is, j->es, j->limit,
+                           base - s, len);
+        } else {
+            for (uint64_t i = k; i < end; i++) {
+                const uint64_t u = load_index(j->idx + elem_offset(x->sizes, ti->strides, i) * j->is, j->is);
+                const uint64_t r = u + base - s;
+                if (u < j->limit && r < len)
+                    memcpy(j->out + elem_offset(y->sizes, y->strides, s + r) * j->es,
+                           j->in + elem_offset(x->sizes, x->strides, i) * j->es, j->es);
+            }
+        }
+        k = end;
+    }
+}
+
+static void zero_fill(const unpool_job *j, uint64_t s, uint64_t len)
+{
+    const clops_tensor *y = &j->p->output;
+    if (j->out_packed) {
+        memset(j->out + s * j->es, 0, (size_t)(len * j->es));
+        return;
+    }
+    /* Row by row (gaps between elements stay as they are): one division per row. */
+    const uint64_t *n = y->sizes, *st = y->strides;
+    uint64_t w = s % n[3], h = s / n[3] % n[2], c = s / n[3] / n[2] % n[1], b = s / n[3] / n[2] / n[1];
+    for (uint64_t left = len; left;) {
+        const uint64_t run = n[3] - w < left ? n[3] - w : left;
+        uint8_t *q = j->out + (b * st[0] + c * st[1] + h * st[2] + w * st[3]) * j->es;
+        for (uint64_t i = 0; i < run; i++) memset(q + i * st[3] * j->es, 0, j->es);
+        left -= run, w = 0;
+        if (++h == n[2]) {
+            h = 0;
+            if (++c == n[1]) c = 0, b++;
+        }
+    }
+}
+
+/* Output pieces [s, s + len): zeros, then every chunk that may reach in, in order. */
+static void scatter_piece(const unpool_job *j, uint64_t s, uint64_t len)
+{
+    zero_fill(j, s, len);
+    /* Chunks before c0 end below s (prefix max), from c1 on start at or past s + len (suffix min). */
+    uint64_t a = 0, b = j->nchunks;
+    while (a < b) {
+        const uint64_t m = a + (b - a) / 2;
+        if (j->pmax[m] >= s) b = m;
+        else a = m + 1;
+    }
+    const uint64_t c0 = a;
+    b = j->nchunks;
+    while (a < b) {
+        const uint64_t m = a + (b - a) / 2;
+        if (j->smin[m] >= s + len) b = m;
+        else a = m + 1;
+    }
+    for (uint64_t c = c0; c < a; c++)
+        if (j->spans[c].lo <= j->spans[c].hi && j->spans[c].lo < s + len && j->spans[c].hi >= s)
+            scatter_chunk(j, c, s, len);
+}
+
+static void scatter_range(void *arg, unsigned t, uint64_t begin, uint64_t end)
+{
+    unpool_job *j = arg;
+    const uint64_t count = j->p->output.count;
+    (void)t;
+    NOTE_THREAD(j, t);
+    for (uint64_t band = begin; band < end; band++) {
+        const uint64_t lo = count / j->threads * band + count % j->threads * band / j->threads;
+        const uint64_t hi = count / j->threads * (band + 1) + count % j->threads * (band + 1) / j->threads;
+        const uint64_t piece = j->piece < hi - lo ? j->piece : hi - lo; /* NONE: the whole band */
+        for (uint64_t s = lo; s < hi; s += piece) scatter_piece(j, s, hi - s < piece ? hi - s : piece);
+    }
+}
+
+/* The smallest piece whose extra reads (a chunk read once per piece it reaches
+ * into) stay within twice the input; the whole band when none does. */
+static uint64_t choose_piece(const unpool_job *j)
+{
+    const uint64_t count = j->p->input.count;
+    for (size_t i = 0; i < sizeof piece_bytes / sizeof piece_bytes[0]; i++) {
+        const uint64_t piece = piece_bytes[i] / j->es;
+        uint64_t reads = 0;
+        for (uint64_t c = 0; c < j->nchunks && reads <= 2 * count; c++) {
+            const span *sp = &j->spans[c];
+            if (sp->lo <= sp->hi) reads += CHUNK * (sp->hi / piece - sp->lo / piece + 1);
+        }
+        if (reads <= 2 * count + CHUNK) return piece;
+    }
+    return NONE;
+}
+
+/* ---- the operator --------------------------------------------------------------------------- */
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* The first bad index, as the caller wrote it, with its input coordinates. */
+static clops_status report_bad(const unpool_job *j, uint64_t e)
+{
+    const clops_op_params *p = j->p;
+    const uint64_t *s = p->input.sizes;
+    const uint64_t v = load_index(j->idx + elem_offset(s, p->indices.strides, e) * j->is, j->is);
+    char text[24];
+    if (p->indices.type == CLOPS_DATA_TYPE_INT64) snprintf(text, sizeof text, "%lld", (long long)(int64_t)v);
+    else snprintf(text, sizeof text, "%llu", (unsigned long long)v);
+    const unsigned long long w = e % s[3], h = e / s[3] % s[2], c = e / s[3] / s[2] % s[1],
+                             n = e / s[3] / s[2] / s[1];
+    if (j->per_plane)
+        return clops_fail(CLOPS_ERROR_INDEX_OUT_OF_RANGE,
+                          "index %s at input [%llu, %llu, %llu, %llu] is outside its output plane's %llu elements "
+                          "(per-plane indices)",
+                          text, n, c, h, w, (unsigned long long)j->limit);
+    return clops_fail(CLOPS_ERROR_INDEX_OUT_OF_RANGE,
+                      "index %s at input [%llu, %llu, %llu, %llu] is outside the output's %llu elements", text, n, c,
+                      h, w, (unsigned long long)p->output.count);
+}
+
+/* strict: fail on the first bad index before writing anything; else skip them. */
+static clops_status unpool(const clops_op_params *p, const clops_host_buffers *b, bool strict, uint64_t *bad_out)
+{
+    const clops_tensor *x = &p->input, *y = &p->output;
+    unpool_job j;
+    memset(&j, 0, sizeof j);
+    j.p = p;
+    j.in = b->input, j.idx = b->indices, j.out = b->output;
+    j.es = x->elem_size, j.is = p->indices.elem_size;
+    j.per_plane = p->indices_layout == CLOPS_INDICES_PER_PLANE;
+    j.in_packed = x->packed && p->indices.packed, j.out_packed = y->packed;
+    j.plane_in = x->sizes[2] * x->sizes[3]; /* each below 2^32: no overflow */
+    j.plane_out = y->sizes[2] * y->sizes[3];
+    j.limit = j.per_plane ? j.plane_out : y->count;
+    j.nchunks = x->count / CHUNK + (x->count % CHUNK != 0);
+    j.threads = clops_host_threads(p, add_sat(add_sat(x->span_bytes, p->indices.span_bytes), y->span_bytes));
+
+    span stack_spans[STACK_CHUNKS];
+    uint64_t stack_bounds[2 * STACK_CHUNKS];
+    void *heap = NULL;
+    if (j.nchunks <= STACK_CHUNKS) {
+        j.spans = stack_spans, j.pmax = stack_bounds, j.smin = stack_bounds + STACK_CHUNKS;
+    } else {
+        heap = malloc((size_t)j.nchunks * (sizeof(span) + 2 * sizeof(uint64_t)));
+        if (!heap)
+            return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "%llu bytes for MaxUnpooling's plan on the host",
+                              (unsigned long long)j.nchunks * (sizeof(span) + 2 * sizeof(uint64_t)));
+        j.spans = heap, j.pmax = (uint64_t *)(j.spans + j.nchunks), j.smin = j.pmax + j.nchunks;
+    }
+    if (j.nchunks) {
+        clops_host_parallel(check_range, &j, j.nchunks, j.threads);
+        COUNT_THREADS(&j, j.nchunks < j.threads ? j.nchunks : j.threads);
+    }
+    uint64_t bad = 0, first = NONE;
+    for (unsigned t = 0; t < CLOPS_HOST_MAX_THREADS; t++) { /* threads took the chunks in order */
+        bad += j.bad[t];
+        if (first == NONE && j.bad[t]) first = j.first_bad[t];
+    }
+    if (strict && bad) {
+        const clops_status st = report_bad(&j, first);
+        REPORT_THREADS(&j);
+        free(heap);
+        return st;
+    }
+    if (y->count) {
+        uint64_t m = 0;
+        for (uint64_t c = 0; c < j.nchunks; c++) {
+            if (j.spans[c].lo <= j.spans[c].hi && j.spans[c].hi > m) m = j.spans[c].hi;
+            j.pmax[c] = m;
+        }
+        m = NONE;
+        for (uint64_t c = j.nchunks; c-- > 0;) {
+            if (j.spans[c].lo < m) m = j.spans[c].lo;
+            j.smin[c] = m;
+        }
+        j.piece = choose_piece(&j);
+        clops_host_parallel(scatter_range, &j, j.threads, j.threads);
+        COUNT_THREADS(&j, j.threads);
+    }
+    REPORT_THREADS(&j);
+    free(heap);
+    *bad_out = bad;
+    return CLOPS_SUCCESS;
+}
+
+clops_status clops_host_max_unpooling(const clops_op_params *p, const clops_host_buffers *b)
+{
+    uint64_t bad;
+    return unpool(p, b, true, &bad);
+}
+
+clops_status clops_host_unpool_skip(const clops_op_params *p, const clops_host_buffers *b, uint64_t *bad)
+{
+    *bad = 0;
+    return unpool(p, b, false, bad);
+}

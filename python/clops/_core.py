@@ -1,0 +1,351 @@
+"""_core.py - contexts and operators, made once per (device, shape, dtype, options) and reused, and the
+two ways of running them: on NumPy arrays (clops_operator_execute_host) and on pyopencl arrays
+(clops_operator_execute on the array's own queue).
+
+Caches: a context per device (the host, a device index, or a caller's OpenCL queue, the last bounded to
+MAX_QUEUES, least recently used dropped first) and an operator per descriptor (bounded to MAX_OPERATORS).
+An operator is used by one thread at a time (clops.h): each has a lock held around its calls.
+"""
+import atexit
+import collections
+import ctypes
+import operator as _operator
+import threading
+
+import numpy as np
+
+from . import _lib as L
+
+MAX_OPERATORS = 256
+MAX_QUEUES = 16
+U32_MAX = 0xFFFFFFFF
+
+_lock = threading.RLock()
+_contexts = collections.OrderedDict()   # key -> _Context
+_operators = collections.OrderedDict()  # key -> _Operator
+_default_key = None
+
+
+class _Context:
+    __slots__ = ("handle", "key", "__weakref__")
+
+    def __init__(self, handle, key):
+        self.handle, self.key = handle, key
+
+    def __del__(self):
+        if self.handle:
+            L.context_free(self.handle)
+            self.handle = None
+
+
+class _Operator:
+    __slots__ = ("handle", "context", "lock", "out_shape", "host_buffers")
+
+    def __init__(self, handle, context, out_shape):
+        self.handle, self.context, self.out_shape = handle, context, out_shape
+        self.lock = threading.Lock()
+        self.host_buffers = L.HostBuffers()
+
+    def __del__(self):
+        if self.handle:
+            L.operator_free(self.handle)  # before self.context (which it references) can go
+            self.handle = None
+
+
+@atexit.register
+def clear_caches():
+    """Frees every cached operator, then every cached context (the next call makes them again)."""
+    with _lock:
+        _operators.clear()
+        _contexts.clear()
+
+
+# ---- contexts ---------------------------------------------------------------------------------------
+
+
+def _device_key(device):
+    global _default_key
+    if device is None:
+        if _default_key is None:
+            is_host, index = ctypes.c_int(), ctypes.c_uint()
+            L.check(L.default_device(ctypes.byref(is_host), ctypes.byref(index)))
+            _default_key = ("host",) if is_host.value else ("device", index.value)
+        return _default_key
+    if isinstance(device, str):
+        if device.lower() == "host":
+            return ("host",)
+        raise ValueError(f"device {device!r}: expected None, an index of clops.devices() or \"host\"")
+    index = getattr(device, "index", device)  # a Device of clops.devices()
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+        raise TypeError(f"device must be None, an int index of clops.devices() or \"host\", not {type(device).__name__}")
+    if not 0 <= index <= U32_MAX:
+        raise ValueError(f"device index {index} does not exist (see clops.devices())")
+    return ("device", int(index))
+
+
+def _make_context(key, create):
+    """The cached context of `key`, made with `create` when absent. Contexts on pyopencl queues are bounded
+    (MAX_QUEUES): a hit moves the queue's context to the end, so the least recently used goes first."""
+    ctx = _contexts.get(key)
+    if ctx is not None and key[0] != "cl":
+        return ctx  # a device's or the host's context: never dropped but by clear_caches()
+    with _lock:
+        ctx = _contexts.get(key)
+        if ctx is None:
+            handle = ctypes.c_void_p()
+            L.check(create(ctypes.byref(handle)))
+            ctx = _Context(handle.value, key)
+            _contexts[key] = ctx
+            queues = [k for k in _contexts if k[0] == "cl"]
+            for k in queues[:max(0, len(queues) - MAX_QUEUES)]:
+                _forget_context(k)
+        elif key[0] == "cl":
+            _contexts.move_to_end(key)
+        return ctx
+
+
+def _forget_context(key):
+    for k in [k for k in _operators if k[0] == key]:
+        del _operators[k]
+    del _contexts[key]
+
+
+def context_for(device):
+    """The cached context of `device` (None, an index, "host")."""
+    key = _device_key(device)
+    if key[0] == "host":
+        return _make_context(key, L.context_create_host)
+    return _make_context(key, lambda out: L.context_create_device(key[1], out))
+
+
+def context_for_queue(queue):
+    """The cached context on a pyopencl CommandQueue (clops retains the queue, so its address stays its own
+    while cached)."""
+    key = ("cl", queue.int_ptr)
+    return _make_context(key, lambda out: L.context_create_from_cl(queue.context.int_ptr, queue.device.int_ptr,
+                                                                   queue.int_ptr, out))
+
+
+# ---- tensors and operators --------------------------------------------------------------------------
+
+
+def tensor_key(arr, what):
+    """(clops data type, sizes, element strides or None for packed) of a 4-D NumPy or pyopencl array."""
+    dt = arr.dtype
+    code = L.DATA_TYPES.get((dt.kind, dt.itemsize))
+    if code is None:
+        raise TypeError(f"{what}: dtype {dt} is not a type clops supports (bool, int8-64, uint8-64, "
+                        "float16/32/64, complex64/128)")
+    shape = arr.shape
+    if len(shape) != 4:
+        raise ValueError(f"{what} must be 4-D (N, C, H, W), not {len(shape)}-D with shape {tuple(shape)}")
+    if any(n > U32_MAX for n in shape):
+        raise ValueError(f"{what}: a size of {tuple(shape)} is past 2^32-1")
+    if arr.flags.c_contiguous:
+        return code, shape, None
+    size = dt.itemsize
+    if any(s < 0 or s % size for s in arr.strides):  # NumPy arrays were copied by as_numpy: a pyopencl array
+        raise ValueError(f"{what}: a pyopencl array with strides {arr.strides} (negative or not whole elements): "
+                         "clops takes strides of whole elements >= 0 and does not copy pyopencl arrays (pyopencl "
+                         "cannot copy this one either); pass a view with such strides or a NumPy array")
+    return code, shape, tuple(s // size for s in arr.strides)
+
+
+def span_bytes(arr, strides):
+    """Bytes from the first element to the end of the last one."""
+    if arr.size == 0:
+        return 0
+    if strides is None:
+        return arr.nbytes
+    return (sum((n - 1) * s for n, s in zip(arr.shape, strides)) + 1) * arr.dtype.itemsize
+
+
+class _Desc:
+    """A clops_tensor_desc with its strides kept alive."""
+
+    def __init__(self, tkey):
+        code, shape, strides = tkey
+        self.strides = (ctypes.c_uint64 * 4)(*strides) if strides is not None else None
+        self.t = L.TensorDesc(code, (ctypes.c_uint32 * 4)(*shape),
+                              ctypes.cast(self.strides, ctypes.POINTER(ctypes.c_uint64)) if self.strides else None)
+
+
+def depth_space_operator(ctx, optype, tx, block, order):
+    """The cached DepthToSpace or SpaceToDepth operator; its output shape from clops's rule."""
+    key = (ctx.key, optype, tx, block, order)
+    op = _lookup(key)
+    if op is not None:
+        return op
+    x = _Desc(tx)
+    d = L.DepthSpaceDesc(ctypes.pointer(x.t), None, block, order)
+    desc = L.OperatorDesc(optype, ctypes.cast(ctypes.pointer(d), ctypes.c_void_p))
+    sizes = (ctypes.c_uint32 * 4)()
+    L.check(L.operator_output_sizes(ctypes.byref(desc), sizes))
+    y = _Desc((tx[0], tuple(sizes), None))
+    d.output = ctypes.pointer(y.t)
+    return _create(key, ctx, desc, tuple(sizes))
+
+
+def max_unpooling_operator(ctx, tx, ti, out_shape, layout):
+    key = (ctx.key, L.OP_MAX_UNPOOLING, tx, ti, out_shape, layout)
+    op = _lookup(key)
+    if op is not None:
+        return op
+    x, i, y = _Desc(tx), _Desc(ti), _Desc((tx[0], out_shape, None))
+    d = L.MaxUnpoolingDesc(ctypes.pointer(x.t), ctypes.pointer(i.t), ctypes.pointer(y.t), layout)
+    desc = L.OperatorDesc(L.OP_MAX_UNPOOLING, ctypes.cast(ctypes.pointer(d), ctypes.c_void_p))
+    return _create(key, ctx, desc, out_shape)
+
+
+def _lookup(key):
+    op = _operators.get(key)
+    if op is not None:
+        with _lock:
+            if key in _operators:
+                _operators.move_to_end(key)
+    return op
+
+
+def _create(key, ctx, desc, out_shape):
+    handle = ctypes.c_void_p()
+    L.check(L.operator_create(ctx.handle, ctypes.byref(desc), ctypes.byref(handle)))
+    op = _Operator(handle.value, ctx, out_shape)
+    with _lock:
+        _operators[key] = op
+        while len(_operators) > MAX_OPERATORS:
+            _operators.popitem(last=False)
+    return op
+
+
+def output_shape_arg(shape):
+    """MaxUnpooling's output_shape: four sizes."""
+    try:
+        items = tuple(shape)
+        if any(isinstance(n, bool) for n in items):  # ints to operator.index, but no sizes
+            raise TypeError
+        sizes = tuple(_operator.index(n) for n in items)
+    except TypeError:
+        raise ValueError(f"output_shape must be four ints (N, C, H, W), not {shape!r}") from None
+    if len(sizes) != 4 or any(not 0 <= n <= U32_MAX for n in sizes):
+        raise ValueError(f"output_shape must be four sizes 0..2^32-1 (N, C, H, W), not {shape!r}")
+    return sizes
+
+
+# ---- running on NumPy arrays ------------------------------------------------------------------------
+
+
+def as_numpy(a, what):
+    """A NumPy array clops can read: negative or partial-element strides are copied once (clops's strides
+    are whole elements, >= 0); every other view goes to clops as strides."""
+    if type(a) is not np.ndarray:
+        a = np.asarray(a)
+        if a.dtype == object:
+            raise TypeError(f"{what} must be a NumPy array (or a pyopencl array), not {type(a).__name__}")
+    size = a.dtype.itemsize
+    if not a.flags.c_contiguous and any(s < 0 or s % size for s in a.strides):
+        a = np.ascontiguousarray(a)
+    return a
+
+
+def run_host(op, x, sx, idx=None, si=None):
+    """Runs `op` on NumPy arrays (sx, si: their element strides or None) into a new packed array."""
+    out = np.empty(op.out_shape, x.dtype)
+    with op.lock:
+        hb = op.host_buffers
+        hb.input = x.__array_interface__["data"][0]
+        hb.input_bytes = span_bytes(x, sx)
+        if idx is not None:
+            hb.indices = idx.__array_interface__["data"][0]
+            hb.indices_bytes = span_bytes(idx, si)
+        hb.output = out.__array_interface__["data"][0]
+        hb.output_bytes = out.nbytes
+        st = L.operator_execute_host(op.handle, hb)
+        if st != 0:
+            raise L.exception(st)
+    return out
+
+
+# ---- running on pyopencl arrays ---------------------------------------------------------------------
+
+
+def is_cl_array(a):
+    t = type(a)
+    return t is not np.ndarray and t.__module__.startswith("pyopencl") and hasattr(a, "queue")
+
+
+def check_cl_array(a, what):
+    """A pyopencl array clops can take: in a cl_mem buffer (not shared virtual memory)."""
+    import pyopencl as cl
+    if a.base_data is not None and not isinstance(a.base_data, cl.MemoryObjectHolder):
+        raise TypeError(f"{what}: a pyopencl array in {type(a.base_data).__name__} (shared virtual memory) is not "
+                        "supported: clops takes cl_mem buffers; allocate it with pyopencl's default allocator or a "
+                        "MemoryPool")
+
+
+def _cl_mem(a, span, keep, wait):
+    """The cl_mem address holding `a` from its first element: its buffer, a sub-buffer at its offset, or
+    (an offset the device cannot start a sub-buffer at) a device-side copy of its span."""
+    if a.offset == 0:
+        return a.base_data.int_ptr  # clops checks the span against the buffer's size
+    import pyopencl as cl
+    if a.offset + span > a.base_data.size:
+        raise ValueError(f"a pyopencl array's strides reach past its buffer ({a.offset} + {span} bytes > "
+                         f"{a.base_data.size})")
+    try:
+        sub = a.base_data.get_sub_region(a.offset, span)
+    except cl.Error:
+        sub = cl.Buffer(a.context, cl.mem_flags.READ_ONLY, span)
+        wait.append(cl.enqueue_copy(a.queue, sub, a.base_data, byte_count=span, src_offset=a.offset,
+                                    wait_for=a.events))
+    keep.append(sub)
+    return sub.int_ptr
+
+
+def run_cl(optype, x, block=0, order=0, idx=None, out_shape=None, layout=0):
+    """Runs on pyopencl arrays on x's queue, after their events; returns a pyopencl array whose event is
+    the operator's. MaxUnpooling waits for its status (bad indices are found on the device)."""
+    import pyopencl as cl
+    import pyopencl.array as cla
+    queue = x.queue
+    if queue is None:
+        raise ValueError("x: a pyopencl array without a queue (with_queue(None)): clops runs on x's queue; "
+                         "give it one with x.with_queue(queue)")
+    check_cl_array(x, "x")
+    if idx is not None:
+        if not is_cl_array(idx):
+            raise TypeError("indices must be a pyopencl array when x is one")
+        if idx.context.int_ptr != x.context.int_ptr:
+            raise ValueError("indices and x are pyopencl arrays of different OpenCL contexts")
+        check_cl_array(idx, "indices")
+    ctx = context_for_queue(queue)
+    tx = tensor_key(x, "x")
+    if optype == L.OP_MAX_UNPOOLING:
+        ti = tensor_key(idx, "indices")
+        op = max_unpooling_operator(ctx, tx, ti, out_shape, layout)
+    else:
+        op = depth_space_operator(ctx, optype, tx, block, order)
+    out = cla.empty(queue, op.out_shape, x.dtype, allocator=x.allocator)
+    if out.size == 0:
+        return out
+    if x.size == 0:  # MaxUnpooling of nothing: all zeros
+        out.fill(0)
+        return out
+    keep, wait = [], []
+    bufs = L.Buffers(_cl_mem(x, span_bytes(x, tx[2]), keep, wait),
+                     _cl_mem(idx, span_bytes(idx, ti[2]), keep, wait) if idx is not None else None,
+                     out.base_data.int_ptr)
+    events = list(x.events) + (list(idx.events) if idx is not None else []) + wait
+    wait_list = (ctypes.c_void_p * max(1, len(events)))(*[e.int_ptr for e in events])
+    event = ctypes.c_void_p()
+    with op.lock:
+        st = L.operator_execute(op.handle, ctypes.byref(bufs), len(events), wait_list if events else None,
+                                ctypes.byref(event))
+        if st != 0:
+            raise L.exception(st)
+        out.add_event(cl.Event.from_int_ptr(event.value, retain=False))
+        if optype == L.OP_MAX_UNPOOLING:
+            st = L.operator_last_status(op.handle)
+            if st != 0:
+                raise L.exception(st)
+    return out
+

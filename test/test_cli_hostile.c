@@ -1,0 +1,250 @@
+/*
+ * test_cli_hostile.c - the CLI against hostile files and settings (issue 24):
+ * `cache list` on entries whose keys are shorter than what it looks for (N10),
+ * `conformance --json` through the library's file writer (N11), `kernels
+ * pack-add --binary` through the store's bounded reader (N16), JSON outputs that
+ * stay valid UTF-8 whatever bytes a path holds (N17), and the watchdog taking
+ * CLOPS_TIMEOUT as the default of --timeout. Shared fixtures: cli_fixture.h.
+ */
+#define _XOPEN_SOURCE 700
+#include "cli_fixture.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- helpers ----------------------------------------------------------------------------------- */
+
+static void put_le(unsigned char *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    for (size_t i = 0; i < n; i++) h = (h ^ ((const unsigned char *)data)[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* A cache entry file (lib/store/cache_entry.c's format) with a correct checksum. */
+static void write_entry(const char *path, const char *key, size_t klen, const void *payload, size_t plen)
+{
+    unsigned char *file = calloc(1, 32 + klen + plen);
+    ck_assert_ptr_nonnull(file);
+    memcpy(file, "CLOPSBIN", 8);
+    put_le(file + 8, 1, 4);
+    put_le(file + 12, klen, 4);
+    put_le(file + 16, plen, 8);
+    memcpy(file + 32, key, klen);
+    memcpy(file + 32 + klen, payload, plen);
+    put_le(file + 24, fnv1a(fnv1a(0xcbf29ce484222325ull, key, klen), payload, plen), 8);
+    write_bytes(path, file, 32 + klen + plen);
+    free(file);
+}
+
+/* Whether s is valid UTF-8 (RFC 3629: no overlong forms, surrogates or code points past U+10FFFF). */
+static int valid_utf8(const unsigned char *s)
+{
+    while (*s) {
+        unsigned c = *s, len, cp, min;
+        if (c < 0x80) {
+            s++;
+            continue;
+        }
+        if (c >= 0xc2 && c <= 0xdf) len = 2, min = 0x80;
+        else if (c >= 0xe0 && c <= 0xef) len = 3, min = 0x800;
+        else if (c >= 0xf0 && c <= 0xf4) len = 4, min = 0x10000;
+        else return 0;
+        cp = c & (0x7fu >> len);
+        for (unsigned i = 1; i < len; i++) {
+            if ((s[i] & 0xc0) != 0x80) return 0;
+            cp = cp << 6 | (s[i] & 0x3fu);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+        s += len;
+    }
+    return 1;
+}
+
+/* ---- N10: cache list on short keys --------------------------------------------------------------- */
+
+/* Entries whose keys are shorter than "source:" (or empty), with a valid
+ * checksum: both forms of `cache list` stay inside the key (before the fix the
+ * sanitizer build reported a heap over-read in each) and show what there is. */
+START_TEST(test_cache_list_short_keys)
+{
+    char dir[512], e1[600], e2[600], e3[600];
+    tmp_path(dir, sizeof dir, "cache-short-keys");
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    snprintf(e1, sizeof e1, "%s/00000000000000a1.bin", dir);
+    snprintf(e2, sizeof e2, "%s/00000000000000a2.bin", dir);
+    snprintf(e3, sizeof e3, "%s/00000000000000a3.bin", dir);
+    write_entry(e1, "", 0, "", 0);
+    write_entry(e2, "sou", 3, "", 0);
+    write_entry(e3, "device: D\nsou", 13, "", 0);
+    setenv("CLOPS_CACHE_DIR", dir, 1);
+    run("cache", "list", NULL);
+    ck_assert_msg(res.exit_code == 0, "cache list: exit %d: %.400s", res.exit_code, res.err);
+    ck_assert_msg(strstr(res.out, "3 entries") != NULL, "cache list: %.400s", res.out);
+    ck_assert_msg(strstr(res.out, "00000000000000a3.bin") && strstr(res.out, "  D  "), "cache list: %.400s", res.out);
+    run("cache", "list", "--json", NULL);
+    ck_assert_msg(res.exit_code == 0, "cache list --json: exit %d: %.400s", res.exit_code, res.err);
+    ck_assert_msg(strstr(res.out, "\"key\":\t\"sou\"") && strstr(res.out, "\"key\":\t\"device: D\\nsou\"") &&
+                      strstr(res.out, "\"key\":\t\"\""),
+                  "cache list --json: %.400s", res.out);
+    unsetenv("CLOPS_CACHE_DIR");
+    unlink(e1), unlink(e2), unlink(e3);
+    rmdir(dir);
+}
+END_TEST
+
+/* ---- N11: conformance --json through the file writer ---------------------------------------------- */
+
+/* A FIFO that no process reads is refused at once, before the run (it hung at
+ * the end of the run); /dev/full says why; a report that cannot be written
+ * leaves no temporary file; a written one is whole JSON and valid UTF-8. */
+START_TEST(test_conformance_json_targets)
+{
+    char fifo[512], report[512];
+    tmp_path(fifo, sizeof fifo, "report.fifo");
+    tmp_path(report, sizeof report, "report.json");
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    const char *to_fifo[] = {"conformance", "--device", "host", "--quick", "--json", fifo, NULL};
+    run_argv_bounded(60, to_fifo);
+    ck_assert_msg(res.exit_code == 1, "conformance --json FIFO: exit %d (-1: hung): %.400s", res.exit_code, res.err);
+    ck_assert_msg(strstr(res.err, "no process is reading") != NULL, "conformance --json FIFO: %.400s", res.err);
+    ck_assert_msg(strstr(res.out, "passed") == NULL, "the run went ahead: %.400s", res.out);
+    unlink(fifo);
+
+    run("conformance", "--device", "host", "--quick", "--json", "/dev/full", NULL);
+    ck_assert_int_eq(res.exit_code, 1);
+    ck_assert_msg(strstr(res.err, "No space left on device") != NULL, "conformance --json /dev/full: %.400s", res.err);
+
+    run("conformance", "--device", "host", "--quick", "--json", "%T/no-such-dir/report.json", NULL);
+    ck_assert_int_eq(res.exit_code, 1);
+    ck_assert_msg(strstr(res.err, "report.json") && strstr(res.out, "passed") == NULL, "missing dir: %.400s", res.err);
+
+    write_bytes(report, "old report\n", 11);
+    run("conformance", "--device", "host", "--quick", "--json", report, NULL);
+    ck_assert_msg(res.exit_code == 0, "conformance: exit %d: %.400s", res.exit_code, res.err);
+    size_t len;
+    unsigned char *text = slurp(report, &len);
+    text = realloc(text, len + 1);
+    text[len] = '\0';
+    ck_assert_msg(len > 2 && text[0] == '{' && text[len - 2] == '}' && text[len - 1] == '\n', "report: %.400s", text);
+    ck_assert_msg(valid_utf8(text), "the report is not valid UTF-8");
+    free(text);
+    assert_no_temp_files();
+    unlink(report);
+}
+END_TEST
+
+/* ---- N16: pack-add --binary through the bounded reader ------------------------------------------- */
+
+/* A FIFO (which blocked), an endless device (read until memory ran out), a
+ * directory and a file larger than a pack entry may hold are refused before a
+ * byte is read; nothing is created. */
+START_TEST(test_pack_add_binary_not_regular)
+{
+    char fifo[512], pack[512];
+    tmp_path(fifo, sizeof fifo, "binary.fifo");
+    tmp_path(pack, sizeof pack, "aot.pack");
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    const char *bins[] = {fifo, "/dev/zero", tmp_dir};
+    for (int i = 0; i < 3; i++) {
+        const char *args[] = {"kernels", "pack-add", pack,      "--device", "0",      "--source", "depth_space.cl",
+                              "--options", "-DX=1",   "--binary", bins[i],    NULL};
+        run_argv_bounded(60, args);
+        ck_assert_msg(res.exit_code == 1, "pack-add --binary %.400s: exit %d (-1: hung or killed): %.400s", bins[i],
+                      res.exit_code, res.err);
+        ck_assert_msg(strstr(res.err, "not a regular file") != NULL, "pack-add --binary %.400s: %.400s", bins[i], res.err);
+        ck_assert_msg(!file_exists(pack), "pack-add --binary %.400s created the pack", bins[i]);
+    }
+    unlink(fifo);
+
+    /* A (sparse) file past what a pack entry may hold: refused by its size, unread. */
+    char huge[512];
+    tmp_path(huge, sizeof huge, "huge.bin");
+    const int fd = open(huge, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(ftruncate(fd, (off_t)(1024ll << 20) + 1), 0);
+    close(fd);
+    const char *args[] = {"kernels", "pack-add", pack,    "--device", "0",  "--source", "depth_space.cl",
+                          "--options", "-DX=1", "--binary", huge,     NULL};
+    run_argv_bounded(60, args);
+    ck_assert_msg(res.exit_code == 1 && strstr(res.err, "larger than the 1073741824 bytes a pack entry may hold"),
+                  "pack-add --binary of 1 GiB + 1: exit %d: %.400s", res.exit_code, res.err);
+    ck_assert(!file_exists(pack));
+    unlink(huge);
+}
+END_TEST
+
+/* ---- N17: JSON outputs are valid UTF-8 ------------------------------------------------------------ */
+
+/* A cache directory whose name is not UTF-8 (bytes ff fe): `cache list --json`
+ * is valid UTF-8, each such byte as U+00FF, U+00FE; valid UTF-8 (U+00E9) stays. */
+START_TEST(test_json_non_utf8_path)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/\xff\xfe-caf\xc3\xa9", tmp_dir);
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    setenv("CLOPS_CACHE_DIR", dir, 1);
+    run("cache", "list", "--json", NULL);
+    unsetenv("CLOPS_CACHE_DIR");
+    ck_assert_msg(res.exit_code == 0, "cache list --json: exit %d: %.400s", res.exit_code, res.err);
+    ck_assert_msg(valid_utf8((const unsigned char *)res.out), "cache list --json is not valid UTF-8: %.400s", res.out);
+    ck_assert_msg(strstr(res.out, "/\xc3\xbf\xc3\xbe-caf\xc3\xa9") != NULL, "cache list --json: %.400s", res.out);
+    rmdir(dir);
+}
+END_TEST
+
+/* ---- the watchdog's default: CLOPS_TIMEOUT ------------------------------------------------------ */
+
+/* `--timeout` defaults to CLOPS_TIMEOUT, as the help says: a run on the host
+ * backend (where the library has no wait to bound) that takes longer than the
+ * variable is ended by the watchdog, exit 1 naming the variable, no output (the
+ * message names the device, or says none was ready yet on a busy machine). The
+ * same run under --timeout is the control: it must time out too. */
+START_TEST(test_timeout_from_environment)
+{
+    const uint64_t shape[4] = {1, 16, 1024, 1024}; /* 64 MiB: far more than a millisecond's work */
+    const size_t bytes = 16u << 22;
+    void *zeros = calloc(1, bytes);
+    ck_assert_ptr_nonnull(zeros);
+    make_array("timeout_in.npy", CLOPS_DATA_TYPE_FLOAT32, 4, shape, zeros, bytes);
+    free(zeros);
+    run("run", "depth-to-space", "%T/timeout_in.npy", "%T/timeout_out.npy", "--block-size", "2", "--device", "host",
+        "--timeout", "0.001", NULL);
+    ck_assert_msg(res.exit_code == 1 && strstr(res.err, "within 0.001 s (--timeout)"),
+                  "control run with --timeout: exit %d: %.400s", res.exit_code, res.err);
+    setenv("CLOPS_TIMEOUT", "0.001", 1);
+    run("run", "depth-to-space", "%T/timeout_in.npy", "%T/timeout_out.npy", "--block-size", "2", "--device", "host",
+        NULL);
+    unsetenv("CLOPS_TIMEOUT");
+    ck_assert_msg(res.exit_code == 1, "CLOPS_TIMEOUT=0.001: exit %d: %.400s", res.exit_code, res.err);
+    ck_assert_msg(strstr(res.err, "within 0.001 s (CLOPS_TIMEOUT)") != NULL, "stderr: %.400s", res.err);
+    char out[512];
+    tmp_path(out, sizeof out, "timeout_out.npy");
+    ck_assert_msg(!file_exists(out), "a timed-out run wrote its output");
+    tmp_path(out, sizeof out, "timeout_in.npy");
+    unlink(out);
+    assert_no_temp_files();
+}
+END_TEST
+
+static Suite *cli_hostile_suite(void)
+{
+    Suite *s = suite_create("cli_hostile");
+    TCase *tc = cli_case(s);
+    TC_TESTS(tc, test_cache_list_short_keys, test_conformance_json_targets, test_pack_add_binary_not_regular,
+             test_json_non_utf8_path, test_timeout_from_environment);
+    return s;
+}
+
+int main(void)
+{
+    return cli_suite_main(cli_hostile_suite());
+}

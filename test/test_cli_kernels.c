@@ -1,0 +1,202 @@
+/*
+ * test_cli_kernels.c - `clops kernels list` names every program the operators
+ * build (issue 25, item 1): a spread of DepthToSpace, SpaceToDepth and
+ * MaxUnpooling shapes (narrow and long rows, every chunk and vector variant the
+ * rules choose, 64-bit offsets, layouts, plans, index types) is built on the
+ * default device, and the program each operator uses (its source file and the
+ * build options clops_operator_get_info reports) must be a line of the list.
+ * Shared fixtures: cli_fixture.h.
+ */
+#define _XOPEN_SOURCE 700
+#include "cli_fixture.h"
+
+#include <clops/clops.h>
+
+/* ---- the list, as the CLI prints it ---------------------------------------------------------- */
+
+typedef struct listed {
+    char **lines; /* "SOURCE OPTIONS" */
+    size_t count;
+} listed;
+
+/* Runs `clops kernels list --types TYPE --windows WINDOWS` (one type at a time:
+ * the whole list is longer than the fixture captures) and adds "source options"
+ * of every program line to l. */
+static void list_programs(listed *l, const char *type, const char *windows)
+{
+    run("kernels", "list", "--types", type, "--windows", windows, NULL);
+    ck_assert_msg(res.exit_code == 0, "kernels list: exit %d: %.400s", res.exit_code, res.err);
+    ck_assert_uint_lt(strlen(res.out), CAPTURE_SIZE - 1);
+    for (char *line = strtok(res.out, "\n"); line; line = strtok(NULL, "\n")) {
+        if (line[0] == '#') continue;
+        /* "SOURCE  HASH  OPTIONS" */
+        char *hash = strstr(line, "  "), *options = hash ? strstr(hash + 2, "  ") : NULL;
+        ck_assert_msg(options != NULL, "kernels list: odd line '%.400s'", line);
+        const size_t n = (size_t)(hash - line) + 1 + strlen(options + 2) + 1;
+        char *entry = malloc(n);
+        ck_assert_ptr_nonnull(entry);
+        snprintf(entry, n, "%.*s %s", (int)(hash - line), line, options + 2);
+        l->lines = realloc(l->lines, (l->count + 1) * sizeof *l->lines);
+        ck_assert_ptr_nonnull(l->lines);
+        l->lines[l->count++] = entry;
+    }
+    ck_assert_uint_gt(l->count, 0);
+}
+
+static int is_listed(const listed *l, const char *source, const char *options)
+{
+    char want[1024];
+    snprintf(want, sizeof want, "%s %s", source, options);
+    for (size_t i = 0; i < l->count; i++)
+        if (strcmp(l->lines[i], want) == 0) return 1;
+    return 0;
+}
+
+static void free_listed(listed *l)
+{
+    for (size_t i = 0; i < l->count; i++) free(l->lines[i]);
+    free(l->lines);
+}
+
+/* ---- the spread ------------------------------------------------------------------------------ */
+
+enum { PACKED, NHWC };
+
+/* Strides of `sizes` in `layout` (NULL for packed). */
+static const uint64_t *layout_strides(const uint32_t s[4], int layout, uint64_t st[4])
+{
+    if (layout == PACKED) return NULL;
+    st[0] = (uint64_t)s[1] * s[2] * s[3], st[1] = 1, st[2] = (uint64_t)s[3] * s[1], st[3] = s[1];
+    return st;
+}
+
+/* DepthToSpace/SpaceToDepth: the deep side {n, c*b*b, h, w}, the spatial side {n, c, h*b, w*b}. */
+static const struct ds_case {
+    int d2s;
+    clops_data_type type;
+    uint32_t b, n, c, h, w;
+    int order, layout;
+} ds_cases[] = {
+    /* the issue's two: float32 rows of 5000 (CHUNK=256u), float64 rows of 9000 (CHUNK=128u -DVEC=1) */
+    {1, CLOPS_DATA_TYPE_FLOAT32, 2, 1, 4, 3, 5000, 0, PACKED},
+    {1, CLOPS_DATA_TYPE_FLOAT64, 2, 1, 4, 3, 9000, 0, PACKED},
+    {0, CLOPS_DATA_TYPE_FLOAT64, 2, 1, 4, 3, 9000, 1, PACKED},
+    {1, CLOPS_DATA_TYPE_UINT8, 3, 1, 2, 4, 9000, 1, PACKED},
+    {0, CLOPS_DATA_TYPE_UINT8, 4, 1, 1, 2, 8193, 0, PACKED},
+    {1, CLOPS_DATA_TYPE_FLOAT16, 8, 1, 1, 2, 4097, 0, PACKED},
+    {0, CLOPS_DATA_TYPE_INT32, 5, 2, 1, 3, 2049, 1, PACKED},
+    {1, CLOPS_DATA_TYPE_COMPLEX128, 2, 1, 2, 2, 600, 0, PACKED},
+    {1, CLOPS_DATA_TYPE_FLOAT32, 2, 2, 3, 5, 7, 0, PACKED},
+    {0, CLOPS_DATA_TYPE_FLOAT32, 3, 1, 2, 4, 5, 1, PACKED},
+    {1, CLOPS_DATA_TYPE_INT16, 2, 1, 8, 16, 3000, 0, NHWC},
+    {0, CLOPS_DATA_TYPE_UINT64, 2, 1, 3, 4, 40, 1, NHWC},
+    {1, CLOPS_DATA_TYPE_BOOL, 1, 1, 1, 1, 1, 0, PACKED},
+    /* a uint8 output of 2^32 elements: 64-bit offsets, within PoCL's 4 GiB allocation */
+    {1, CLOPS_DATA_TYPE_UINT8, 2, 1, 1, 32768, 32768, 0, PACKED},
+};
+#define DS_CASES (int)(sizeof ds_cases / sizeof ds_cases[0])
+
+/* MaxUnpooling: input {n, c, h, w}, output {n, c, oh, ow}. */
+static const struct unpool_case {
+    clops_data_type type, index_type;
+    uint32_t n, c, h, w, oh, ow;
+    int layout, out_packed;
+} unpool_cases[] = {
+    {CLOPS_DATA_TYPE_FLOAT32, CLOPS_DATA_TYPE_INT64, 1, 2, 3, 5, 6, 10, PACKED, 1},     /* serial */
+    {CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_TYPE_UINT32, 1, 2, 3, 5, 70, 90, PACKED, 1},     /* serial, large out */
+    {CLOPS_DATA_TYPE_FLOAT32, CLOPS_DATA_TYPE_UINT32, 1, 4, 64, 64, 128, 128, PACKED, 1}, /* windows 2x2 */
+    {CLOPS_DATA_TYPE_FLOAT16, CLOPS_DATA_TYPE_INT64, 2, 3, 40, 50, 120, 150, PACKED, 1}, /* windows 3x3 */
+    {CLOPS_DATA_TYPE_FLOAT64, CLOPS_DATA_TYPE_UINT64, 1, 2, 70, 65, 141, 131, PACKED, 1}, /* general */
+    {CLOPS_DATA_TYPE_INT32, CLOPS_DATA_TYPE_UINT32, 1, 8, 32, 32, 64, 64, NHWC, 0},    /* windows, NHWC */
+    {CLOPS_DATA_TYPE_INT32, CLOPS_DATA_TYPE_UINT32, 1, 8, 32, 33, 64, 67, NHWC, 1},    /* general, NHWC in */
+};
+#define UNPOOL_CASES (int)(sizeof unpool_cases / sizeof unpool_cases[0])
+
+/* Creates the operator, and checks that the program it built is listed. */
+static void check_built(clops_context *ctx, const listed *l, const clops_operator_desc *desc, const char *label)
+{
+    clops_operator *op = NULL;
+    const clops_status st = clops_operator_create(ctx, desc, &op);
+    if (st == CLOPS_ERROR_TOO_LARGE_FOR_DEVICE) { /* a device with a smaller maximum allocation: nothing built */
+        fprintf(stderr, "note: %s: too large for this device, nothing to check\n", label);
+        return;
+    }
+    ck_assert_msg(st == CLOPS_SUCCESS, "%.400s: %.400s: %.400s", label, clops_status_name(st), clops_last_error_message());
+    clops_operator_info info;
+    ck_assert_int_eq(clops_operator_get_info(op, &info), CLOPS_SUCCESS);
+    if (info.backend != CLOPS_BACKEND_OPENCL) { /* the device cannot run it (no 64-bit integers, ...): nothing built */
+        fprintf(stderr, "note: %s runs on the host here (%s), nothing to check\n", label, info.fallback_reason);
+        clops_operator_free(op);
+        return;
+    }
+    const char *source = desc->type == CLOPS_OPERATOR_MAX_UNPOOLING ? "max_unpooling.cl" : "depth_space.cl";
+    ck_assert_msg(is_listed(l, source, info.build_options), "%.400s built %.400s with \"%.400s\", which 'clops kernels list' "
+                  "does not name", label, source, info.build_options);
+    clops_operator_free(op);
+}
+
+START_TEST(test_list_names_every_built_program)
+{
+    if (!have_device) {
+        const char *req = getenv("CLOPS_REQUIRE_DEVICE");
+        ck_assert_msg(!(req && strcmp(req, "1") == 0), "no OpenCL device (CLOPS_REQUIRE_DEVICE=1)");
+        fprintf(stderr, "SKIP: test_list_names_every_built_program: no OpenCL device\n");
+        return;
+    }
+    listed l = {NULL, 0};
+    static const char *const types[] = {"FLOAT32", "FLOAT64", "FLOAT16", "UINT8", "INT32", "INT16",
+                                        "UINT64", "COMPLEX128", "BOOL"};
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) list_programs(&l, types[t], "2x2,3x3");
+    clops_context *ctx = NULL;
+    ck_assert_int_eq(clops_context_create(&ctx), CLOPS_SUCCESS);
+    ck_assert_int_eq(clops_context_backend(ctx), CLOPS_BACKEND_OPENCL);
+    char label[160];
+    for (int i = 0; i < DS_CASES; i++) {
+        const struct ds_case *k = &ds_cases[i];
+        const uint32_t deep[4] = {k->n, k->c * k->b * k->b, k->h, k->w};
+        const uint32_t space[4] = {k->n, k->c, k->h * k->b, k->w * k->b};
+        uint64_t sx[4], sy[4];
+        clops_tensor_desc x = {k->type, {0}, NULL}, y = {k->type, {0}, NULL};
+        memcpy(x.sizes, k->d2s ? deep : space, sizeof x.sizes);
+        memcpy(y.sizes, k->d2s ? space : deep, sizeof y.sizes);
+        x.strides = layout_strides(x.sizes, k->layout, sx);
+        y.strides = layout_strides(y.sizes, k->layout, sy);
+        clops_depth_to_space_desc d = {&x, &y, k->b, k->order ? CLOPS_ORDER_COLUMN_ROW_DEPTH
+                                                               : CLOPS_ORDER_DEPTH_COLUMN_ROW};
+        const clops_operator_desc desc = {k->d2s ? CLOPS_OPERATOR_DEPTH_TO_SPACE : CLOPS_OPERATOR_SPACE_TO_DEPTH, &d};
+        snprintf(label, sizeof label, "%s %s {%u, %u, %u, %u} block %u", k->d2s ? "DepthToSpace" : "SpaceToDepth",
+                 clops_data_type_name(k->type), x.sizes[0], x.sizes[1], x.sizes[2], x.sizes[3], k->b);
+        check_built(ctx, &l, &desc, label);
+    }
+    for (int i = 0; i < UNPOOL_CASES; i++) {
+        const struct unpool_case *k = &unpool_cases[i];
+        uint64_t sx[4], si[4], sy[4];
+        clops_tensor_desc x = {k->type, {k->n, k->c, k->h, k->w}, NULL};
+        clops_tensor_desc ind = {k->index_type, {k->n, k->c, k->h, k->w}, NULL};
+        clops_tensor_desc y = {k->type, {k->n, k->c, k->oh, k->ow}, NULL};
+        x.strides = layout_strides(x.sizes, k->layout, sx);
+        ind.strides = layout_strides(ind.sizes, k->layout, si);
+        y.strides = layout_strides(y.sizes, k->out_packed ? PACKED : k->layout, sy);
+        clops_max_unpooling_desc d = {&x, &ind, &y, CLOPS_INDICES_FLAT};
+        const clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &d};
+        snprintf(label, sizeof label, "MaxUnpooling %s {%u, %u, %u, %u} -> {%u, %u}", clops_data_type_name(k->type),
+                 k->n, k->c, k->h, k->w, k->oh, k->ow);
+        check_built(ctx, &l, &desc, label);
+    }
+    clops_context_free(ctx);
+    free_listed(&l);
+}
+END_TEST
+
+static Suite *cli_kernels_suite(void)
+{
+    Suite *s = suite_create("cli_kernels");
+    TCase *tc = cli_case(s);
+    tcase_add_test(tc, test_list_names_every_built_program);
+    return s;
+}
+
+int main(void)
+{
+    return cli_suite_main(cli_kernels_suite());
+}
