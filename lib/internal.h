@@ -1,6 +1,6 @@
 /*
  * internal.h - the context record, the one struct whose parts belong to several
- * layers of lib/ (README, "Architecture"): the store keeps its cache
+ * layers of lib/ (docs/architecture.md): the store keeps its cache
  * configuration and tuning table in it (store/tune_db.c), the OpenCL runtime its
  * device, queue and programs (cl/), the public API creates and frees it
  * (api/context.c). Included by store/tune_db.h and by cl/cl.h; the layers'

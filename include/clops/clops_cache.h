@@ -233,7 +233,7 @@ CLOPS_API clops_status clops_cache_import_pack_report_with_options(const clops_c
 /** @defgroup aot Ahead-of-time kernels
  * For devices that load only binaries compiled offline (FPGA flows): list the
  * programs an operator needs on a device, write out their sources, compile them
- * with the vendor's tools, and add the binaries to a pack (README, "Ahead-of-time
+ * with the vendor's tools, and add the binaries to a pack (docs/cache-and-tuning.md, "Ahead-of-time
  * kernels"). A program is a kernel source file (clops_program_source_text) built with
  * build options.
  * @{ */

@@ -1,4 +1,4 @@
-/* core.h - the bottom layer of lib/ (README, "Architecture"), which every other
+/* core.h - the bottom layer of lib/ (docs/architecture.md), which every other
  * layer may include: status reporting (status.c), data types (types.c), checked
  * arithmetic (checked.h) and the validated tensor and operator records the host
  * kernels and the operators share. Not installed. */

@@ -52,7 +52,7 @@ struct clops_operator {
 
 /* ---- validation (validate.c) ---------------------------------------------------------------- */
 
-/* Validates `desc` into `out` (README, "Error model": the order of the checks). */
+/* Validates `desc` into `out` (docs/semantics.md, "Error model": the order of the checks). */
 clops_status clops_validate_operator(const clops_operator_desc *desc, clops_op_params *out);
 
 /* Checks host buffers against the spans (missing, too small, aliased). */

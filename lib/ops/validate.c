@@ -1,6 +1,6 @@
 /* validate.c - every check on descriptors and buffers, before any work.
  *
- * The order of checks is part of the contract (README, "Error model"): null
+ * The order of checks is part of the contract (docs/semantics.md, "Error model"): null
  * pointers, operator type, each tensor on its own (type, overflow, output
  * overlap), then the operator's rules. */
 #include <string.h>

@@ -72,7 +72,7 @@ void clops_cache_config_init(clops_cache_config *cfg, const clops_context_option
      * path, so a link given as the directory cannot be re-pointed after the check
      * below. Its last step is opened without following a link and the descriptor,
      * not the name, is checked; the resolved path's parents must not be writable
-     * by others (README, "Security"). */
+     * by others (docs/security.md). */
     char resolved[PATH_MAX];
     struct stat st = {0};
     int fd = -1;

@@ -26,7 +26,7 @@ enum {
 #define CLOPS_PACK_MAX_LOAD_FAILURES 4u
 
 /* The most entries a pack may hold: import refuses a pack announcing more, and
- * export a cache holding more (README, "The cache under faults"). */
+ * export a cache holding more (docs/cache-and-tuning.md, "The cache under faults"). */
 #define CLOPS_PACK_MAX_ENTRIES 65536u
 
 /* One entry of a pack: where its bytes are (in the pack file, or in the import's
