@@ -19,7 +19,7 @@
  *   5. nothing leaks: the wrappers count OpenCL objects and mappings clops
  *      creates and releases (contexts, queues, buffers, programs, kernels,
  *      events, maps), and each run must end balanced. Host memory leaks are
- *      LeakSanitizer's job (tools/sanitize.sh runs this suite under ASan).
+ *      LeakSanitizer's job (tools/scripts/sanitize.sh runs this suite under ASan).
  *
  * Release calls are never failed (a release fails only for an invalid
  * object); every other entry is. Problems are collected and reported together
