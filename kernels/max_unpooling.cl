@@ -15,6 +15,19 @@
  *   -DGATED=1|0              1: the general kernels run only when the window kernel
  *                            of the same execution found an index outside its window
  *   -DSERIAL_FILLS=1|0       1: serial zero-fills the output itself (no clear before it)
+ *   -DPER_PLANE=1|0          1: an index counts within its own (n, c) output plane
+ *                            (PyTorch): input plane p with index i names flat output
+ *                            position p*H_out*W_out + i, valid iff i < H_out*W_out
+ *   -DSH=a -DSW=b -DNA=c -DNB=d   the pool plan: input (h, w)'s cell is output rows
+ *                            h*SH.., columns w*SW.., and its neighbourhood reaches NA
+ *                            before and NB after the cell on each axis
+ *   -DPOOL_VEC=1|0           1: pool's vector form (SH = SW = 2, NA = NB = 1, packed)
+ *   -DPOOL_GATED=1|0         1: windows runs first and pool only after an index
+ *                            outside its window (status[ST_POOL]); windows skips
+ *                            itself while the last execution needed pool (WINDOWS_SKIP)
+ *   -DMARK=1|0               1: the general path starts with mark (one bit per output
+ *                            element, after the claims in scratch): distinct indices
+ *                            are written there, and claim runs only after duplicates
  *
  * Status words `status` (the operator's, never reset on the host): each execution
  * has a generation number `gen`, larger than every earlier one, and the kernels
@@ -23,6 +36,9 @@
  *   status[0]  an index was outside its window: the general path must run
  *   status[1]  an index was negative or past the output (never written)
  *   status[2]  two indices named one output element: place must run
+ *   status[3]  (POOL_GATED) an index was outside its window: pool must run
+ *   status[4]  (MARK) mark found two indices naming one element: claim must run
+ *   status[5]  (MARK) BITS_CLEAN when the marks are all zero, not a generation
  * `scratch` (the operator's, one uint per output element) holds claims: input
  * position k of this execution claims element v with atomic_max(scratch[v],
  * base + k + 1). Every claim of an earlier execution is at most `base` (the host
@@ -35,6 +51,31 @@
 #define ST_GENERAL 0
 #define ST_OUT_OF_RANGE 1
 #define ST_DUPLICATES 2
+#define ST_POOL 3
+#define ST_MARKED 4
+#define ST_BITS 5
+/* status[ST_BITS] holds this when every bit of the marks is zero. */
+#define BITS_CLEAN 0x600DB175u
+
+/* The word windows raises for an index outside its window: with POOL_GATED, the
+ * pool kernel runs next (it raises ST_GENERAL in turn). */
+#if POOL_GATED
+#define WINDOWS_WORD ST_POOL
+/* windows skips itself (and leaves everything to pool) when the operator's
+ * previous execution needed pool, except every 16th execution (the first
+ * included), which tries it again: an operator's indices keep their kind from one
+ * execution to the next, so a 2x2 pool costs the windows pass and a 3x3/2 pool
+ * mostly the pool pass alone. A work-item that skips raises ST_POOL, so pool
+ * rewrites every element whatever the others did. */
+#define WINDOWS_SKIP                                                                             \
+    if ((gen & 15u) != 1u && status[ST_POOL] == gen - 1u) {                                      \
+        atomic_max(&status[ST_POOL], gen);                                                       \
+        return;                                                                                  \
+    }
+#else
+#define WINDOWS_WORD ST_GENERAL
+#define WINDOWS_SKIP
+#endif
 
 /* The flat output index at offset k of the indices, or `count` if it is out of
  * range (negative INT64 and UINT64 past 2^32 included when !OFFSET_64). */
@@ -52,6 +93,30 @@ inline idx_t load_index(__global const void *indices, idx_t k, idx_t count)
 #endif
     return v < count ? v : count;
 }
+
+/* The flat output index named at offset k of the indices of input plane nc
+ * (plane: H_out*W_out elements), or `count` if it is out of range. */
+inline idx_t load_flat(__global const void *indices, idx_t k, idx_t nc, idx_t plane, idx_t count)
+{
+#if PER_PLANE
+    const idx_t i = load_index(indices, k, plane);
+    return i < plane ? nc * plane + i : count;
+#else
+    (void)nc;
+    (void)plane;
+    return load_index(indices, k, count);
+#endif
+}
+
+/* Where plane nc's indices count from (flat: its first element; per plane: 0),
+ * and the bound an index is read against (load_index). */
+#if PER_PLANE
+#define PLANE_BASE(nc, plane) ((idx_t)0)
+#define INDEX_LIMIT(plane, count) (plane)
+#else
+#define PLANE_BASE(nc, plane) ((nc) * (plane))
+#define INDEX_LIMIT(plane, count) (count)
+#endif
 
 /* Offsets of input position (n, c, h, w) in x and in the indices; k0 + w when
  * both are packed (k0: the packed offset of (n, c, h, 0)). */
@@ -102,6 +167,23 @@ inline idx_t flat_offset(idx_t v, dims4 sizes, dims4 strides)
         const idx_t w1 = min(w0 + (idx_t)CHUNK, DIM(sizes, 3));
 #define END_ROWS }
 
+/* MARK plans: the first kernel of an execution zeroes the marks (one bit per
+ * output element, after the claims in scratch) unless they are known to be zero;
+ * each unit of FOR_ROWS takes its share of the words. MARKS_READ before FOR_ROWS,
+ * MARKS_CLEAR inside it. */
+#if MARK
+#define MARKS_READ const uint marks_dirty_ = status[ST_BITS] != BITS_CLEAN;
+#define MARKS_CLEAR                                                                              \
+    if (marks_dirty_) {                                                                          \
+        const idx_t nw_ = ((idx_t)out_count + 31) / 32, q_ = nw_ / units_, r_ = nw_ % units_;    \
+        const idx_t m0_ = u_ * q_ + min(u_, r_), m1_ = m0_ + q_ + (u_ < r_);                      \
+        for (idx_t m_ = m0_; m_ < m1_; m_++) scratch[(idx_t)out_count + m_] = 0;                  \
+    }
+#else
+#define MARKS_READ
+#define MARKS_CLEAR
+#endif
+
 /* claim in a gated plan returns at once unless this execution's window kernel
  * asked for the general path (place runs only after claim found duplicates). */
 #if GATED
@@ -111,9 +193,10 @@ inline idx_t flat_offset(idx_t v, dims4 sizes, dims4 strides)
 #define GENERAL_GATE
 #endif
 
-#ifdef KW
-#if OUT_PACKED && IN_PACKED && !OFFSET_64 && KW == 2
-/* The vector form of windows (x, indices and y packed, KW = 2): elements move as
+#if OUT_PACKED && IN_PACKED && !OFFSET_64 && ((defined(KW) && KW == 2) || POOL_VEC)
+#define VECTOR_DEFS 1
+/* For the vector forms of windows and pool (x, indices and y packed). Windows
+ * (KW = 2): elements move as
  * words (word_t: uchar, ushort or uint; WORDS of them per element), LANES input
  * positions at a time: 16 words of x, 32 words of each output row. */
 #define CAT_(a, b) a##b
@@ -228,23 +311,31 @@ inline uint load_one(__global const void *indices, idx_t k)
 #endif
 }
 
+#endif /* vector definitions */
+
+#ifdef KW
+#if VECTOR_DEFS && KW == 2
 /* Pooling-shaped indices in one pass (see the generic form below); each index and
  * each input element is loaded once, each output row written as vectors. */
 __kernel void windows(UNPOOL_ARGS)
 {
+    WINDOWS_SKIP
     const idx_t win = DIM(in_sizes, 3), wout = DIM(out_sizes, 3);
     uint outside = 0;
     lane_i lanes_outside = 0;
+    MARKS_READ
     FOR_ROWS(in_sizes)
+    MARKS_CLEAR
     const idx_t in_row = (nc * DIM(in_sizes, 2) + h) * win;
-    /* Flat output index of the window row h*KH, column 0. */
-    const idx_t out_row = (nc * DIM(out_sizes, 2) + h * KH) * wout;
+    /* Output offset of the window row h*KH, column 0, and the index that names it. */
+    const idx_t y_row = (nc * DIM(out_sizes, 2) + h * KH) * wout;
+    const idx_t out_row = PLANE_BASE(nc, DIM(out_sizes, 2) * wout) + h * KH * wout;
     /* Row after row of the windows (one output stream at a time: measured 2x
      * faster on PoCL than writing the KH rows side by side), LANES positions at a
      * time; the window check runs with the first row. */
     const idx_t wv = w0 + (w1 - w0) / LANES * LANES;
     for (uint r = 0; r < KH; r++) {
-        const idx_t o_row = out_row + r * wout;
+        const idx_t o_row = y_row + r * wout;
         for (idx_t w = w0; w < wv; w += LANES) {
             /* d: each index relative to its window's top-left corner (wraps if before it). */
             const lane_u d = load_lanes(indices, in_row + w) - ((uint)(out_row + w * KW) + LANE_IDS * KW);
@@ -279,12 +370,12 @@ __kernel void windows(UNPOOL_ARGS)
         for (uint r = 0; r < KH; r++) {
             const uint t = d - r * (uint)wout;
             inside |= t < KW;
-            for (uint q = 0; q < KW; q++) y[out_row + r * wout + w * KW + q] = t == q ? v : (elem_t)(0);
+            for (uint q = 0; q < KW; q++) y[y_row + r * wout + w * KW + q] = t == q ? v : (elem_t)(0);
         }
         outside |= !inside;
     }
     END_ROWS
-    if (outside || any(lanes_outside)) atomic_max(&status[ST_GENERAL], gen);
+    if (outside || any(lanes_outside)) atomic_max(&status[WINDOWS_WORD], gen);
 }
 #else
 /* Pooling-shaped indices in one pass: output H, W are KH, KW times the input's,
@@ -296,11 +387,15 @@ __kernel void windows(UNPOOL_ARGS)
  * the whole output. */
 __kernel void windows(UNPOOL_ARGS)
 {
-    const idx_t count = (idx_t)out_count, wout = DIM(out_sizes, 3);
+    WINDOWS_SKIP
+    const idx_t wout = DIM(out_sizes, 3), plane = DIM(out_sizes, 2) * wout;
+    const idx_t count = INDEX_LIMIT(plane, (idx_t)out_count);
     uint outside = 0;
+    MARKS_READ
     FOR_ROWS(in_sizes)
-    /* Flat output index of the window row h*KH, column 0. */
-    const idx_t row0 = (nc * DIM(out_sizes, 2) + h * KH) * wout;
+    MARKS_CLEAR
+    /* The index that names the window row h*KH, column 0. */
+    const idx_t row0 = PLANE_BASE(nc, plane) + h * KH * wout;
     for (idx_t w = w0; w < w1; w++) {
         /* d: the index relative to its window's top-left corner (wraps if before it). */
         const idx_t d = load_index(indices, offset4(i_strides, n, c, h, w), count) - (row0 + w * KW);
@@ -317,16 +412,247 @@ __kernel void windows(UNPOOL_ARGS)
         }
     }
     END_ROWS
-    if (outside) atomic_max(&status[ST_GENERAL], gen);
+    if (outside) atomic_max(&status[WINDOWS_WORD], gen);
 }
 #endif /* vector windows */
 #endif
+
+#ifdef SH
+/* ---- pool: indices from a max pool whose windows may overlap ---------------------------------------
+ * Input (h, w)'s cell is output rows h*SH .. h*SH+SH-1 and columns w*SW .. w*SW+SW-1;
+ * its neighbourhood reaches NA rows and columns before the cell and NB after it
+ * (clipped to the output). A max pool of kernel K, stride S, padding P puts each
+ * argmax within [h*S - P, h*S - P + K - 1]: inside the neighbourhood whenever
+ * P <= NA and K - S - P <= NB. Output element (r, q) then has a small fixed set of
+ * candidates, the input elements whose neighbourhood holds it (for SH = SW = 2,
+ * NA = NB = 1: two rows by two columns), and takes the value of the last of them in
+ * row-major input order whose index names it, zero if none does: every output
+ * element is written once, by the work-item that owns it, with no atomics and no
+ * clear. Work-item unit (nc, h, [w0, w1)) checks that each of those inputs' index
+ * lies in its neighbourhood (else status[ST_GENERAL]: the gated general path
+ * rewrites every element an index names, with the same bits), and writes output
+ * rows h*SH.. (the last input row: to the end) by columns w0*SW.. (the last chunk
+ * of a row: to the end). */
+
+/* Plane nc's index at offset k relative to the plane's first element, or `plane`
+ * if it names no element of that plane (out of range included). */
+inline idx_t plane_index(__global const void *indices, idx_t k, idx_t nc, idx_t plane, idx_t count)
+{
+#if PER_PLANE
+    (void)nc;
+    (void)count;
+    return load_index(indices, k, plane);
+#else
+    const idx_t v = load_index(indices, k, count) - nc * plane; /* wraps when before the plane */
+    return v < plane ? v : plane;
+#endif
+}
+
+/* First and last input row (or column) whose neighbourhood holds output row (or
+ * column) r, before clipping to the input: lo..hi, lo > hi when none. */
+#define POOL_LO(r, s) ((r) + NB * ((s) - 1) >= NB * (s) ? ((r) + NB * ((s) - 1)) / (s) - NB : 0)
+#define POOL_HI(r, s, n) min((idx_t)(n) - 1, ((r) + NA) / (s))
+
+/* Whether plane-relative index i lies in the neighbourhood of input (h, w). */
+inline uint pool_inside(idx_t i, idx_t h, idx_t w, idx_t hout, idx_t wout)
+{
+    const idx_t r0 = h * SH >= NA ? h * SH - NA : 0, r1 = min(hout, h * SH + SH + NB);
+    const idx_t c0 = w * SW >= NA ? w * SW - NA : 0, c1 = min(wout, w * SW + SW + NB);
+    uint inside = 0;
+    if (c1 > c0)
+        for (idx_t r = r0; r < r1; r++) inside |= i - r * wout - c0 < c1 - c0;
+    return inside;
+}
+
+/* Output (r, q) of plane (n, c) gathered from its candidates. */
+inline elem_t pool_gather(__global const elem_t *x, __global const void *indices, dims4 in_sizes, dims4 x_strides,
+                          dims4 i_strides, idx_t n, idx_t c, idx_t nc, idx_t r, idx_t q, idx_t wout, idx_t plane,
+                          idx_t count)
+{
+    const idx_t target = r * wout + q;
+    const idx_t h1 = POOL_HI(r, SH, DIM(in_sizes, 2)), w1 = POOL_HI(q, SW, DIM(in_sizes, 3));
+    elem_t v = (elem_t)(0);
+    for (idx_t h = POOL_LO(r, SH); h <= h1; h++)
+        for (idx_t w = POOL_LO(q, SW); w <= w1; w++)
+            if (plane_index(indices, offset4(i_strides, n, c, h, w), nc, plane, count) == target)
+                v = x[offset4(x_strides, n, c, h, w)];
+    return v;
+}
+
+#if POOL_VEC
+/* The vector form (SH = SW = 2, NA = NB = 1, x, indices and y packed, 32-bit
+ * offsets): LANES input columns w.. at a time give output columns 2w.. of row
+ * r; even column 2m's candidates are columns m-1 and m, odd column 2m+1's m and
+ * m+1, so three loads (at w-1, w, w+1) of each candidate row's indices and
+ * values serve both, without shuffles. */
+#if ELEM_BYTES == 1
+#define POOL_T uchar
+#elif ELEM_BYTES == 2
+#define POOL_T ushort
+#elif ELEM_BYTES == 4
+#define POOL_T uint
+#else
+#define POOL_T ulong /* needs INT64_OK (the host sets POOL_VEC so) */
+#endif
+typedef POOL_T pool_t;
+#define PV(n) CAT(POOL_T, n)
+#define PVL PV(LANES)
+#define PV_LOAD CAT(vload, LANES)
+#if ELEM_BYTES == 1
+#define PV_MASK(m) convert_char16(m)
+#elif ELEM_BYTES == 2
+#define PV_MASK(m) convert_short16(m)
+#elif ELEM_BYTES == 4
+#define PV_MASK(m) (m)
+#else
+#define PV_MASK(m) convert_long8(m)
+#endif
+
+/* Even (e) and odd (o) output columns 2w.. of one output row, interleaved and
+ * stored at y + yo (yo even for 1- and 2-byte elements: the host asks so). */
+inline void pool_store(PVL e, PVL o, __global elem_t *y, idx_t yo)
+{
+#if ELEM_BYTES <= 2
+#ifdef __ENDIAN_LITTLE__
+    const PAIR(16) lo = CAT(convert_, PAIR(16))(e), hi = CAT(convert_, PAIR(16))(o);
+#else
+    const PAIR(16) lo = CAT(convert_, PAIR(16))(o), hi = CAT(convert_, PAIR(16))(e);
+#endif
+    vstore16(lo | (hi << (PAIR())(ELEM_BYTES * 8)), 0, (__global PAIR() *)(y + yo));
+#elif ELEM_BYTES == 4
+    __global uint *p = (__global uint *)(y + yo);
+    vstore16(shuffle2(e, o, (uint16)(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23)), 0, p);
+    vstore16(shuffle2(e, o, (uint16)(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31)), 1, p);
+#else
+    vstore16(shuffle2(e, o, (ulong16)(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15)), 0,
+             (__global ulong *)(y + yo));
+#endif
+}
+#endif /* POOL_VEC */
+
+__kernel void pool(UNPOOL_ARGS)
+{
+#if POOL_GATED
+    if (status[ST_POOL] != gen) return; /* windows found every index in its window */
+#endif
+    const idx_t hin = DIM(in_sizes, 2), win = DIM(in_sizes, 3), hout = DIM(out_sizes, 2), wout = DIM(out_sizes, 3);
+    const idx_t plane = hout * wout, count = (idx_t)out_count;
+    uint outside = 0;
+#if POOL_VEC
+    lane_i lanes_outside = 0;
+#endif
+    MARKS_READ
+    FOR_ROWS(in_sizes)
+    MARKS_CLEAR
+    /* Columns [wa, wb) go LANES at a time (the last step overlapping the one
+     * before: its outputs are written twice with the same bits, by this
+     * work-item): every candidate column w-1 .. w+LANES exists and every
+     * neighbourhood column 2w-1 .. 2(w+LANES) lies in the output. */
+#if POOL_VEC
+    const idx_t wend = min(min(w1, win - 1), (wout - 1) / 2), wa = max(w0, (idx_t)1);
+    const idx_t wb = wend >= wa + LANES ? wend : wa; /* the last step overlaps the one before */
+    const idx_t pb = PLANE_BASE(nc, plane);
+    /* strict: every index of input rows h-1 .. h+1, columns wa-1 .. wb, lies in its
+     * own 2 x 2 cell (as a 2x2/2 pool gives): output rows 2h, 2h+1, columns
+     * 2wa .. 2wb-1, then come from row h alone, one candidate each. */
+    const idx_t hs0 = h ? h - 1 : 0, hs1 = min(h + 2, hin);
+    uint strict = wb > wa && 2 * wb + 1 < wout && 2 * hs1 <= hout;
+    {
+        const idx_t k0 = (nc * hin + h) * win;
+        /* Rows 2h-1 .. 2h+2, those that exist; d is relative to row 2h, column 2w-1. */
+        const uint above = h > 0 && 2 * h - 1 < hout, row = 2 * h < hout, below1 = 2 * h + 1 < hout,
+                   below2 = 2 * h + 2 < hout;
+        lane_i cells = -1;
+        for (idx_t s = wa; s < wb; s += LANES) {
+            const idx_t w = min(s, wb - LANES);
+            const lane_u d = load_lanes(indices, k0 + w) - ((uint)(pb + 2 * h * wout + 2 * w - 1) + LANE_IDS * 2);
+            lane_i ok = 0;
+            if (above) ok |= d + (uint)wout < 4u;
+            if (row) ok |= d < 4u;
+            if (below1) ok |= d - (uint)wout < 4u;
+            if (below2) ok |= d - 2u * (uint)wout < 4u;
+            lanes_outside |= ~ok;
+            if (strict) {
+                cells &= (d - 1u < 2u) | (d - 1u - (uint)wout < 2u);
+                for (idx_t hh = hs0; hh < hs1; hh += 2) { /* rows h-1 and h+1 */
+                    if (hh == h) hh++;
+                    if (hh >= hs1) break;
+                    const lane_u e = load_lanes(indices, (nc * hin + hh) * win + w) -
+                                     ((uint)(pb + 2 * hh * wout + 2 * w) + LANE_IDS * 2);
+                    cells &= (e < 2u) | (e - (uint)wout < 2u);
+                }
+            }
+        }
+        strict = strict && all(cells);
+        for (idx_t hh = hs0; strict && hh < hs1; hh++) /* columns wa-1 and wb */
+            for (idx_t w = wa - 1; w <= wb; w += wb - wa + 1) {
+                const uint e = load_one(indices, (nc * hin + hh) * win + w) - (uint)(pb + 2 * hh * wout + 2 * w);
+                strict = strict && (e < 2u || e - (uint)wout < 2u);
+            }
+    }
+#else
+    const idx_t wa = w0, wb = w0;
+#endif
+    for (idx_t w = w0; w < w1; w++) {
+        if (w == wa) w = wb;
+        if (w >= w1) break;
+        outside |= !pool_inside(plane_index(indices, offset4(i_strides, n, c, h, w), nc, plane, count), h, w, hout,
+                                wout);
+    }
+    const idx_t r0 = min(hout, h * SH), r1 = h + 1 == hin ? hout : min(hout, (h + 1) * SH);
+    const idx_t q0 = min(wout, w0 * SW), q1 = w1 == win ? wout : min(wout, w1 * SW);
+    for (idx_t r = r0; r < r1; r++) {
+        const idx_t yrow = offset4(y_strides, n, c, r, 0), ys = DIM(y_strides, 3);
+        for (idx_t q = q0; q < q1; q++) {
+            if (q == 2 * wa && wb > wa) q = 2 * wb;
+            if (q >= q1) break;
+            y[yrow + q * ys] = pool_gather(x, indices, in_sizes, x_strides, i_strides, n, c, nc, r, q, wout, plane, count);
+        }
+#if POOL_VEC
+        const idx_t h_lo = POOL_LO(r, 2), h_hi = POOL_HI(r, 2, hin);
+        const uint t_row = (uint)(pb + r * wout);
+        const uint one = strict && r - 2 * h < 2; /* from row h alone */
+        for (idx_t s = wa; s < wb; s += LANES) {
+            const idx_t w = min(s, wb - LANES);
+            const lane_u te = (t_row + 2 * (uint)w) + LANE_IDS * 2, to = te + 1;
+            if (one) {
+                const idx_t k = (nc * hin + h) * win + w;
+                const lane_u t = load_lanes(indices, k) - te;
+                const PVL xv = PV_LOAD(0, (__global const pool_t *)x + k), z = 0;
+                pool_store(select(z, xv, PV_MASK(t == 0u)), select(z, xv, PV_MASK(t == 1u)), y, yrow + 2 * w);
+                continue;
+            }
+            PVL e = 0, o = 0;
+            for (idx_t hh = h_lo; hh <= h_hi; hh++) {
+                const idx_t k = (nc * hin + hh) * win + w;
+                const lane_u im = load_lanes(indices, k - 1), i0 = load_lanes(indices, k),
+                             ip = load_lanes(indices, k + 1);
+                __global const pool_t *xp = (__global const pool_t *)x + k;
+                const PVL xm = PV_LOAD(0, xp - 1), x0 = PV_LOAD(0, xp), x1 = PV_LOAD(0, xp + 1);
+                e = select(e, xm, PV_MASK(im == te));
+                e = select(e, x0, PV_MASK(i0 == te));
+                o = select(o, x0, PV_MASK(i0 == to));
+                o = select(o, x1, PV_MASK(ip == to));
+            }
+            pool_store(e, o, y, yrow + 2 * w);
+        }
+#endif
+    }
+    END_ROWS
+#if POOL_VEC
+    outside |= any(lanes_outside);
+#endif
+    if (outside) atomic_max(&status[ST_GENERAL], gen);
+}
+#endif /* SH */
 
 /* General path, 1 of 3: zero the output (the windows plan needs no clear: its
  * window kernel wrote every element, zero wherever no index points). */
 __kernel void clear(UNPOOL_ARGS)
 {
+    MARKS_READ
     FOR_ROWS(out_sizes)
+    MARKS_CLEAR
 #if OUT_PACKED
     const idx_t yrow = (nc * DIM(out_sizes, 2) + h) * DIM(out_sizes, 3), ys = 1;
 #else
@@ -342,22 +668,62 @@ __kernel void clear(UNPOOL_ARGS)
  * ST_DUPLICATES), the writes may have landed in any order, and place rewrites
  * the element from the largest position: the winner whatever order the
  * work-items ran in. */
-__kernel void claim(UNPOOL_ARGS)
+#if MARK
+/* General path, MARK plans: each input position marks the output element its
+ * index names (one bit each, after the claims in scratch) and writes it. Where a
+ * bit was set already, two positions named one element and their writes may have
+ * landed in any order: status[ST_MARKED] makes claim and place run. Distinct
+ * indices (the usual scattered case) are then done, with no claim: the marks of
+ * 32 elements share a word, so they stay in the caches where the claims (one word
+ * per element) would not. */
+__kernel void mark(UNPOOL_ARGS)
 {
-    GENERAL_GATE
-    const idx_t count = (idx_t)out_count;
+    const uint on = !GATED || status[ST_GENERAL] == gen;
+    if (get_global_id(0) == 0) status[ST_BITS] = on ? 0u : BITS_CLEAN; /* the first kernel zeroed them */
+    if (!on) return;
+    const idx_t count = (idx_t)out_count, plane = DIM(out_sizes, 2) * DIM(out_sizes, 3);
+    volatile __global uint *marks = scratch + count;
     uint bad = 0, shared = 0;
     FOR_ROWS(in_sizes)
     const idx_t k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3);
     for (idx_t w = w0; w < w1; w++) {
-        const idx_t v = load_index(indices, I_AT(w), count);
+        const idx_t v = load_flat(indices, I_AT(w), nc, plane, count);
+        if (v == count) {
+            bad = 1;
+            continue;
+        }
+        const uint bit = 1u << (v & 31);
+        shared |= atomic_or(&marks[v >> 5], bit) & bit;
+        y[flat_offset(v, out_sizes, y_strides)] = x[X_AT(w)];
+    }
+    END_ROWS
+    if (bad) atomic_max(&status[ST_OUT_OF_RANGE], gen);
+    if (shared) atomic_max(&status[ST_MARKED], gen);
+}
+#endif
+
+__kernel void claim(UNPOOL_ARGS)
+{
+#if MARK
+    if (status[ST_MARKED] != gen) return; /* mark wrote every element, no duplicates */
+#else
+    GENERAL_GATE
+#endif
+    const idx_t count = (idx_t)out_count, plane = DIM(out_sizes, 2) * DIM(out_sizes, 3);
+    uint bad = 0, shared = 0;
+    FOR_ROWS(in_sizes)
+    const idx_t k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3);
+    for (idx_t w = w0; w < w1; w++) {
+        const idx_t v = load_flat(indices, I_AT(w), nc, plane, count);
         if (v == count) {
             bad = 1;
             continue;
         }
         const uint mine = base + (uint)(k0 + w) + 1, before = atomic_max(&scratch[v], mine);
         shared |= before > base;
+#if !MARK /* with MARK, mark wrote every element already */
         if (before < mine) y[flat_offset(v, out_sizes, y_strides)] = x[X_AT(w)];
+#endif
     }
     END_ROWS
     if (bad) atomic_max(&status[ST_OUT_OF_RANGE], gen);
@@ -369,11 +735,11 @@ __kernel void claim(UNPOOL_ARGS)
 __kernel void place(UNPOOL_ARGS)
 {
     if (status[ST_DUPLICATES] != gen) return;
-    const idx_t count = (idx_t)out_count;
+    const idx_t count = (idx_t)out_count, plane = DIM(out_sizes, 2) * DIM(out_sizes, 3);
     FOR_ROWS(in_sizes)
     const idx_t k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3);
     for (idx_t w = w0; w < w1; w++) {
-        const idx_t v = load_index(indices, I_AT(w), count);
+        const idx_t v = load_flat(indices, I_AT(w), nc, plane, count);
         if (v != count && scratch[v] == base + (uint)(k0 + w) + 1)
             y[flat_offset(v, out_sizes, y_strides)] = x[X_AT(w)];
     }
@@ -386,7 +752,7 @@ __kernel void place(UNPOOL_ARGS)
 __kernel void serial(UNPOOL_ARGS)
 {
     if (get_global_id(0) != 0) return;
-    const idx_t count = (idx_t)out_count;
+    const idx_t count = (idx_t)out_count, plane = DIM(out_sizes, 2) * DIM(out_sizes, 3);
 #if SERIAL_FILLS
     for (idx_t nc = 0; nc < DIM(out_sizes, 0) * DIM(out_sizes, 1); nc++)
         for (idx_t h = 0; h < DIM(out_sizes, 2); h++)
@@ -398,7 +764,7 @@ __kernel void serial(UNPOOL_ARGS)
         const idx_t n = nc / DIM(in_sizes, 1), c = nc % DIM(in_sizes, 1);
         for (idx_t h = 0; h < DIM(in_sizes, 2); h++)
             for (idx_t w = 0; w < DIM(in_sizes, 3); w++) {
-                const idx_t v = load_index(indices, offset4(i_strides, n, c, h, w), count);
+                const idx_t v = load_flat(indices, offset4(i_strides, n, c, h, w), nc, plane, count);
                 if (v == count) bad = 1;
                 else y[flat_offset(v, out_sizes, y_strides)] = x[offset4(x_strides, n, c, h, w)];
             }

@@ -576,8 +576,6 @@ typedef struct clops_operator clops_operator;
  *  a failed build, tensors past 2^32 elements without 64-bit integers, a
  *  MaxUnpooling too large for the device's plan) is created for the host path
  *  and clops_operator_get_info() says why.
- *  For now a MaxUnpooling with ::CLOPS_INDICES_PER_PLANE indices is one of these
- *  on every device (under the policy never: ::CLOPS_ERROR_FALLBACK_REFUSED).
  *  @param ctx the context.
  *  @param desc the operator's descriptor; not kept.
  *  @param[out] out the new operator; NULL on failure.

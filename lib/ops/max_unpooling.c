@@ -33,13 +33,18 @@
 /* Largest input and output (elements) that the serial plan takes: below this a
  * launch costs more than the work. */
 #define SERIAL_MAX 4096u
+/* The pool plan (max_unpooling.cl pool): cells up to this many rows and columns
+ * (a max pool's stride), neighbourhoods reaching one row and column around them
+ * (kernel 2-4 with padding up to 1: the pools networks use). */
+#define POOL_MAX_STEP 4u
+#define POOL_REACH 1u
 /* Work-items per compute unit of the row-striding kernels. */
 #define ROWS_PER_UNIT_CPU 16u
 #define ROWS_PER_UNIT_GPU 1024u
 /* Kernel arguments (max_unpooling.cl UNPOOL_ARGS). */
 enum { ARG_X, ARG_INDICES, ARG_Y, ARG_STATUS, ARG_SCRATCH, ARG_DIMS, ARG_COUNT = ARG_DIMS + 5, ARG_GEN, ARG_BASE };
 /* Status words (max_unpooling.cl ST_*). */
-enum { ST_GENERAL, ST_OUT_OF_RANGE, ST_DUPLICATES, ST_WORDS };
+enum { ST_GENERAL, ST_OUT_OF_RANGE, ST_DUPLICATES, ST_POOL, ST_MARKED, ST_BITS, ST_WORDS };
 
 static bool windows_shaped(const clops_op_params *p)
 {
@@ -47,25 +52,38 @@ static bool windows_shaped(const clops_op_params *p)
     return in[2] && in[3] && out[2] % in[2] == 0 && out[3] % in[3] == 0;
 }
 
+/* The pool plan's cell of an input element: output rows (columns) per input row
+ * (column), the nearest whole ratio of the sizes (what a max pool's stride
+ * gives), 0 when the plan does not apply. */
+static uint64_t pool_step(uint64_t in, uint64_t out)
+{
+    if (in == 0 || out < in) return 0;
+    const uint64_t s = (out + in / 2) / in;
+    return s <= POOL_MAX_STEP ? s : 0;
+}
+
 static bool serial_plan(const clops_op_params *p)
 {
     return p->input.count <= SERIAL_MAX;
 }
 
+/* Scratch words: a claim per output element, then (MARK plans) a mark bit per
+ * output element. */
+static uint64_t scratch_words(const clops_op_params *p, bool mark)
+{
+    return p->output.count + (mark ? (p->output.count + 31) / 32 : 0);
+}
+
 bool clops_max_unpooling_needs_host(const clops_operator *op, char *why, size_t size)
 {
     const clops_op_params *p = &op->params;
-    if (p->indices_layout == CLOPS_INDICES_PER_PLANE) { /* until the kernels take the layout (issue 23) */
-        snprintf(why, size, "MaxUnpooling with per-plane indices runs on the host");
-        return true;
-    }
     if (serial_plan(p) || p->output.count == 0) return false;
     if (p->input.count >= UINT32_MAX) {
         snprintf(why, size, "MaxUnpooling of %llu input elements: the device's claims are 32-bit positions",
                  (unsigned long long)p->input.count);
         return true;
     }
-    const uint64_t scratch = p->output.count * sizeof(cl_uint); /* < 2^64: validated span_bytes bound */
+    const uint64_t scratch = scratch_words(p, true) * sizeof(cl_uint); /* < 2^64: validated span_bytes bound */
     if (op->ctx->info.max_alloc_bytes && scratch > op->ctx->info.max_alloc_bytes) {
         snprintf(why, size, "MaxUnpooling needs %llu bytes of scratch, more than the device's maximum allocation",
                  (unsigned long long)scratch);
@@ -85,9 +103,9 @@ static clops_status new_buffer(clops_operator *op, size_t bytes, bool zero, cl_m
 }
 
 /* Creates the scratch buffer, all zero. */
-static clops_status zeroed_scratch(clops_operator *op)
+static clops_status zeroed_scratch(clops_operator *op, bool mark)
 {
-    const size_t bytes = (size_t)op->params.output.count * sizeof(cl_uint);
+    const size_t bytes = (size_t)scratch_words(&op->params, mark) * sizeof(cl_uint);
     void *zeros = calloc(bytes, 1);
     if (!zeros) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "%zu bytes for MaxUnpooling's claims", bytes);
     cl_int err;
@@ -100,24 +118,51 @@ static clops_status zeroed_scratch(clops_operator *op)
 clops_status clops_max_unpooling_prepare(clops_operator *op)
 {
     const clops_op_params *p = &op->params;
-    const bool serial = serial_plan(p), windows = !serial && windows_shaped(p);
+    const bool serial = serial_plan(p);
+    const uint64_t sh = pool_step(p->input.sizes[2], p->output.sizes[2]);
+    const uint64_t sw = pool_step(p->input.sizes[3], p->output.sizes[3]);
+    const bool pool = !serial && sh && sw;
+    /* Pool's vector form: 2 x 2 cells, packed, 32-bit offsets, elements of 1, 2, 4
+     * bytes or 8 (as ulong); 1- and 2-byte pairs are stored as one word, so their
+     * rows must start at even offsets. Not for 1- and 2-byte elements with 8-byte
+     * indices: under Oclgrind that form left output bytes unwritten for 1-byte
+     * elements with INT64 indices (PoCL gave the right bits; cause not found,
+     * notes/max_unpooling.md), so they take the scalar form. */
+    const bool vec = pool && sh == 2 && sw == 2 && POOL_REACH == 1 && p->input.packed && p->indices.packed &&
+                     p->output.packed && clops_fits_u32(p) &&
+                     (p->input.elem_size == 4 || (p->input.elem_size == 8 && op->ctx->info.has_int64) ||
+                      (p->input.elem_size <= 2 && p->indices.elem_size == 4 && p->output.sizes[3] % 2 == 0));
+    /* Window-shaped: the windows kernel, then pool only if an index is outside
+     * its window (windows skips itself while the operator's indices need pool:
+     * max_unpooling.cl WINDOWS_SKIP). Measured: for 2x2 indices the windows
+     * kernel beats pool's one-candidate path (notes/max_unpooling.md). */
+    const bool windows = !serial && windows_shaped(p);
+    /* The general path starts with mark (distinct indices need no claims) unless
+     * windows and pool both run first (four launches at most). */
+    const bool mark = !serial && !(windows && pool);
     const bool serial_fills = serial && p->output.count <= SERIAL_MAX;
     const bool cpu = (op->ctx->info.type & CL_DEVICE_TYPE_CPU) != 0;
+    const bool packed = p->input.packed && p->indices.packed;
     op->offset_64 = !clops_fits_u32(p);
     op->chunk = op->forced && op->force.chunk ? op->force.chunk : cpu ? UNPOOL_CPU_CHUNK : 1u;
     int n = snprintf(op->options, sizeof op->options,
                      "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DIN_PACKED=%d -DOUT_PACKED=%d -DCHUNK=%uu "
-                     "-DGATED=%d -DSERIAL_FILLS=%d -DINT64_OK=%d",
-                     p->input.elem_size, op->offset_64, p->indices.elem_size, p->input.packed && p->indices.packed,
-                     p->output.packed, op->chunk, windows, serial_fills, op->ctx->info.has_int64);
+                     "-DGATED=%d -DSERIAL_FILLS=%d -DINT64_OK=%d -DPER_PLANE=%d -DPOOL_GATED=%d -DMARK=%d",
+                     p->input.elem_size, op->offset_64, p->indices.elem_size, packed, p->output.packed, op->chunk,
+                     windows || pool, serial_fills, op->ctx->info.has_int64,
+                     p->indices_layout == CLOPS_INDICES_PER_PLANE, windows && pool, mark);
     if (windows)
-        snprintf(op->options + n, sizeof op->options - (size_t)n, " -DKH=%lluu -DKW=%lluu",
-                 (unsigned long long)(p->output.sizes[2] / p->input.sizes[2]),
-                 (unsigned long long)(p->output.sizes[3] / p->input.sizes[3]));
-    op->kernel_name = serial_fills ? "serial" : windows ? "windows" : "clear";
+        n += snprintf(op->options + n, sizeof op->options - (size_t)n, " -DKH=%lluu -DKW=%lluu",
+                      (unsigned long long)(p->output.sizes[2] / p->input.sizes[2]),
+                      (unsigned long long)(p->output.sizes[3] / p->input.sizes[3]));
+    if (pool) {
+        snprintf(op->options + n, sizeof op->options - (size_t)n, " -DSH=%lluu -DSW=%lluu -DNA=%uu -DNB=%uu -DPOOL_VEC=%d",
+                 (unsigned long long)sh, (unsigned long long)sw, POOL_REACH, POOL_REACH, vec);
+    }
+    op->kernel_name = serial_fills ? "serial" : windows ? "windows" : pool ? "pool" : "clear";
     if (p->output.count == 0) return CLOPS_SUCCESS; /* nothing can be written */
     clops_status st = new_buffer(op, ST_WORDS * sizeof(cl_uint), true, &op->unpool.status);
-    if (st == CLOPS_SUCCESS && !serial) st = zeroed_scratch(op);
+    if (st == CLOPS_SUCCESS && !serial) st = zeroed_scratch(op, mark);
     cl_program program;
     if (st == CLOPS_SUCCESS)
         st = clops_program_get(op->ctx, "max_unpooling.cl", op->options, &program, &op->program_origin);
@@ -141,8 +186,10 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     const size_t *local = cpu ? row_local : NULL;
     const bool input = p->input.count != 0;
     if (windows) st = clops_operator_add_launch(op, program, "windows", 1, in_items, local);
-    else st = clops_operator_add_launch(op, program, "clear", 1, out_items, local);
+    if (st == CLOPS_SUCCESS && pool) st = clops_operator_add_launch(op, program, "pool", 1, in_items, local);
+    if (st == CLOPS_SUCCESS && !windows && !pool) st = clops_operator_add_launch(op, program, "clear", 1, out_items, local);
     if (st == CLOPS_SUCCESS && serial && input) st = clops_operator_add_launch(op, program, "serial", 1, one, NULL);
+    if (st == CLOPS_SUCCESS && mark && input) st = clops_operator_add_launch(op, program, "mark", 1, in_items, local);
     if (st == CLOPS_SUCCESS && !serial && input)
         st = clops_operator_add_launch(op, program, "claim", 1, in_items, local);
     if (st == CLOPS_SUCCESS && !serial && input)

@@ -60,8 +60,9 @@ static uint64_t count4(const uint32_t s[4])
 
 const char *variant_name(const bench_config *c)
 {
-    static const char *const unpool[4] = {"pool/i64", "pool/u32", "scat/i64", "scat/u32"};
-    if (c->op == BENCH_UNPOOL) return unpool[c->variant & 3];
+    static const char *const unpool[UNPOOL_VARIANTS] = {"pool/i64", "pool/u32", "scat/i64",
+                                                         "scat/u32", "ovl/i64",  "ovl/u32"};
+    if (c->op == BENCH_UNPOOL) return unpool[c->variant % UNPOOL_VARIANTS];
     return c->variant == CLOPS_ORDER_DEPTH_COLUMN_ROW ? "DCR" : "CRD";
 }
 
@@ -119,14 +120,14 @@ static bench_config *make_configs(const bench_args *a, size_t *count)
 {
     size_t n = 0;
     for (int o = 0; o < BENCH_NUM_OPS; o++)
-        if (a->ops[o]) n += (size_t)a->num_sizes * a->num_widths * (o == BENCH_UNPOOL ? 4 : 2 * a->num_blocks);
+        if (a->ops[o]) n += (size_t)a->num_sizes * a->num_widths * (o == BENCH_UNPOOL ? UNPOOL_VARIANTS : 2 * a->num_blocks);
     bench_config *cfgs = calloc(n ? n : 1, sizeof *cfgs);
     if (!cfgs) return NULL;
     size_t k = 0;
     for (unsigned s = 0; s < a->num_sizes; s++)
         for (int o = 0; o < BENCH_NUM_OPS; o++) {
             if (!a->ops[o]) continue;
-            for (int v = 0; v < (o == BENCH_UNPOOL ? 4 : 2); v++)
+            for (int v = 0; v < (o == BENCH_UNPOOL ? UNPOOL_VARIANTS : 2); v++)
                 for (unsigned wi = 0; wi < a->num_widths; wi++)
                     for (unsigned bi = 0; bi < (o == BENCH_UNPOOL ? 1 : a->num_blocks); bi++) {
                         bench_config *c = &cfgs[k++];
@@ -184,9 +185,23 @@ static void make_desc(const bench_config *c, desc_storage *d)
     }
 }
 
+/* The flat index of the first maximum of window (y, x) of a max_pool2d(3, 2, 1)
+ * over plane p of pseudo-random values 0..7 (UNPOOL_OVERLAP). */
+static uint64_t overlap_argmax(uint64_t p, uint64_t y, uint64_t x, uint64_t oh, uint64_t ow)
+{
+    uint64_t best = 0, at = 0;
+    for (uint64_t r = y ? 2 * y - 1 : 0; r <= 2 * y + 1 && r < oh; r++)
+        for (uint64_t q = x ? 2 * x - 1 : 0; q <= 2 * x + 1 && q < ow; q++) {
+            const uint64_t flat = (p * oh + r) * ow + q, v = (mix64(flat) >> 61) + 1;
+            if (v > best) best = v, at = flat;
+        }
+    return at;
+}
+
 /* Indices of a 2x2 stride-2 max-pooling: each input element's index points at a
  * pseudo-random position of its own window, flat over the whole output; or
- * (UNPOOL_SCATTERED) at distinct positions spread over its output plane. */
+ * (UNPOOL_SCATTERED) at distinct positions spread over its output plane; or
+ * (UNPOOL_OVERLAP) those of a real 3x3 stride-2 padding-1 max pool. */
 static void make_indices(const bench_config *c, void *dst)
 {
     const uint64_t ch = (uint64_t)c->in[0] * c->in[1], h = c->in[2], w = c->in[3];
@@ -198,6 +213,7 @@ static void make_indices(const bench_config *c, void *dst)
                 const uint64_t r = mix64(k) >> 62;
                 uint64_t flat = (p * oh + 2 * y + (r >> 1)) * ow + 2 * x + (r & 1);
                 if (c->variant & UNPOOL_SCATTERED) flat = p * plane + (y * w + x) * SCATTER_STEP % plane;
+                if (c->variant & UNPOOL_OVERLAP) flat = overlap_argmax(p, y, x, oh, ow);
                 if (c->variant & UNPOOL_U32) ((uint32_t *)dst)[k] = (uint32_t)flat;
                 else ((int64_t *)dst)[k] = (int64_t)flat;
             }

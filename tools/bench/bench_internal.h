@@ -30,6 +30,11 @@
  * larger than any plane made here, and spread over the whole plane. */
 #define UNPOOL_U32 1
 #define UNPOOL_SCATTERED 2
+/* Overlapping (else 2x2 windows): the indices of a real max_pool2d(3, 2, 1) (the
+ * first maximum of each 3x3 window, stride 2, padding 1) of pseudo-random values
+ * with ties, so neighbouring windows share maxima. */
+#define UNPOOL_OVERLAP 4
+#define UNPOOL_VARIANTS 6
 #define SCATTER_STEP UINT64_C(2654435761)
 
 /* ---- options (bench_options.c) ---------------------------------------------------------- */
@@ -65,7 +70,7 @@ int choose_device(const char *spec, size_t n, bool *host, size_t *index);
 
 typedef struct bench_config {
     bench_op op;
-    int variant; /* d2s/s2d: clops_depth_space_order; unpool: UNPOOL_U32 | UNPOOL_SCATTERED bits */
+    int variant; /* d2s/s2d: clops_depth_space_order; unpool: UNPOOL_U32 | UNPOOL_SCATTERED | UNPOOL_OVERLAP bits */
     unsigned width;
     unsigned block; /* 0 for unpool */
     uint64_t target; /* requested size of the largest tensor; 0 = the specification's example */

@@ -50,8 +50,8 @@ const char *const op_short[BENCH_NUM_OPS] = {"d2s", "s2d", "unpool"};
 void print_help(FILE *f)
 {
     fprintf(f, "usage: clops bench [options]\n\n"
-               "Throughput of DepthToSpace, SpaceToDepth (DCR and CRD) and MaxUnpooling (pooling-shaped\n"
-               "and scattered distinct indices, INT64 and UINT32) in GB/s (bytes read + bytes written), against a copy of the same bytes on the same\n"
+               "Throughput of DepthToSpace, SpaceToDepth (DCR and CRD) and MaxUnpooling (2x2 windows, a real 3x3/2/1 max pool\n"
+               "(overlapping windows) and scattered distinct indices, INT64 and UINT32) in GB/s (bytes read + bytes written), against a copy of the same bytes on the same\n"
                "device in the same run, medians of interleaved repetitions; then small-tensor latency\n"
                "against an empty kernel launch. Method: notes/bench.md.\n\noptions:\n");
     for (size_t i = 0; i < NUM_OPTIONS; i++) {

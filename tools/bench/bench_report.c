@@ -139,7 +139,7 @@ void print_json(const bench_args *a, bool host, const cl_env *e, const bench_res
         printf("%s\n    {\"op\": \"%s\", \"op_short\": \"%s\", ", i ? "," : "", op_names[c->op], op_short[c->op]);
         if (c->op == BENCH_UNPOOL)
             printf("\"order\": null, \"index_type\": \"%s\", \"indices\": \"%s\", \"block\": null, ",
-                   clops_data_type_name(c->index_type), c->variant & UNPOOL_SCATTERED ? "scattered" : "pooling");
+                   clops_data_type_name(c->index_type), c->variant & UNPOOL_SCATTERED ? "scattered" : c->variant & UNPOOL_OVERLAP ? "overlapping" : "pooling");
         else
             printf("\"order\": \"%s\", \"index_type\": null, \"block\": %u, ", variant_name(c), c->block);
         printf("\"width\": %u, \"data_type\": \"%s\", \"size_requested\": ", c->width, clops_data_type_name(c->type));

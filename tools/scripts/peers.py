@@ -6,13 +6,17 @@ exactly the shapes, element types and index patterns of the bench's rows, and
 prints clops's throughput ratio against each peer:
 
     PyTorch       pixel_shuffle (DepthToSpace CRD), pixel_unshuffle (SpaceToDepth CRD),
-                  max_unpool2d (MaxUnpooling, INT64 indices, kernel 2 stride 2)
+                  max_unpool2d (MaxUnpooling, INT64 indices, kernel 2 stride 2; kernel 3
+                  stride 2 padding 1 for the overlapping rows)
     ONNX Runtime  DepthToSpace (DCR and CRD), SpaceToDepth (DCR), MaxUnpool (INT64 indices)
 
-MaxUnpooling rows come in the bench's two index patterns, shown apart ("pool": each
-index in its own 2x2 window, as a max pool makes them; "scat": distinct positions
-spread over the plane, input position k of a plane at k * 2654435761 mod the plane),
-and the peers get the same pattern.
+MaxUnpooling rows come in the bench's three index patterns, shown apart ("pool": each
+index in its own 2x2 window, as a max pool makes them; "ovl": the argmax of a real
+max_pool2d(3, 2, 1), kernel 3, stride 2, padding 1, whose windows overlap, over random
+values 0..7 with ties, the first maximum of each window winning; "scat": distinct
+positions spread over the plane, input position k of a plane at k * 2654435761 mod the
+plane), and the peers get the same pattern (for "ovl" the same kind of pool over their
+own random values, computed here with numpy).
 
 A row a peer has no operator or type for is shown as "-" (listed once on stderr).
 A peer that is not installed is skipped with a message.
@@ -94,6 +98,8 @@ class Inputs:
             if row.get("indices") == "scattered":  # the bench's SCATTER_STEP
                 k = np.arange(h * w, dtype=np.uint64) * np.uint64(SCATTER_STEP) % np.uint64(oh * ow)
                 self.plane_idx = np.broadcast_to(k.astype(np.int64).reshape(1, 1, h, w), shape).copy()
+            elif row.get("indices") == "overlapping":
+                self.plane_idx = overlap_indices(np, rng, n, c, h, w, oh, ow)
             else:
                 r = rng.integers(0, 4, size=shape, dtype=np.int64)
                 hh = np.arange(h, dtype=np.int64).reshape(1, 1, h, 1)
@@ -102,6 +108,29 @@ class Inputs:
             # PyTorch's indices are per (n, c) plane; ONNX's flat over the whole output.
             planes = np.arange(n * c, dtype=np.int64).reshape(n, c, 1, 1) * (oh * ow)
             self.flat_idx = self.plane_idx + planes
+
+
+def overlap_indices(np, rng, n, c, h, w, oh, ow):
+    """Per-plane argmax of max_pool2d(3, 2, 1) over random values 0..7 of {n, c, oh, ow}
+    (pooled to {n, c, h, w}): the first maximum of each window in row-major order."""
+    vals = np.full((n, c, 2 * h + 2, 2 * w + 2), -1, dtype=np.int8)  # padding never wins
+    vals[:, :, 1:oh + 1, 1:ow + 1] = rng.integers(0, 8, size=(n, c, oh, ow), dtype=np.int8)
+    best = np.full((n, c, h, w), -2, dtype=np.int8)
+    idx = np.zeros((n, c, h, w), dtype=np.int64)
+    for a in range(3):  # window element (a, b) of window (i, j): padded (2i + a, 2j + b)
+        for b in range(3):
+            v = vals[:, :, a:a + 2 * h:2, b:b + 2 * w:2]
+            better = v > best
+            best = np.where(better, v, best)
+            r = np.arange(h, dtype=np.int64).reshape(1, 1, h, 1) * 2 + a - 1
+            q = np.arange(w, dtype=np.int64).reshape(1, 1, 1, w) * 2 + b - 1
+            idx = np.where(better, r * ow + q, idx)
+    return idx
+
+
+def unpool_geometry(row):
+    """kernel, stride, padding of the pool the row's indices come from."""
+    return (3, 2, 1) if row.get("indices") == "overlapping" else (2, 2, 0)
 
 
 class Unsupported(Exception):
@@ -129,7 +158,8 @@ class TorchPeer:
         if op == "unpool" and row["index_type"] == "INT64":
             idx = torch.from_numpy(inputs.plane_idx)
             size = tuple(row["output_shape"][2:])
-            fn = lambda: F.max_unpool2d(x, idx, kernel_size=2, stride=2, output_size=size)  # noqa: E731
+            k, st, pad = unpool_geometry(row)
+            fn = lambda: F.max_unpool2d(x, idx, kernel_size=k, stride=st, padding=pad, output_size=size)  # noqa: E731
             try:
                 fn()
             except RuntimeError as e:  # e.g. not implemented for 'Byte'
@@ -177,7 +207,9 @@ class OrtPeer:
         elif op == "unpool" and row["index_type"] == "INT64":
             vi = helper.make_tensor_value_info("i", onnx.TensorProto.INT64, in_shape)
             vs = helper.make_tensor_value_info("s", onnx.TensorProto.INT64, [4])
-            node = helper.make_node("MaxUnpool", ["x", "i", "s"], ["y"], kernel_shape=[2, 2], strides=[2, 2])
+            k, st, pad = unpool_geometry(row)
+            node = helper.make_node("MaxUnpool", ["x", "i", "s"], ["y"], kernel_shape=[k, k], strides=[st, st],
+                                    pads=[pad] * 4)
             sess = self._session(node, [vx, vi, vs], "y", elem, out_shape)
             feeds["i"] = inputs.flat_idx
             feeds["s"] = np.array(out_shape, dtype=np.int64)
@@ -203,7 +235,7 @@ def row_key(r):
     what = r["order"]
     if r["op_short"] == "unpool":  # pattern and index type: pool/i64, scat/u32, ...
         short = {"INT64": "i64", "UINT32": "u32", "UINT64": "u64"}.get(r["index_type"], r["index_type"])
-        what = ("scat/" if r.get("indices") == "scattered" else "pool/") + short
+        what = {"scattered": "scat/", "overlapping": "ovl/"}.get(r.get("indices"), "pool/") + short
     shape = "x".join(str(v) for v in r["input_shape"])
     return r["op"], what, r["width"], r["block"], shape
 
