@@ -28,7 +28,7 @@
 #include "fixture.h"
 #include "ops/ops.h" /* the number of launches of an execution */
 
-#define DEADLINE_SECONDS 120.0
+#define DEADLINE_SECONDS 20.0
 
 static int g_fail_call;   /* the NDRange call (1-based) whose event fails; 0: none */
 static int g_refuse_call; /* the NDRange call (1-based) refused with CL_OUT_OF_RESOURCES; 0: none */
