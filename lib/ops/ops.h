@@ -46,6 +46,7 @@ struct clops_operator {
         cl_uint gen;             /* generation number of the last execution */
         cl_uint claims;          /* every claim in scratch is at most this (max_unpooling.cl) */
         cl_event last;           /* the last execution's final event (retained), or NULL */
+        cl_event chained;        /* the event `last`'s execution chained on (retained), or NULL */
         uint64_t bad;            /* without `last`: bad indices the host counted */
     } unpool;
 };
