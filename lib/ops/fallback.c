@@ -48,6 +48,9 @@ typedef struct clops_host_worker {
     host_job *head, *tail;  /* the jobs not finished; the head is the one the thread is on */
     bool running;           /* the thread exists */
     bool owner_gone;        /* the operator was freed: the thread ends once the list is empty */
+    bool idle;              /* the thread waits for a job, holding nothing else */
+    bool owner_joins;       /* the freeing owner joins the thread and frees the worker */
+    pthread_t thread;
     uint64_t queued, finished, started; /* the last job's seq of each kind */
     uint64_t cancel_upto;   /* jobs up to this seq, not started, are given up */
     uint64_t failures;      /* failed host work (and executions a last_status gave up) */
@@ -129,7 +132,9 @@ static void *worker(void *arg)
     clops_host_worker *w = arg;
     pthread_mutex_lock(&w->lock);
     for (;;) {
+        w->idle = true;
         while (!w->head && !w->owner_gone) pthread_cond_wait(&w->cond, &w->lock);
+        w->idle = false;
         host_job *j = w->head;
         if (!j) break;
         pthread_mutex_unlock(&w->lock);
@@ -153,8 +158,9 @@ static void *worker(void *arg)
         pthread_mutex_lock(&w->lock);
     }
     w->running = false;
+    const bool owner_frees = w->owner_joins;
     pthread_mutex_unlock(&w->lock);
-    worker_free(w); /* the owner is gone and the list empty: nobody else refers to it */
+    if (!owner_frees) worker_free(w); /* the owner is gone and the list empty: nobody else refers to it */
     return NULL;
 }
 
@@ -184,15 +190,8 @@ static clops_status worker_get(clops_operator *op, clops_host_worker **out)
     w->queue = clCreateCommandQueue(op->ctx->cl_ctx, op->ctx->device, 0, &err);
     clops_status st = w->queue ? CLOPS_SUCCESS : clops_fail_cl(err, "clCreateCommandQueue(host fallback)");
     if (st == CLOPS_SUCCESS) {
-        pthread_attr_t ta;
-        pthread_t thread;
-        int e = pthread_attr_init(&ta);
-        if (e == 0) {
-            e = pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
-            w->running = e == 0; /* before the thread reads it */
-            if (e == 0) e = pthread_create(&thread, &ta, worker, w);
-            pthread_attr_destroy(&ta);
-        }
+        w->running = true; /* before the thread reads it */
+        const int e = pthread_create(&w->thread, NULL, worker, w);
         if (e != 0) {
             w->running = false;
             st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "the host fallback's worker thread (error %d)", e);
@@ -351,8 +350,21 @@ void clops_host_release(clops_operator *op)
     w->last_after = NULL;
     pthread_mutex_lock(&w->lock);
     w->owner_gone = true;
-    const bool free_now = !w->running;
+    /* An idle thread (no job left, waiting on the condition only) ends at once: join it, so
+     * that no clops thread outlives the operator when nothing is pending (a process that
+     * exits next has no thread half-way out). A thread with jobs left may wait for the
+     * caller's events for ever: it is detached and frees the worker itself. */
+    w->owner_joins = w->running && w->idle && !w->head;
+    const bool running = w->running, joins = w->owner_joins;
+    const pthread_t thread = w->thread; /* w may be freed by its thread once unlocked */
     pthread_cond_broadcast(&w->cond);
     pthread_mutex_unlock(&w->lock);
-    if (free_now) worker_free(w); /* never so far: the thread frees it once its list is empty */
+    if (joins) {
+        pthread_join(thread, NULL);
+        worker_free(w);
+    } else if (running) {
+        pthread_detach(thread);
+    } else {
+        worker_free(w); /* never so far: a worker exists only with its thread */
+    }
 }
