@@ -602,10 +602,12 @@ CLOPS_API clops_status clops_operator_create(clops_context *ctx, const clops_ope
 /** Releases the operator's kernels, buffers and events. NULL is fine.
  *  Commands already enqueued still complete (OpenCL keeps what they use), and
  *  so does the host work of an operator on the host path: its worker thread
- *  ends by itself once that ran (free does not wait for it).
+ *  ends by itself once that ran (free does not wait for it). A worker with
+ *  nothing left to do is joined, so no clops thread outlives the operator then.
  *  @param op the operator, or NULL.
  *  @threadsafety Not while another thread uses `op`.
- *  @blocking Releasing OpenCL objects (inside the driver). */
+ *  @blocking Releasing OpenCL objects (inside the driver); joining an idle
+ *  worker thread, which ends at once. Never on the caller's events. */
 CLOPS_API void clops_operator_free(clops_operator *op);
 
 /** Buffers for an execution. `indices` only for MaxUnpooling. Each buffer must
