@@ -9,7 +9,7 @@
 #   install(FILES clops.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT cli)
 # and it is in the clops package, gzipped as Debian wants it (the pre-build step at the
 # end of this file). An install() rule without a COMPONENT is in no package:
-# tools/check_deb.sh fails if a file that `cmake --install` installs is missing from the
+# tools/scripts/check_deb.sh fails if a file that `cmake --install` installs is missing from the
 # packages or is in two of them.
 #
 # Dependencies: on the OpenCL ICD loader by its Debian names (ocl-icd-libopencl1, or any

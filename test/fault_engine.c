@@ -51,7 +51,7 @@ static int fault_now(fn_id f)
 
 static void live(int kind, int delta)
 {
-    fx.live[kind] += delta;
+    __atomic_fetch_add(&fx.live[kind], delta, __ATOMIC_SEQ_CST); /* also from clops's fallback worker */
 }
 
 /* cl_int functions: fail, or call the real one. */

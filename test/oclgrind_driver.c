@@ -1,6 +1,6 @@
 /*
  * oclgrind_driver.c - runs every clops kernel once on small shapes, for
- * tools/oclgrind.sh (Oclgrind: --check-api --data-races --uninitialized).
+ * tools/scripts/oclgrind.sh (Oclgrind: --check-api --data-races --uninitialized).
  *
  *   DepthToSpace and SpaceToDepth: element widths 1, 2, 4, 8, 16 x orders DCR,
  *   CRD x blocks 1, 2, 3 x layouts packed NCHW, NHWC (through strides; the

@@ -1,5 +1,5 @@
 /*
- * test_npy.c - the .npy reader and writer (tools/npy.c).
+ * test_npy.c - the .npy reader and writer (tools/common/npy.c).
  *
  * Good files of every dtype, format versions 1.0, 2.0 and 3.0, Fortran order
  * (strides), odd but valid headers; the writer byte for byte against numpy's

@@ -21,17 +21,23 @@
  * The context has a deadline, so that an operator that still chains on the
  * failed event (today's main) fails with CLOPS_ERROR_DEVICE_TIMEOUT instead of
  * hanging; the deadline is far above what the work needs.
+ *
+ * On an out-of-order queue, an execution after a failed one still follows the
+ * execution the failed one chained on (it shares the status words).
  */
 #define _POSIX_C_SOURCE 200809L
 #define CLOPS_CL_API_NO_MACROS /* this file calls the real OpenCL by name */
+#include <time.h>
+
 #include "cl_api.h"
 #include "fixture.h"
 #include "ops/ops.h" /* the number of launches of an execution */
 
-#define DEADLINE_SECONDS 120.0
+#define DEADLINE_SECONDS 20.0
 
 static int g_fail_call;   /* the NDRange call (1-based) whose event fails; 0: none */
 static int g_refuse_call; /* the NDRange call (1-based) refused with CL_OUT_OF_RESOURCES; 0: none */
+static int g_lose_call;   /* the NDRange call (1-based) not enqueued, its event a failed one; 0: none */
 static int g_calls;
 
 /* The real launch; call g_fail_call's event is replaced by a failed one once
@@ -41,6 +47,15 @@ static cl_int CL_API_CALL failing_launch(cl_command_queue q, cl_kernel k, cl_uin
                                          cl_event *ev)
 {
     if (++g_calls == g_refuse_call) return CL_OUT_OF_RESOURCES;
+    if (g_calls == g_lose_call) { /* a command the device lost before it ran */
+        cl_context c = NULL;
+        ck_assert_int_eq(clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof c, &c, NULL), CL_SUCCESS);
+        cl_int e = CL_SUCCESS;
+        *ev = clCreateUserEvent(c, &e);
+        ck_assert_msg(*ev && e == CL_SUCCESS, "clCreateUserEvent: %d", (int)e);
+        ck_assert_int_eq(clSetUserEventStatus(*ev, CL_OUT_OF_RESOURCES), CL_SUCCESS);
+        return CL_SUCCESS;
+    }
     const cl_int err = clops_cl_real.clEnqueueNDRangeKernel(q, k, dim, off, global, local, n, wait, ev);
     if (err != CL_SUCCESS || !ev || g_calls != g_fail_call) return err;
     ck_assert_int_eq(clWaitForEvents(1, ev), CL_SUCCESS);
@@ -54,6 +69,8 @@ static cl_int CL_API_CALL failing_launch(cl_command_queue q, cl_kernel k, cl_uin
     *ev = failed;
     return CL_SUCCESS;
 }
+
+static void restore(void);
 
 static void expect_status(clops_status st, clops_status want, const char *label, const char *what)
 {
@@ -166,10 +183,85 @@ START_TEST(test_refused_launch_does_not_wait)
 }
 END_TEST
 
+/* On an out-of-order queue: execution A waits behind an unset user event,
+ * execution B (chained on A) is lost by the device, execution C must still
+ * follow A, which shares its status words: not run before the event is set
+ * (today's main chained C on nothing), and both outputs right after it. The
+ * serial plan: one launch, so that nothing of B runs. */
+START_TEST(test_dropped_failure_keeps_the_chain)
+{
+    const tc_case *c = &cases[0];
+    clops_context *dflt = NULL;
+    ck_assert_int_eq(clops_context_create(&dflt), CLOPS_SUCCESS);
+    cl_context cl = clops_context_cl_context(dflt);
+    cl_device_id dev = NULL;
+    ck_assert_int_eq(clGetContextInfo(cl, CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL), CL_SUCCESS);
+    cl_int err;
+    cl_command_queue q = clCreateCommandQueue(cl, dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
+    ck_assert_msg(q && err == CL_SUCCESS, "an out-of-order queue: %d", (int)err);
+    clops_context_options o;
+    ck_assert_int_eq(clops_context_options_init(&o, sizeof o), CLOPS_SUCCESS);
+    o.timeout_seconds = DEADLINE_SECONDS;
+    clops_context *ctx = NULL;
+    clops_status st = clops_context_create_from_cl_with_options(cl, dev, q, &o, &ctx);
+    ck_assert_msg(st == CLOPS_SUCCESS, "context: %s (%s)", clops_status_name(st), clops_last_error_message());
+    tc_prepared p;
+    ck_assert_int_eq(tc_prepare(&p, c, tc_seed_of(c->name)), 0);
+    clops_operator *op = NULL;
+    expect_status(clops_operator_create(ctx, &p.desc, &op), CLOPS_SUCCESS, c->name, "create");
+    ck_assert_msg(!op->fallback && op->num_launches == 1, "%s: not the serial plan on the device (%u launches; %s)",
+                  c->name, op->num_launches, op->fallback_reason);
+    cl_mem in = clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, p.bufs.in_bytes, p.in, &err);
+    cl_mem idx = clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, p.bufs.idx_bytes, p.idx, &err);
+    cl_mem out[3];
+    for (int i = 0; i < 3; i++) {
+        out[i] = clCreateBuffer(cl, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, p.bufs.out_bytes, p.sentinel, &err);
+        ck_assert(out[i]);
+    }
+    cl_event gate = clCreateUserEvent(cl, &err), ev[3] = {NULL, NULL, NULL};
+    ck_assert(in && idx && gate);
+    clops_cl.clEnqueueNDRangeKernel = failing_launch;
+    g_calls = 0;
+    g_lose_call = 2;
+    for (int i = 0; i < 3; i++) {
+        const clops_buffers b = {in, idx, out[i]};
+        expect_status(clops_operator_execute(op, &b, i == 0, i == 0 ? &gate : NULL, &ev[i]), CLOPS_SUCCESS, c->name,
+                      i == 0 ? "execute A behind an unset user event" : i == 1 ? "execute B (lost)" : "execute C");
+    }
+    restore();
+    const struct timespec a_while = {0, 200000000}; /* time for an execution that does not wait to run */
+    nanosleep(&a_while, NULL);
+    cl_int s = CL_COMPLETE;
+    ck_assert_int_eq(clGetEventInfo(ev[2], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL), CL_SUCCESS);
+    ck_assert_msg(s > CL_COMPLETE, "%s: execution C has status %d before A's event was set", c->name, (int)s);
+    ck_assert_int_eq(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+    ck_assert_int_eq(clWaitForEvents(1, &ev[0]), CL_SUCCESS);
+    ck_assert_int_eq(clWaitForEvents(1, &ev[2]), CL_SUCCESS);
+    expect_status(clops_operator_last_status(op), CLOPS_SUCCESS, c->name, "last_status after C");
+    void *got = tc_malloc(p.bufs.out_bytes);
+    for (int i = 0; i < 3; i += 2) {
+        ck_assert_int_eq(clEnqueueReadBuffer(q, out[i], CL_TRUE, 0, p.bufs.out_bytes, got, 0, NULL, NULL), CL_SUCCESS);
+        tc_check_bytes(got, p.want, p.bufs.out_bytes, p.esize, c->name, i ? "execution C" : "execution A");
+    }
+    free(got);
+    for (int i = 0; i < 3; i++) clReleaseEvent(ev[i]);
+    clReleaseEvent(gate);
+    clops_operator_free(op);
+    clops_context_free(ctx);
+    clFinish(q);
+    clReleaseCommandQueue(q);
+    tc_release_buffers(in, idx, out[0]);
+    clReleaseMemObject(out[1]);
+    clReleaseMemObject(out[2]);
+    clops_context_free(dflt);
+    tc_release(&p);
+}
+END_TEST
+
 static void restore(void)
 {
     clops_cl = clops_cl_real;
-    g_fail_call = g_refuse_call = 0;
+    g_fail_call = g_refuse_call = g_lose_call = 0;
 }
 
 int main(void)
@@ -180,5 +272,6 @@ int main(void)
     TCase *tc = tc_fixture_case(s, "chain", restore, restore);
     tcase_add_loop_test(tc, test_failed_execution_does_not_poison, 0, NUM_CASES);
     tcase_add_loop_test(tc, test_refused_launch_does_not_wait, 0, NUM_CASES);
+    tcase_add_test(tc, test_dropped_failure_keeps_the_chain);
     return tc_run_nofork(s);
 }

@@ -16,8 +16,8 @@ jobs=${JOBS:-$(nproc)}
 
 # Debian packages: compiler and CMake, the OpenCL ICD loader and headers, PoCL's
 # CPU device, Check, pkg-config to find Check, and cJSON for the conformance report.
-# shellcheck source=tools/packages.sh
-. tools/packages.sh
+# shellcheck source=tools/scripts/packages.sh
+. tools/scripts/packages.sh
 need_packages build-essential cmake pkg-config ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo check libcjson-dev
 
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release
@@ -25,7 +25,7 @@ cmake --build "$build" -j "$jobs"
 
 case "$mode" in
   demo)
-    bash tools/demo.sh "$build"
+    bash tools/scripts/demo.sh "$build"
     ;;
   test)
     # Fail rather than skip when no OpenCL device exists: PoCL was installed above.

@@ -375,10 +375,11 @@ CLOPS_API clops_status clops_context_options_from_env(clops_context_options *opt
  * @ingroup context_options
  * With timeout_seconds > 0, every wait clops itself does for the
  * device ends by then: clops_operator_execute_host() waiting for its kernels,
- * clops_operator_last_status(), and the wait of an operator running on the host
- * over cl_mem buffers for its wait list (from clops_operator_execute; then the
- * host work is given up, nothing written, and clops_operator_last_status() says
- * so). A wait that ends there returns CLOPS_ERROR_DEVICE_TIMEOUT
+ * and clops_operator_last_status() (one deadline for the whole call; for an
+ * operator running on the host over cl_mem buffers, the host work not started
+ * by then is given up, nothing written, and that call says so). The host work
+ * itself has no deadline, as a device command has none. A wait that ends there
+ * returns CLOPS_ERROR_DEVICE_TIMEOUT
  * (the message names the device); the commands stay queued, and the caller's
  * host memory is never written after that return. A command the device reports
  * failed (a negative execution status, as a lost remote device gives) is
@@ -599,10 +600,14 @@ CLOPS_API clops_status clops_operator_create(clops_context *ctx, const clops_ope
                                    clops_operator **out);
 
 /** Releases the operator's kernels, buffers and events. NULL is fine.
- *  Commands already enqueued still complete (OpenCL keeps what they use).
+ *  Commands already enqueued still complete (OpenCL keeps what they use), and
+ *  so does the host work of an operator on the host path: its worker thread
+ *  ends by itself once that ran (free does not wait for it). A worker with
+ *  nothing left to do is joined, so no clops thread outlives the operator then.
  *  @param op the operator, or NULL.
  *  @threadsafety Not while another thread uses `op`.
- *  @blocking Releasing OpenCL objects (inside the driver). */
+ *  @blocking Releasing OpenCL objects (inside the driver); joining an idle
+ *  worker thread, which ends at once. Never on the caller's events. */
 CLOPS_API void clops_operator_free(clops_operator *op);
 
 /** Buffers for an execution. `indices` only for MaxUnpooling. Each buffer must
@@ -625,9 +630,12 @@ typedef struct clops_buffers {
  *  fell back to the host does not wait either: a clops worker thread runs the
  *  host kernel once the wait list completed; the event still completes after
  *  the output is written, and always with CL_COMPLETE - the host work's status
- *  (a failed wait list, the deadline, a failed map: the output untouched) is
- *  clops_operator_last_status(). The operator and the context may be freed
+ *  (a failed wait list, a failed map: the output untouched) is
+ *  clops_operator_last_status(). Its executions run one after another, in the
+ *  order of the execute calls. The operator and the context may be freed
  *  before that work ran. Needs an OpenCL context (else CLOPS_ERROR_WRONG_BACKEND).
+ *  When execute fails, commands it already enqueued may still run (they are
+ *  never waited for): finish the queue before reusing the buffers.
  *  @param op the operator.
  *  @param buffers the cl_mem buffers, of the operator's cl_context.
  *  @param num_events_in_wait_list how many events `wait_list` holds.
@@ -646,7 +654,8 @@ typedef struct clops_buffers {
  *  @retval other OpenCL errors (buffer and event queries, clSetKernelArg, the enqueues).
  *  @threadsafety One thread at a time per operator; the queue may be shared.
  *  @blocking Never: enqueue calls only, on every path (an operator on the host
- *  path starts a worker thread that waits, maps and runs the host kernel). */
+ *  path hands the work to its worker thread, started at its first execution,
+ *  that waits, maps and runs the host kernel). */
 CLOPS_API clops_status clops_operator_execute(clops_operator *op, const clops_buffers *buffers,
                                     cl_uint num_events_in_wait_list, const cl_event *wait_list,
                                     cl_event *event);
@@ -659,8 +668,11 @@ CLOPS_API clops_status clops_operator_execute(clops_operator *op, const clops_bu
  *  the status could not be read. CLOPS_SUCCESS before any execution, after a
  *  successful one, and for DepthToSpace and SpaceToDepth (which have nothing to
  *  report later). For an operator that fell back to the host: the status of
- *  its host work (CLOPS_ERROR_DEVICE_TIMEOUT or CLOPS_ERROR_DEVICE_LOST when its
- *  wait list ran out of time or failed; the output is then untouched).
+ *  its host work since the last execute before the previous call - any
+ *  execution's failure, not only the last one's (CLOPS_ERROR_DEVICE_LOST when
+ *  a wait list failed, CLOPS_ERROR_DEVICE_TIMEOUT when a call timed out and
+ *  gave up executions not started; such an output is untouched); it is
+ *  reported again until the next execute.
  *  @param op the operator.
  *  @return ::CLOPS_SUCCESS, or:
  *  @retval CLOPS_ERROR_NULL_ARGUMENT `op` is NULL.
@@ -671,7 +683,8 @@ CLOPS_API clops_status clops_operator_execute(clops_operator *op, const clops_bu
  *  @threadsafety One thread at a time per operator.
  *  @blocking MaxUnpooling on a device: the last execution's commands (within
  *  the deadline), then a blocking read of its status words; an operator on the
- *  host path: its worker's host work and the caller's event. Nothing otherwise. */
+ *  host path: its worker's host work for every execution so far, then the
+ *  last one's event (within the deadline). Nothing otherwise. */
 CLOPS_API clops_status clops_operator_last_status(clops_operator *op);
 
 /** Host memory for clops_operator_execute_host(); sizes in bytes. */

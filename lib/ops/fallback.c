@@ -2,23 +2,31 @@
  * buffers, without ever blocking the caller (clops.h, clops_operator_execute):
  *
  *   caller's queue   [marker `before`: after the wait list]  [marker `after`: after `done`]
- *   worker thread    waits for `before` (with the deadline), maps the buffers on
- *                    a queue of its own, runs the host kernel, unmaps, finishes
- *                    that queue, records the status, completes the user event `done`.
+ *   worker thread    takes the operator's jobs in execute order: waits for a
+ *                    job's `before` (no deadline, as a device command has
+ *                    none), maps the buffers on a queue of its own, runs the
+ *                    host kernel, unmaps, finishes that queue, records a
+ *                    failure, completes the job's user event `done`.
  *
- * The caller's event is `after`, a command on its queue: on an in-order queue
+ * One worker thread and one private queue per operator, created at its first
+ * execution: executions run one after another, in the order of the execute
+ * calls, on any queue (they may share an output; MaxUnpooling's promise). The
+ * caller's event is `after`, a command on its queue: on an in-order queue
  * everything enqueued later waits for the host work, as for a device kernel.
- * The maps go on the worker's own queue, so that commands the caller enqueues
- * behind `after` cannot hold them up. A job holds references to everything the
- * worker uses (its queue holds the cl_context, the buffers, the events), so the
- * operator and the context may be freed before it ran.
+ * The maps go on the private queue, so that commands the caller enqueues behind
+ * `after` cannot hold them up. Each job holds references to its buffers and
+ * events, the private queue to the cl_context: the operator and the context may
+ * be freed before the work ran; the thread ends once its list is empty and the
+ * operator is freed, and frees the worker then (free never waits for it).
  *
  * `done` always completes with CL_COMPLETE - on failure too, the output then
  * untouched: a negative status on a user event that commands wait on aborts PoCL
- * 3.1 (pocl_update_event_failed). The host work's status is
- * clops_operator_last_status(), which waits for the job; when that wait ends at
- * the deadline before the worker started, the worker gives up (nothing is
- * written after that return). */
+ * 3.1 (pocl_update_event_failed). Every failure of the host work is kept on the
+ * worker (the first one's status and message, and how many) until
+ * clops_operator_last_status() reported it and a new execution came; that call
+ * waits, within one deadline, for every job enqueued so far. When the wait times
+ * out, the jobs that have not started are given up (nothing written after that
+ * return), which is a failure kept as the others. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdio.h>
@@ -27,125 +35,183 @@
 
 #include "ops/ops.h"
 
-typedef struct clops_host_job {
+typedef struct host_job {
+    struct host_job *next;
+    uint64_t seq;           /* 1, 2, ... in execute order */
+    clops_buffers b;        /* those the operator uses (retained), else NULL */
+    cl_event before, done;  /* retained; `after` is the caller's and the operator's */
+} host_job;
+
+typedef struct clops_host_worker {
     pthread_mutex_t lock;
-    pthread_cond_t cond;    /* `finished` set, or the worker's reference dropped */
-    int refs;               /* the worker's and the operator's (its last execution) */
-    pthread_t worker;       /* the worker thread, once `finished` */
-    bool started;           /* the worker is past its wait: it maps and writes */
-    bool cancelled;         /* last_status timed out first: the worker must not start */
-    bool finished;          /* status, bad and message are final */
-    clops_status status;
+    pthread_cond_t cond;    /* a job queued or finished, the owner gone (CLOCK_MONOTONIC) */
+    host_job *head, *tail;  /* the jobs not finished; the head is the one the thread is on */
+    bool running;           /* the thread exists */
+    bool owner_gone;        /* the operator was freed: the thread ends once the list is empty */
+    bool idle;              /* the thread waits for a job, holding nothing else */
+    bool owner_joins;       /* the freeing owner joins the thread and frees the worker */
+    pthread_t thread;
+    uint64_t queued, finished, started; /* the last job's seq of each kind */
+    uint64_t cancel_upto;   /* jobs up to this seq, not started, are given up */
+    uint64_t failures;      /* failed host work (and executions a last_status gave up) */
+    clops_status failed;    /* the first of those */
+    char message[512];
     uint64_t bad;           /* MaxUnpooling: bad indices skipped */
-    char message[512];      /* the failure's message (the worker's thread) */
-    /* The worker's inputs, each retained. */
+    bool reported;          /* last_status reported the above: the next execute forgets it */
     const clops_op_entry *entry;
     clops_op_params params;
-    clops_buffers b;        /* those the operator uses, else NULL */
-    cl_command_queue queue; /* the worker's own */
-    cl_event before, done;
-    cl_event after;         /* the caller's event: the operator's side waits on it and releases it */
-    double deadline, timeout_seconds;
+    cl_command_queue queue; /* the private one */
     char device[128];
-} clops_host_job;
+    /* The operator's side only (execute and last_status are one thread at a time). */
+    cl_event last_after;    /* the last execution's `after` */
+} clops_host_worker;
 
-/* Releases what the worker uses (all but `done`). */
-static void release_inputs(clops_host_job *j)
+static void job_free(host_job *j)
 {
-    if (j->queue) clReleaseCommandQueue(j->queue);
-    if (j->before) clReleaseEvent(j->before);
     const cl_mem m[3] = {j->b.input, j->b.indices, j->b.output};
     for (int i = 0; i < 3; i++)
         if (m[i]) clReleaseMemObject(m[i]);
-    j->queue = NULL, j->before = NULL;
-    j->b = (clops_buffers){NULL, NULL, NULL};
-}
-
-static void job_free(clops_host_job *j)
-{
-    release_inputs(j);
+    if (j->before) clReleaseEvent(j->before);
     if (j->done) clReleaseEvent(j->done);
-    if (j->after) clReleaseEvent(j->after);
-    pthread_cond_destroy(&j->cond);
-    pthread_mutex_destroy(&j->lock);
     free(j);
 }
 
-/* Drops one reference. The operator's side, once the job finished, first waits
- * for the worker to drop its own (the worker then only completes `done`), so
- * that everything is released when clops_operator_free returns - unless it runs
- * on the worker thread itself (a callback the completion ran there). */
-static void job_unref(clops_host_job *j, bool worker)
+static void worker_free(clops_host_worker *w)
 {
-    pthread_mutex_lock(&j->lock);
-    while (!worker && j->finished && j->refs > 1 && !pthread_equal(j->worker, pthread_self()))
-        pthread_cond_wait(&j->cond, &j->lock);
-    const bool last = --j->refs == 0;
-    if (worker) pthread_cond_broadcast(&j->cond);
-    pthread_mutex_unlock(&j->lock);
-    if (last) job_free(j);
+    if (w->queue) clReleaseCommandQueue(w->queue);
+    pthread_cond_destroy(&w->cond);
+    pthread_mutex_destroy(&w->lock);
+    free(w);
+}
+
+/* Waits for the job's `before` without a deadline, polling (as wait.c does) so
+ * that a last_status that timed out can give the job up meanwhile. */
+static clops_status wait_before(clops_host_worker *w, const host_job *j, bool *cancelled)
+{
+    long sleep_ns = 20000;
+    for (;;) {
+        pthread_mutex_lock(&w->lock);
+        *cancelled = j->seq <= w->cancel_upto;
+        pthread_mutex_unlock(&w->lock);
+        if (*cancelled) return CLOPS_SUCCESS;
+        cl_int s = CL_COMPLETE;
+        const cl_int err = clGetEventInfo(j->before, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL);
+        if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetEventInfo(before the host fallback)");
+        if (s < 0)
+            return clops_fail(CLOPS_ERROR_DEVICE_LOST, "device \"%s\": the commands before the host fallback's maps "
+                              "failed with execution status %d; the output was not written", w->device, (int)s);
+        if (s == CL_COMPLETE) return CLOPS_SUCCESS;
+        const struct timespec pause = {0, sleep_ns};
+        nanosleep(&pause, NULL);
+        if (sleep_ns < 2000000) sleep_ns *= 2;
+    }
+}
+
+/* One job: its status; *bad the bad indices it skipped. */
+static clops_status run_job(clops_host_worker *w, host_job *j, uint64_t *bad, bool *cancelled)
+{
+    clops_status st = wait_before(w, j, cancelled);
+    pthread_mutex_lock(&w->lock);
+    *cancelled = j->seq <= w->cancel_upto; /* decided under the lock: last_status sees `started` */
+    if (st == CLOPS_SUCCESS && !*cancelled) w->started = j->seq;
+    pthread_mutex_unlock(&w->lock);
+    if (st != CLOPS_SUCCESS || *cancelled) return st;
+    clops_host_buffers mapped = {0};
+    st = clops_map_buffers(w->queue, &w->params, &j->b, 1, &j->before, &mapped);
+    if (st == CLOPS_SUCCESS)
+        st = w->entry->run_mapped ? w->entry->run_mapped(&w->params, &mapped, bad)
+                                  : w->entry->host_run(&w->params, &mapped);
+    clops_unmap_buffers(w->queue, &j->b, &mapped);
+    const cl_int err = clFinish(w->queue); /* the output written back before `done` */
+    if (st == CLOPS_SUCCESS && err != CL_SUCCESS) st = clops_fail_cl(err, "clFinish(host fallback)");
+    return st;
 }
 
 static void *worker(void *arg)
 {
-    clops_host_job *j = arg;
-    clops_host_buffers mapped = {0};
-    uint64_t bad = 0;
-    clops_status st = clops_wait_until(j->device, j->deadline, j->timeout_seconds, 1, &j->before,
-                                       "the commands before the host fallback's maps");
-    pthread_mutex_lock(&j->lock);
-    if (st == CLOPS_SUCCESS && j->cancelled)
-        st = clops_fail(CLOPS_ERROR_DEVICE_TIMEOUT, "device \"%s\": the host fallback was given up when "
-                        "clops_operator_last_status timed out waiting for it; the output was not written", j->device);
-    j->started = st == CLOPS_SUCCESS;
-    pthread_mutex_unlock(&j->lock);
-    if (st == CLOPS_SUCCESS) {
-        st = clops_map_buffers(j->queue, &j->params, &j->b, 1, &j->before, &mapped);
-        if (st == CLOPS_SUCCESS)
-            st = j->entry->run_mapped ? j->entry->run_mapped(&j->params, &mapped, &bad)
-                                      : j->entry->host_run(&j->params, &mapped);
-        clops_unmap_buffers(j->queue, &j->b, &mapped);
-        const cl_int err = clFinish(j->queue); /* the output written back before `done` */
-        if (st == CLOPS_SUCCESS && err != CL_SUCCESS) st = clops_fail_cl(err, "clFinish(host fallback)");
+    clops_host_worker *w = arg;
+    pthread_mutex_lock(&w->lock);
+    for (;;) {
+        w->idle = true;
+        while (!w->head && !w->owner_gone) pthread_cond_wait(&w->cond, &w->lock);
+        w->idle = false;
+        host_job *j = w->head;
+        if (!j) break;
+        pthread_mutex_unlock(&w->lock);
+        uint64_t bad = 0;
+        bool cancelled = false;
+        const clops_status st = run_job(w, j, &bad, &cancelled);
+        pthread_mutex_lock(&w->lock);
+        if (st != CLOPS_SUCCESS && !cancelled && w->failures++ == 0) { /* a given-up job: last_status said so */
+            w->failed = st;
+            snprintf(w->message, sizeof w->message, "%s", clops_last_error_message());
+        }
+        if (st == CLOPS_SUCCESS && !cancelled) w->bad += bad;
+        w->head = j->next;
+        if (!w->head) w->tail = NULL;
+        w->finished = j->seq;
+        pthread_cond_broadcast(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+        /* No lock held: a driver may run callbacks inside. */
+        clSetUserEventStatus(j->done, CL_COMPLETE); /* fails only for an invalid event */
+        job_free(j);
+        pthread_mutex_lock(&w->lock);
     }
-    release_inputs(j);
-    pthread_mutex_lock(&j->lock);
-    j->status = st;
-    j->bad = st == CLOPS_SUCCESS ? bad : 0;
-    if (st != CLOPS_SUCCESS) snprintf(j->message, sizeof j->message, "%s", clops_last_error_message());
-    j->worker = pthread_self();
-    j->finished = true;
-    pthread_cond_broadcast(&j->cond);
-    pthread_mutex_unlock(&j->lock);
-    clSetUserEventStatus(j->done, CL_COMPLETE); /* fails only for an invalid event */
-    job_unref(j, true);
+    w->running = false;
+    const bool owner_frees = w->owner_joins;
+    pthread_mutex_unlock(&w->lock);
+    if (!owner_frees) worker_free(w); /* the owner is gone and the list empty: nobody else refers to it */
     return NULL;
 }
 
-/* A job for one execution, its own references taken; NULL and a status on failure. */
-static clops_status job_new(clops_operator *op, const clops_buffers *b, clops_host_job **out)
+/* The operator's worker, created at its first execution (the thread too). */
+static clops_status worker_get(clops_operator *op, clops_host_worker **out)
 {
-    const clops_op_params *p = &op->params;
-    clops_host_job *j = calloc(1, sizeof *j);
-    *out = NULL;
-    if (!j) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "host fallback job of %zu bytes", sizeof *j);
+    clops_host_worker *w = op->host_worker;
+    *out = w;
+    if (w) return CLOPS_SUCCESS;
+    w = calloc(1, sizeof *w);
+    if (!w) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "host fallback worker of %zu bytes", sizeof *w);
     pthread_condattr_t attr;
-    bool cond = false, lock = pthread_mutex_init(&j->lock, NULL) == 0;
+    bool cond = false, lock = pthread_mutex_init(&w->lock, NULL) == 0;
     if (lock && pthread_condattr_init(&attr) == 0) {
-        cond = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) == 0 && pthread_cond_init(&j->cond, &attr) == 0;
+        cond = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) == 0 && pthread_cond_init(&w->cond, &attr) == 0;
         pthread_condattr_destroy(&attr);
     }
     if (!cond) {
-        if (lock) pthread_mutex_destroy(&j->lock);
-        free(j);
+        if (lock) pthread_mutex_destroy(&w->lock);
+        free(w);
         return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "the host fallback's lock");
     }
-    j->refs = 1;
-    j->entry = clops_op_lookup(p->type);
-    j->params = *p;
-    j->timeout_seconds = op->ctx->options.timeout_seconds;
-    j->deadline = clops_deadline(j->timeout_seconds);
-    snprintf(j->device, sizeof j->device, "%s", op->ctx->info.device_name);
+    w->entry = clops_op_lookup(op->params.type);
+    w->params = op->params;
+    snprintf(w->device, sizeof w->device, "%s", op->ctx->info.device_name);
+    cl_int err = CL_SUCCESS;
+    w->queue = clCreateCommandQueue(op->ctx->cl_ctx, op->ctx->device, 0, &err);
+    clops_status st = w->queue ? CLOPS_SUCCESS : clops_fail_cl(err, "clCreateCommandQueue(host fallback)");
+    if (st == CLOPS_SUCCESS) {
+        w->running = true; /* before the thread reads it */
+        const int e = pthread_create(&w->thread, NULL, worker, w);
+        if (e != 0) {
+            w->running = false;
+            st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "the host fallback's worker thread (error %d)", e);
+        }
+    }
+    if (st != CLOPS_SUCCESS) {
+        worker_free(w);
+        return st;
+    }
+    op->host_worker = *out = w;
+    return CLOPS_SUCCESS;
+}
+
+/* A job's own references to the buffers and its user event. */
+static clops_status job_new(clops_operator *op, const clops_buffers *b, host_job **out)
+{
+    const clops_op_params *p = &op->params;
+    host_job *j = calloc(1, sizeof *j);
+    *out = NULL;
+    if (!j) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "host fallback job of %zu bytes", sizeof *j);
     const cl_mem m[3] = {b->input, b->indices, b->output};
     const uint64_t spans[3] = {p->input.span_bytes, p->indices.span_bytes, p->output.span_bytes};
     cl_mem *kept[3] = {&j->b.input, &j->b.indices, &j->b.output};
@@ -157,10 +223,6 @@ static clops_status job_new(clops_operator *op, const clops_buffers *b, clops_ho
         else st = clops_fail_cl(err, "clRetainMemObject(host fallback)");
     }
     cl_int err = CL_SUCCESS;
-    if (st == CLOPS_SUCCESS) {
-        j->queue = clCreateCommandQueue(op->ctx->cl_ctx, op->ctx->device, 0, &err);
-        if (!j->queue) st = clops_fail_cl(err, "clCreateCommandQueue(host fallback)");
-    }
     if (st == CLOPS_SUCCESS) {
         j->done = clCreateUserEvent(op->ctx->cl_ctx, &err);
         if (!j->done) st = clops_fail_cl(err, "clCreateUserEvent(host fallback)");
@@ -176,10 +238,12 @@ static clops_status job_new(clops_operator *op, const clops_buffers *b, clops_ho
 clops_status clops_host_execute_cl(clops_operator *op, const clops_buffers *b, cl_uint nwait, const cl_event *wait,
                                    cl_event *event)
 {
+    /* On failure the earlier executions' jobs and failures stay as they are. */
     cl_command_queue q = op->ctx->queue;
-    clops_host_release(op); /* a new last execution (and no clops call races the worker below) */
-    clops_host_job *j = NULL;
-    clops_status st = job_new(op, b, &j);
+    clops_host_worker *w = NULL;
+    host_job *j = NULL;
+    clops_status st = worker_get(op, &w);
+    if (st == CLOPS_SUCCESS) st = job_new(op, b, &j);
     if (st != CLOPS_SUCCESS) return st;
     /* `before`: after the wait list (and, on an in-order queue, after every earlier command). */
     cl_int err = clEnqueueMarkerWithWaitList(q, nwait, wait, &j->before);
@@ -187,73 +251,89 @@ clops_status clops_host_execute_cl(clops_operator *op, const clops_buffers *b, c
     /* Submitted for the worker's wait and its maps (another queue). Before `after`
      * is enqueued: Oclgrind's clFlush runs the queue to its end. */
     if (st == CLOPS_SUCCESS && (err = clFlush(q)) != CL_SUCCESS) st = clops_fail_cl(err, "clFlush");
-    bool enqueued = false;
+    cl_event after = NULL;
     if (st == CLOPS_SUCCESS) {
-        err = clEnqueueMarkerWithWaitList(q, 1, &j->done, &j->after);
+        err = clEnqueueMarkerWithWaitList(q, 1, &j->done, &after);
         if (err != CL_SUCCESS) st = clops_fail_cl(err, "clEnqueueMarkerWithWaitList(after the host fallback)");
-        enqueued = err == CL_SUCCESS;
     }
-    bool retained = false; /* the caller's reference to `after` */
-    if (st == CLOPS_SUCCESS && event) {
-        err = clRetainEvent(j->after);
-        if (err != CL_SUCCESS) st = clops_fail_cl(err, "clRetainEvent(host fallback)");
-        retained = err == CL_SUCCESS;
-    }
-    /* The worker starts last: from here on this thread makes no OpenCL call. */
-    pthread_attr_t attr;
-    pthread_t thread;
-    if (st == CLOPS_SUCCESS) {
-        int e = pthread_attr_init(&attr);
-        if (e == 0) {
-            e = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-            j->refs = 2; /* the worker's and the operator's */
-            if (e == 0) e = pthread_create(&thread, &attr, worker, j);
-            if (e != 0) j->refs = 1;
-            pthread_attr_destroy(&attr);
-        }
-        if (e != 0) st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "the host fallback's worker thread (error %d)", e);
-    }
+    if (st == CLOPS_SUCCESS && event && (err = clRetainEvent(after)) != CL_SUCCESS)
+        st = clops_fail_cl(err, "clRetainEvent(host fallback)");
     if (st != CLOPS_SUCCESS) {
-        if (enqueued) clSetUserEventStatus(j->done, CL_COMPLETE); /* nothing will run: let `after` complete */
-        if (retained) clReleaseEvent(j->after);
+        if (after) { /* nothing will run: let `after` complete */
+            clSetUserEventStatus(j->done, CL_COMPLETE);
+            clReleaseEvent(after);
+        }
         job_free(j);
         return st;
     }
-    op->host_last = j;
-    if (event) *event = j->after;
+    /* The thread takes it from here: this thread makes no more OpenCL call on the job. */
+    pthread_mutex_lock(&w->lock);
+    if (w->reported) w->failures = 0, w->bad = 0, w->reported = false;
+    j->seq = ++w->queued;
+    if (w->tail) w->tail->next = j;
+    else w->head = j;
+    w->tail = j;
+    pthread_cond_broadcast(&w->cond);
+    pthread_mutex_unlock(&w->lock);
+    if (w->last_after) clReleaseEvent(w->last_after);
+    w->last_after = after;
+    if (event) *event = after;
     return CLOPS_SUCCESS;
+}
+
+/* `until`: `deadline` (clops_deadline, CLOCK_MONOTONIC seconds) as a timespec. */
+static struct timespec abs_time(double deadline)
+{
+    struct timespec t;
+    t.tv_sec = (time_t)deadline;
+    t.tv_nsec = (long)((deadline - (double)t.tv_sec) * 1e9);
+    if (t.tv_nsec >= 1000000000L) t.tv_sec++, t.tv_nsec -= 1000000000L;
+    if (t.tv_nsec < 0) t.tv_nsec = 0;
+    return t;
 }
 
 clops_status clops_host_last_status(clops_operator *op)
 {
-    clops_host_job *j = op->host_last;
-    if (!j) return CLOPS_SUCCESS; /* no execution yet */
+    clops_host_worker *w = op->host_worker;
+    if (!w) return CLOPS_SUCCESS; /* no execution yet */
     const double timeout = op->ctx->options.timeout_seconds;
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    if (timeout > 0) { /* at most 10^6 s (options.c) */
-        until.tv_sec += (time_t)timeout;
-        until.tv_nsec += (long)((timeout - (double)(time_t)timeout) * 1e9);
-        if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
-    }
-    pthread_mutex_lock(&j->lock);
+    const double deadline = clops_deadline(timeout); /* one deadline for both waits below */
+    const struct timespec until = abs_time(deadline);
+    cl_int err = clFlush(op->ctx->queue); /* the `before` markers submitted */
+    if (err != CL_SUCCESS) return clops_fail_cl(err, "clFlush");
+    pthread_mutex_lock(&w->lock);
+    const uint64_t target = w->queued;
     int e = 0;
-    while (!j->finished && e == 0)
-        e = timeout > 0 ? pthread_cond_timedwait(&j->cond, &j->lock, &until) : pthread_cond_wait(&j->cond, &j->lock);
-    const bool finished = j->finished, started = j->started;
-    if (!finished && !started) j->cancelled = true; /* timed out: the worker will not start any more */
-    const clops_status st = j->status;
-    const uint64_t bad = j->bad;
-    char message[sizeof j->message];
-    snprintf(message, sizeof message, "%s", j->message);
-    pthread_mutex_unlock(&j->lock);
-    if (!finished)
-        return clops_fail(CLOPS_ERROR_DEVICE_TIMEOUT, "device \"%s\": the host fallback did not %s within %g s%s",
-                          op->ctx->info.device_name, started ? "finish" : "start", timeout,
-                          started ? "" : "; it will not write the output");
-    if (st != CLOPS_SUCCESS) return clops_fail(st, "%s", message);
+    while (w->finished < target && e == 0)
+        e = deadline > 0 ? pthread_cond_timedwait(&w->cond, &w->lock, &until) : pthread_cond_wait(&w->cond, &w->lock);
+    const bool finished = w->finished >= target;
+    const bool running = !finished && w->started > w->finished; /* the job the thread is on has started */
+    uint64_t given_up = 0, failures = w->failures, bad = w->bad;
+    clops_status failed = w->failed;
+    char message[sizeof w->message] = "";
+    if (!finished) { /* timed out: the jobs not started will not start any more */
+        w->cancel_upto = target;
+        given_up = target - w->finished - (running ? 1 : 0);
+        clops_fail(CLOPS_ERROR_DEVICE_TIMEOUT, "device \"%s\": the host fallback did not finish within %g s; "
+                   "%llu execution(s) not started were given up and will not write their output",
+                   w->device, timeout, (unsigned long long)given_up);
+        if (given_up && w->failures++ == 0) { /* kept: a later call reports it too */
+            w->failed = CLOPS_ERROR_DEVICE_TIMEOUT;
+            snprintf(w->message, sizeof w->message, "%s", clops_last_error_message());
+        }
+    } else {
+        snprintf(message, sizeof message, "%s", w->message);
+        w->reported = true;
+    }
+    pthread_mutex_unlock(&w->lock);
+    if (!finished) return CLOPS_ERROR_DEVICE_TIMEOUT; /* the message set above */
+    if (failures == 1) return clops_fail(failed, "%s", message);
+    if (failures > 1)
+        return clops_fail(failed, "the host work of %llu executions failed (their outputs were not written); "
+                          "the first: %s", (unsigned long long)failures, message);
     /* As on the device: once this returns, the caller's event has completed. */
-    const clops_status waited = clops_wait_events(op->ctx, 1, &j->after, "the host fallback's last command");
+    const clops_status waited = clops_wait_until(w->device, deadline, timeout, 1, &w->last_after,
+                                                 "the host fallback's last command");
     if (waited != CLOPS_SUCCESS) return waited;
     const clops_op_entry *entry = clops_op_lookup(op->params.type);
     if (!entry->record_host || !entry->last_status) return CLOPS_SUCCESS;
@@ -263,6 +343,28 @@ clops_status clops_host_last_status(clops_operator *op)
 
 void clops_host_release(clops_operator *op)
 {
-    if (op->host_last) job_unref(op->host_last, false);
-    op->host_last = NULL;
+    clops_host_worker *w = op->host_worker;
+    op->host_worker = NULL;
+    if (!w) return;
+    if (w->last_after) clReleaseEvent(w->last_after);
+    w->last_after = NULL;
+    pthread_mutex_lock(&w->lock);
+    w->owner_gone = true;
+    /* An idle thread (no job left, waiting on the condition only) ends at once: join it, so
+     * that no clops thread outlives the operator when nothing is pending (a process that
+     * exits next has no thread half-way out). A thread with jobs left may wait for the
+     * caller's events for ever: it is detached and frees the worker itself. */
+    w->owner_joins = w->running && w->idle && !w->head;
+    const bool running = w->running, joins = w->owner_joins;
+    const pthread_t thread = w->thread; /* w may be freed by its thread once unlocked */
+    pthread_cond_broadcast(&w->cond);
+    pthread_mutex_unlock(&w->lock);
+    if (joins) {
+        pthread_join(thread, NULL);
+        worker_free(w);
+    } else if (running) {
+        pthread_detach(thread);
+    } else {
+        worker_free(w); /* never so far: a worker exists only with its thread */
+    }
 }

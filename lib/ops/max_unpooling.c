@@ -202,8 +202,9 @@ void clops_max_unpooling_release(clops_operator *op)
     if (op->unpool.status) clReleaseMemObject(op->unpool.status);
     if (op->unpool.scratch) clReleaseMemObject(op->unpool.scratch);
     if (op->unpool.last) clReleaseEvent(op->unpool.last);
+    if (op->unpool.chained) clReleaseEvent(op->unpool.chained);
     op->unpool.status = op->unpool.scratch = NULL;
-    op->unpool.last = NULL;
+    op->unpool.last = op->unpool.chained = NULL;
 }
 
 void clops_max_unpooling_record(clops_operator *op, cl_event last, uint64_t bad)
@@ -256,19 +257,27 @@ static clops_status wait_list(const clops_operator *op, cl_uint nwait, const cl_
     return CLOPS_SUCCESS;
 }
 
-/* A previous execution that failed (a wait-list event of the caller's that
- * failed, a command the device lost) is not chained on: OpenCL would fail every
- * later execution with it (PoCL never runs them). It is forgotten, and the next
- * execution zeroes the status words and the claims first (enqueue_chain's wrap
- * path), since a failed zero fill may have left them stale. A query that fails
- * keeps the chain: the execution may still be running. */
-static void drop_failed_last(clops_operator *op)
+/* Whether `e` failed (a query that fails: not known to, it may still run). */
+static bool event_failed(cl_event e)
 {
     cl_int s = CL_COMPLETE;
-    if (!op->unpool.last) return;
-    const cl_int err = clGetEventInfo(op->unpool.last, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL);
-    if (err != CL_SUCCESS || s >= 0) return;
-    clops_max_unpooling_record(op, NULL, 0);
+    return clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL) == CL_SUCCESS && s < 0;
+}
+
+/* A previous execution that failed (a wait-list event of the caller's that
+ * failed, a command the device lost) is not chained on: OpenCL would fail every
+ * later execution with it (PoCL never runs them). The next execution chains on
+ * what that one chained on instead - an earlier execution that may still run
+ * on an out-of-order queue, using the status words and the claims - unless it
+ * failed too, and zeroes the words and the claims first (enqueue_chain's wrap
+ * path), since a failed zero fill may have left them stale. */
+static void drop_failed_last(clops_operator *op)
+{
+    if (!op->unpool.last || !event_failed(op->unpool.last)) return;
+    cl_event earlier = op->unpool.chained;
+    op->unpool.chained = NULL;
+    if (earlier && event_failed(earlier)) clReleaseEvent(earlier), earlier = NULL;
+    clops_max_unpooling_record(op, earlier, 0); /* its reference moves to `last` */
     op->unpool.gen = UINT32_MAX;
     op->unpool.claims = UINT32_MAX;
 }
@@ -342,7 +351,12 @@ clops_status clops_max_unpooling_enqueue(clops_operator *op, const clops_buffers
     /* Never waited for here (execute does not block): what a failed chain
      * enqueued still runs after the wait list, and the next execution chains on
      * it (on the previous execution when nothing was enqueued). */
-    if (last) clops_max_unpooling_record(op, last, 0);
+    if (last) { /* what this execution chained on stays retained for drop_failed_last */
+        if (op->unpool.chained) clReleaseEvent(op->unpool.chained);
+        op->unpool.chained = op->unpool.last;
+        op->unpool.last = NULL;
+        clops_max_unpooling_record(op, last, 0);
+    }
     if (st != CLOPS_SUCCESS) return st;
     if (event) {
         const cl_int err = clRetainEvent(last);

@@ -303,7 +303,8 @@ def _cl_mem(a, span, keep, wait):
 
 def run_cl(optype, x, block=0, order=0, idx=None, out_shape=None, layout=0):
     """Runs on pyopencl arrays on x's queue, after their events; returns a pyopencl array whose event is
-    the operator's. MaxUnpooling waits for its status (bad indices are found on the device)."""
+    the operator's. MaxUnpooling, and an operator on the host path, wait for their status (bad indices
+    are found on the device; the host work's failure is reported only by clops_operator_last_status)."""
     import pyopencl as cl
     import pyopencl.array as cla
     queue = x.queue
@@ -343,9 +344,12 @@ def run_cl(optype, x, block=0, order=0, idx=None, out_shape=None, layout=0):
         if st != 0:
             raise L.exception(st)
         out.add_event(cl.Event.from_int_ptr(event.value, retain=False))
-        if optype == L.OP_MAX_UNPOOLING:
-            st = L.operator_last_status(op.handle)
-            if st != 0:
-                raise L.exception(st)
+        # Every operator: MaxUnpooling's bad indices are found on the device, and an operator on the
+        # host path (no compiler, a failed build: its info's fallback_reason) reports its host work's
+        # failure only here (its event completes either way). It returns at once for DepthToSpace and
+        # SpaceToDepth on the device.
+        st = L.operator_last_status(op.handle)
+        if st != 0:
+            raise L.exception(st)
     return out
 

@@ -1,5 +1,5 @@
 /*
- * fuzz_npy.c - the .npy reader (tools/npy.c) on arbitrary bytes.
+ * fuzz_npy.c - the .npy reader (tools/common/npy.c) on arbitrary bytes.
  *
  * The bytes are written to a file and read with npy_read(), plain and with the
  * BFLOAT16 override. Whatever it accepts must be self-consistent (shape,

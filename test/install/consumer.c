@@ -1,5 +1,5 @@
 /* consumer.c - a program outside the source tree that uses an installed clops.
- * Built twice by tools/check_install.sh: once through find_package(clops), once
+ * Built twice by tools/scripts/check_install.sh: once through find_package(clops), once
  * through pkg-config, each with CL_TARGET_OPENCL_VERSION=300 set by the build
  * (as most OpenCL programs do) and -Wall -Werror. It calls OpenCL itself (the
  * platform count), so clops's package must bring OpenCL to the link. Runs the

@@ -80,6 +80,28 @@ def test_wait_for_is_honoured(queue, context):
     assert same_bits(y.get(), ref_depth_to_space(x, 2, "DCR"))
 
 
+def test_fallback_status_is_checked(context, monkeypatch):
+    """An operator on the host path (no compiler, no cache) gives the right bits on pyopencl arrays, and
+    its host work's status (clops_operator_last_status) is checked: a failure there is clops.Error
+    (its event completes with CL_COMPLETE either way)."""
+    monkeypatch.setenv("CLOPS_DISABLE", "compiler")  # read when the queue's context is made
+    monkeypatch.setenv("CLOPS_CACHE", "off")
+    queue = cl.CommandQueue(context)
+    x = random_array((1, 8, 3, 5), np.uint16, seed=3)
+    y = clops.depth_to_space(cla.to_device(queue, x), 2)
+    assert same_bits(y.get(), ref_depth_to_space(x, 2, "DCR"))
+    import clops._core as core
+    asked = []
+
+    def failed(handle):  # as if the host work had failed
+        asked.append(handle)
+        return -15300  # CLOPS_ERROR_DEVICE_LOST
+    monkeypatch.setattr(core.L, "operator_last_status", failed)
+    with pytest.raises(clops.Error):
+        clops.space_to_depth(y, 2)
+    assert asked
+
+
 def test_strided_and_offset_arrays(queue):
     x = random_array((3, 8, 4, 6), np.float32, seed=4)
     xd = cla.to_device(queue, x)

@@ -3,7 +3,7 @@
 #
 #   bash test/remote/run_remote.sh CLOPS_CLI REMOTE_CASES     (ctest's test_remote)
 #
-# Needs CLOPS_POCL_REMOTE: a PoCL-R install made by `tools/pocl_remote.sh build`
+# Needs CLOPS_POCL_REMOTE: a PoCL-R install made by `tools/scripts/pocl_remote.sh build`
 # (bin/pocld and the remote client). Without it the suite says SKIPPED and exits 77.
 # Checks, each bounded by `timeout`:
 #   1. the 180 operator cases of remote_cases on the local PoCL CPU device, then
@@ -37,7 +37,7 @@ if [ -z "$POCLR" ] || [ ! -x "$POCLR/bin/pocld" ] || [ ! -f "$POCLR/etc/OpenCL/v
     echo "************************************************************************"
     echo "* SKIPPED: the PoCL-Remote suite needs CLOPS_POCL_REMOTE=/path/to/install"
     echo "*   (got '${POCLR}'). Build one with:"
-    echo "*   tools/pocl_remote.sh build /path/to/pocl-6.0-source /path/to/install"
+    echo "*   tools/scripts/pocl_remote.sh build /path/to/pocl-6.0-source /path/to/install"
     echo "************************************************************************"
     exit 77
 fi
@@ -48,7 +48,7 @@ export RUN_DIR="$WORK/run" CLOPS_CACHE_DIR="$WORK/cache"
 failures=0
 
 cleanup() {
-    bash "$SRC/tools/pocl_remote.sh" stop "$POCLR" 2>/dev/null
+    bash "$SRC/tools/scripts/pocl_remote.sh" stop "$POCLR" 2>/dev/null
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -61,7 +61,7 @@ fail() {
 }
 
 # ---- the servers, and the environments of the local and the remote runs -------------
-bash "$SRC/tools/pocl_remote.sh" start "$POCLR" "$PORT" $((PORT + 3)) >"$WORK/remote.env" ||
+bash "$SRC/tools/scripts/pocl_remote.sh" start "$POCLR" "$PORT" $((PORT + 3)) >"$WORK/remote.env" ||
     { echo "FAIL: could not start two pocld on ports $PORT and $((PORT + 3))"; exit 1; }
 # The local device: the same PoCL CPU driver the servers use (their vendors dir).
 local_env=(env -u POCL_DEVICES OCL_ICD_VENDORS="$RUN_DIR/vendors")
@@ -123,8 +123,8 @@ remote_try() {
 # whose client died in the middle of its commands crashed the next client here
 # (SIGSEGV in clWaitForEvents), so a run is repeated only on fresh servers.
 restart_servers() {
-    bash "$SRC/tools/pocl_remote.sh" stop "$POCLR" 2>/dev/null
-    bash "$SRC/tools/pocl_remote.sh" start "$POCLR" "$PORT" $((PORT + 3)) >/dev/null 2>"$WORK/restart.log" ||
+    bash "$SRC/tools/scripts/pocl_remote.sh" stop "$POCLR" 2>/dev/null
+    bash "$SRC/tools/scripts/pocl_remote.sh" start "$POCLR" "$PORT" $((PORT + 3)) >/dev/null 2>"$WORK/restart.log" ||
         { echo "FAIL: could not restart the two pocld: $(tr '\n' ' ' <"$WORK/restart.log")"; exit 1; }
 }
 
@@ -207,7 +207,7 @@ cache_entries >"$WORK/cache-remote.txt"
 # ---- 2. the specification's examples through the CLI ---------------------------------
 for d in 0 1; do
     if remote_run "$WORK/demo$d.log" "$CLI" timeout 120 "${remote_env[@]}" CLOPS_DEVICE=$d \
-        sh "$SRC/tools/demo.sh" "$(dirname "$(dirname "$CLI")")"; then
+        sh "$SRC/tools/scripts/demo.sh" "$(dirname "$(dirname "$CLI")")"; then
         pass "CLI examples on remote device $d: $(tail -n 1 "$WORK/demo$d.log")"
     else
         fail "CLI examples on remote device $d: $(grep -m 3 -E 'FAILED|rror' "$WORK/demo$d.log")"

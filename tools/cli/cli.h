@@ -50,7 +50,7 @@ typedef struct cli_args {
     run_settings settings; /* --fallback, --timeout */
     int json; /* --json: one JSON document on stdout instead of text */
     clops_indices_layout indices_layout; /* run max-unpooling --indices (0: flat) */
-    /* conformance (tools/conformance.c) and kernels (cli_kernels.c): */
+    /* conformance (tools/conformance/conformance.c) and kernels (cli_kernels.c): */
     const char *json_file;     /* conformance --json FILE */
     const char *list_words[5]; /* kernels list --ops, --types, --blocks, --layouts, --windows */
     int block_arg;             /* kernels list --block-arg */
@@ -167,7 +167,7 @@ void cli_cache_usage(FILE *out);
 int cli_kernels_main(int argc, char **argv); /* cli_kernels.c: list, source, pack-add */
 void cli_kernels_usage(FILE *out);
 extern const cli_command cli_devices_command, cli_print_command, cli_tune_command;
-extern const cli_command cli_conformance_command; /* tools/conformance.c */
+extern const cli_command cli_conformance_command; /* tools/conformance/conformance.c */
 
 /* The whole command line (argv[0] is the program): cli_main.c. */
 int clops_cli_main(int argc, char **argv);

@@ -27,9 +27,9 @@ or PyTorch from Debian (for /usr/bin/python3): apt-get install python3-torch pyt
 (then onnx and onnxruntime from PyPI).
 
 Usage:
-    python3 tools/peers.py [--clops PATH] [clops bench options: --quick --sizes --widths
+    python3 tools/scripts/peers.py [--clops PATH] [clops bench options: --quick --sizes --widths
                             --blocks --ops --reps --device] [--threads N] [--json]
-    python3 tools/peers.py --from-json bench.json   (reuse a saved `clops bench --json`)
+    python3 tools/scripts/peers.py --from-json bench.json   (reuse a saved `clops bench --json`)
 
 Byte accounting is the bench's: bytes read + bytes written (input + output; MaxUnpooling
 input + indices + output), divided by the median time of the repetitions after one
@@ -48,15 +48,15 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 
-SCATTER_STEP = 2654435761  # tools/bench.c: scattered indices
+SCATTER_STEP = 2654435761  # tools/bench/bench.c: scattered indices
 NP_DTYPES = {"UINT8": "uint8", "FLOAT16": "float16", "FLOAT32": "float32", "FLOAT64": "float64",
              "COMPLEX128": "complex128"}
 
 
 def default_clops():
-    """build/bin/clops, else a stand-alone bench binary built from tools/bench_main.c."""
+    """build/bin/clops, else a stand-alone bench binary built from tools/bench/bench_main.c."""
     for path in (os.path.join(ROOT, "build", "bin", "clops"), os.path.join(ROOT, "build-bench", "clops_bench")):
         if os.access(path, os.X_OK):
             return path

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tools/check_deb.sh - the Debian packages of cmake/packaging.cmake. Runs `cpack -G DEB` in
+# tools/scripts/check_deb.sh - the Debian packages of cmake/packaging.cmake. Runs `cpack -G DEB` in
 # BUILD_DIR (already built) into a scratch directory and checks:
 #   - three packages, libclops<major>, libclops-dev and clops, of the project's version;
 #   - their dependencies (the ICD loader as ocl-icd-libopencl1 | libopencl1, the same version
@@ -8,19 +8,19 @@
 #   - their files, and that together they hold exactly what `cmake --install` installs, each
 #     file once (man pages gzipped, in clops);
 #   - unpacked with dpkg-deb -x into a scratch root (no dpkg -i): the consumers of
-#     tools/check_install.sh build and run against it, and find_package(clops) works with
+#     tools/scripts/check_install.sh build and run against it, and find_package(clops) works with
 #     the library and -dev packages alone;
 #   - lintian, failing on errors and warnings except the tags listed below.
 #
-#   bash tools/check_deb.sh [BUILD_DIR]     (default: build)
+#   bash tools/scripts/check_deb.sh [BUILD_DIR]     (default: build)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 build=${1:-build}
 work=$(mktemp -d "${TMPDIR:-/tmp}/clops-deb-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# shellcheck source=tools/packages.sh
-. tools/packages.sh
+# shellcheck source=tools/scripts/packages.sh
+. tools/scripts/packages.sh
 need_packages cmake dpkg-dev lintian   # dpkg-dev: dpkg-shlibdeps, which cpack runs
 
 fail() { echo "check_deb: $*" >&2; exit 1; }
@@ -111,7 +111,7 @@ done
 
 # ---- unpacked: the consumers build and run against the packages' files -------------------
 for p in "$lib" libclops-dev clops; do dpkg-deb -x "$(deb "$p")" "$work/root"; done
-bash tools/check_install.sh "$build" "$work/root/usr"
+bash tools/scripts/check_install.sh "$build" "$work/root/usr"
 # find_package(clops) gives clops::clops_cli with the three packages, and works with the
 # library and -dev only (the CLI's target file is in clops).
 mkdir "$work/cli-target"

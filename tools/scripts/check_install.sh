@@ -1,22 +1,22 @@
 #!/usr/bin/env bash
-# tools/check_install.sh - installs clops to a scratch prefix (not /usr/local) and
+# tools/scripts/check_install.sh - installs clops to a scratch prefix (not /usr/local) and
 # builds and runs two consumers outside the tree against it: one through
 # find_package(clops), one through pkg-config, both setting
 # CL_TARGET_OPENCL_VERSION=300 themselves, calling OpenCL directly and compiling
 # with -Wall -Werror. Also runs the installed CLI.
 #
-#   bash tools/check_install.sh [BUILD_DIR]     (default: build, already built)
-#   bash tools/check_install.sh BUILD_DIR PREFIX  (PREFIX already holds an installed clops, e.g. the
-#                                 usr/ of unpacked .debs: tools/check_deb.sh; copied, not installed)
+#   bash tools/scripts/check_install.sh [BUILD_DIR]     (default: build, already built)
+#   bash tools/scripts/check_install.sh BUILD_DIR PREFIX  (PREFIX already holds an installed clops, e.g. the
+#                                 usr/ of unpacked .debs: tools/scripts/check_deb.sh; copied, not installed)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 build=${1:-build}
 work=$(mktemp -d "${TMPDIR:-/tmp}/clops-install-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 prefix="$work/prefix with space"
 
-# shellcheck source=tools/packages.sh
-. tools/packages.sh
+# shellcheck source=tools/scripts/packages.sh
+. tools/scripts/packages.sh
 need_packages cmake pkg-config ocl-icd-opencl-dev opencl-headers
 
 if [ -n "${2:-}" ]; then cp -a "$2" "$prefix"; else

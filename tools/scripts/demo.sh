@@ -5,10 +5,10 @@
 # expected .npy in test/data/. Exits 0 when all match, 1 on any mismatch or
 # failure, 2 when the CLI has not been built.
 #
-#   tools/demo.sh [BUILD_DIR]        (default: build, next to tools/)
+#   tools/scripts/demo.sh [BUILD_DIR]        (default: build, next to tools/)
 set -eu
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${1:-"$ROOT/build"}
 CLOPS="$BUILD/bin/clops"
 DATA="$ROOT/test/data"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# tools/sanitize.sh - the whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer,
+# tools/scripts/sanitize.sh - the whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer,
 # then Valgrind memcheck on the host path: the CLI (--device host) on the specification's
 # examples and error cases, and the host-only Check suites.
 #
-#   bash tools/sanitize.sh            both parts
-#   bash tools/sanitize.sh asan       only the ASan+UBSan ctest run
-#   bash tools/sanitize.sh valgrind   only the Valgrind runs
+#   bash tools/scripts/sanitize.sh            both parts
+#   bash tools/scripts/sanitize.sh asan       only the ASan+UBSan ctest run
+#   bash tools/scripts/sanitize.sh valgrind   only the Valgrind runs
 #
 # Environment: ASAN_BUILD_DIR (default build-asan), VALGRIND_BUILD_DIR (default
 # build-valgrind), JOBS (default nproc), CTEST_ARGS (extra ctest arguments, e.g. "-R test_faults").
@@ -16,7 +16,7 @@
 # Exit status: 0 when everything is clean, 1 otherwise.
 set -euo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 mode=${1:-all}
 asan_build=${ASAN_BUILD_DIR:-build-asan}
@@ -24,8 +24,8 @@ vg_build=${VALGRIND_BUILD_DIR:-build-valgrind}
 jobs=${JOBS:-$(nproc)}
 status=0
 
-# shellcheck source=tools/packages.sh
-. tools/packages.sh
+# shellcheck source=tools/scripts/packages.sh
+. tools/scripts/packages.sh
 
 # Only PoCL's ICD: other installed implementations (Mesa's rusticl and Clover, which CI installs
 # for its conformance step) would be loaded by the ICD loader and bring their own allocations,
@@ -158,6 +158,6 @@ case "$mode" in
   all) run_asan; run_valgrind ;;
   asan) run_asan ;;
   valgrind) run_valgrind ;;
-  *) echo "usage: bash tools/sanitize.sh [all|asan|valgrind]" >&2; exit 2 ;;
+  *) echo "usage: bash tools/scripts/sanitize.sh [all|asan|valgrind]" >&2; exit 2 ;;
 esac
 exit $status

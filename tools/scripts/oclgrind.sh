@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# tools/oclgrind.sh - every clops OpenCL kernel under Oclgrind, the OpenCL device simulator
+# tools/scripts/oclgrind.sh - every clops OpenCL kernel under Oclgrind, the OpenCL device simulator
 # that checks each memory access: out-of-bounds reads and writes, data races between
 # work-items and work-groups, reads of uninitialised memory, and misuse of the OpenCL API.
 #
-#   bash tools/oclgrind.sh
+#   bash tools/scripts/oclgrind.sh
 #
 # Runs test/oclgrind_driver.c (D2S/S2D: widths 1, 2, 4, 8, 16 x DCR/CRD x blocks 1, 2, 3 x
 # packed/NHWC/padded, and the explicit-vector loop and the local-memory tile forced for widths 1,
@@ -20,13 +20,13 @@
 # smoke run: one layout per width and order).
 set -euo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 build=${OCLGRIND_BUILD_DIR:-build-oclgrind}
 jobs=${JOBS:-$(nproc)}
 
-# shellcheck source=tools/packages.sh
-. tools/packages.sh
+# shellcheck source=tools/scripts/packages.sh
+. tools/scripts/packages.sh
 need_packages build-essential cmake pkg-config ocl-icd-opencl-dev opencl-headers check oclgrind libcjson-dev
 
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

@@ -1,4 +1,4 @@
-# tools/packages.sh - sourced by the tools/*.sh scripts: installs Debian packages that are missing.
+# tools/scripts/packages.sh - sourced by tools/run.sh and tools/scripts/*.sh: installs Debian packages that are missing.
 #   need_packages NAME...   apt-get installs those not installed (as root, or through sudo)
 
 need_packages() {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tools/check_layers.sh [BUILD_DIR] - checks from the built objects that every
+# tools/scripts/check_layers.sh [BUILD_DIR] - checks from the built objects that every
 # call inside the library goes one way (nm: a clops_ symbol an object uses,
 # undefined, is defined by another object):
 # - between layers, only downward: a unit of layer L calls units of L or of a

@@ -1,24 +1,24 @@
 #!/usr/bin/env bash
-# tools/pocl_remote.sh - PoCL-Remote for clops: build the client and server,
+# tools/scripts/pocl_remote.sh - PoCL-Remote for clops: build the client and server,
 # start and stop `pocld` servers on loopback ports, print the environment that
 # points clops at them.
 #
-#   tools/pocl_remote.sh build SOURCE PREFIX
+#   tools/scripts/pocl_remote.sh build SOURCE PREFIX
 #       SOURCE: an upstream PoCL source tree or tarball (.tar.gz/.tar.xz/.tar.bz2/.tgz);
 #       nothing is downloaded. Builds the remote client and `pocld` without LLVM
 #       (about a minute on 2 cores) and installs them in PREFIX. PoCL 6.0 is the
 #       tested version; another version gets a warning (7.1's client stalled at
 #       start-up here).
-#   tools/pocl_remote.sh start PREFIX PORT...
+#   tools/scripts/pocl_remote.sh start PREFIX PORT...
 #       Starts one `pocld` per PORT on 127.0.0.1 (each uses PORT, PORT+1, PORT+2,
 #       so space ports by 3 or more), waits until each listens, then prints the
 #       environment (the `env` command's output). Each server sees only the CPU
 #       device of the ICD in SERVER_ICD.
-#   tools/pocl_remote.sh env PREFIX
+#   tools/scripts/pocl_remote.sh env PREFIX
 #       Prints `export` lines for the running servers: OCL_ICD_VENDORS (the remote
 #       client only), POCL_DEVICES ("remote" once per server) and
 #       POCL_REMOTEi_PARAMETERS, in the order the servers were started.
-#   tools/pocl_remote.sh stop PREFIX
+#   tools/scripts/pocl_remote.sh stop PREFIX
 #       Stops every server `start` started for PREFIX (SIGTERM, then SIGKILL after 5 s)
 #       and waits until its port is free.
 #

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# tools/fuzz.sh - builds the libFuzzer targets of test/fuzz (clang, -fsanitize=fuzzer,address,undefined)
+# tools/scripts/fuzz.sh - builds the libFuzzer targets of test/fuzz (clang, -fsanitize=fuzzer,address,undefined)
 # and runs each for a bounded time.
 #
-#   bash tools/fuzz.sh                 every target, FUZZ_SECONDS (default 60) each
-#   bash tools/fuzz.sh fuzz_npy ...    only those targets
+#   bash tools/scripts/fuzz.sh                 every target, FUZZ_SECONDS (default 60) each
+#   bash tools/scripts/fuzz.sh fuzz_npy ...    only those targets
 #
 # Environment: FUZZ_SECONDS (default 60), FUZZ_BUILD_DIR (default build-fuzz), JOBS (default nproc).
 #
@@ -14,7 +14,7 @@
 # (libFuzzer's stat::number_of_executed_units). Exit status: 0 when no target crashed, 1 otherwise.
 set -euo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 seconds=${FUZZ_SECONDS:-60}
@@ -22,8 +22,8 @@ jobs=${JOBS:-$(nproc)}
 all_targets=(fuzz_npy fuzz_validate fuzz_cache_entry fuzz_cli_args)
 if [ $# -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 
-# shellcheck source=tools/packages.sh
-. tools/packages.sh
+# shellcheck source=tools/scripts/packages.sh
+. tools/scripts/packages.sh
 need_packages clang libclang-rt-14-dev cmake pkg-config ocl-icd-opencl-dev opencl-headers pocl-opencl-icd check libcjson-dev
 
 CC=clang cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLOPS_FUZZ=ON >/dev/null
