@@ -17,6 +17,9 @@
  * Claims carry a base that grows with every execution, so the scratch buffer
  * needs zeroing only when that base would wrap (max_unpooling.cl).
  *
+ * While programs are listed (clops kernels list), list_plans names the program
+ * of every plan any shape could choose, from the same rule (plan_options).
+ *
  * Nothing waits on the host. Bad indices raise a status word on the device;
  * clops_operator_last_status() reads it after the last execution's event. The
  * executions of one operator are chained (each waits for the previous one's
@@ -198,7 +201,7 @@ static void plan_options(const clops_operator *op, const unpool_plan *pl, char *
 static void list_plans(const clops_operator *op)
 {
     if (clops_program_list_case(CLOPS_LIST_WIDE_OFFSETS) < 0) return;
-    unpool_plan plans[2 + 2 * POOL_MAX_STEP * POOL_MAX_STEP * 3];
+    unpool_plan plans[3 + 3 * POOL_MAX_STEP * POOL_MAX_STEP];
     size_t n = 0;
     plans[n++] = make_plan(op, true, true, 0, 0, 0, 0, true);
     plans[n++] = make_plan(op, true, false, 0, 0, 0, 0, true);

@@ -107,10 +107,11 @@ static void make_tensor(tensor *t, clops_data_type type, const uint32_t sizes[4]
 /* Which programs an operator asks for is decided by the library's own rules
  * (lib/ops/), once per operator, from the descriptor: clops_operator_programs
  * walks every size-dependent case of those rules itself (row lengths, 64-bit
- * offsets: cl/cl.h clops_list_case). What the list must still vary is what the
- * rules read from the layout: the tables below name one descriptor per case, and
- * list_all crosses them with the requested types, blocks, layouts and index types.
- * A new kernel variant chosen from the shapes needs one line in these tables. */
+ * offsets: cl/cl.h clops_list_case; MaxUnpooling's plans: max_unpooling.c
+ * list_plans). What the list must still vary is what the rules read from the
+ * layout: the table below names one descriptor per case, and list_all crosses
+ * them with the requested types, blocks, layouts and index types. A new
+ * DepthToSpace variant chosen from the layout needs one line in the table. */
 
 /* DepthToSpace/SpaceToDepth: the spatial side {1, c, h*b, w*b} and deep side
  * {1, c*b*b, h, w} of each shape. */
