@@ -20,7 +20,7 @@ extern char tmp_dir[256];
 extern int have_device; /* `clops devices` lists at least one device */
 
 #define MAX_ARGS 16
-#define CAPTURE_SIZE (1 << 16)
+#define CAPTURE_SIZE (1 << 18)
 
 typedef struct cli_result {
     int exit_code; /* -1 if it did not exit normally */

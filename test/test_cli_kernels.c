@@ -19,14 +19,16 @@ typedef struct listed {
     size_t count;
 } listed;
 
-/* Runs `clops kernels list --types TYPE --windows WINDOWS` (one type at a time:
- * the whole list is longer than the fixture captures) and adds "source options"
- * of every program line to l. */
-static void list_programs(listed *l, const char *type, const char *windows)
+/* Runs `clops kernels list` with `ops`, `type` and `layouts` (a slice at a time:
+ * the whole list is longer than the fixture captures) and --windows 5x5 (a
+ * window past the pool's cells), and adds "source options" of every program
+ * line to l. */
+static void list_programs(listed *l, const char *ops, const char *type, const char *layouts)
 {
-    run("kernels", "list", "--types", type, "--windows", windows, NULL);
+    run("kernels", "list", "--ops", ops, "--types", type, "--layouts", layouts, "--windows", "5x5", NULL);
     ck_assert_msg(res.exit_code == 0, "kernels list: exit %d: %.400s", res.exit_code, res.err);
     ck_assert_uint_lt(strlen(res.out), CAPTURE_SIZE - 1);
+    const size_t before = l->count;
     for (char *line = strtok(res.out, "\n"); line; line = strtok(NULL, "\n")) {
         if (line[0] == '#') continue;
         /* "SOURCE  HASH  OPTIONS" */
@@ -40,7 +42,7 @@ static void list_programs(listed *l, const char *type, const char *windows)
         ck_assert_ptr_nonnull(l->lines);
         l->lines[l->count++] = entry;
     }
-    ck_assert_uint_gt(l->count, 0);
+    ck_assert_uint_gt(l->count, before);
 }
 
 static int is_listed(const listed *l, const char *source, const char *options)
@@ -60,12 +62,16 @@ static void free_listed(listed *l)
 
 /* ---- the spread ------------------------------------------------------------------------------ */
 
-enum { PACKED, NHWC };
+enum { PACKED, NHWC, STRIDED };
 
 /* Strides of `sizes` in `layout` (NULL for packed). */
 static const uint64_t *layout_strides(const uint32_t s[4], int layout, uint64_t st[4])
 {
     if (layout == PACKED) return NULL;
+    if (layout == STRIDED) { /* every element two apart */
+        st[3] = 2, st[2] = 2 * (uint64_t)s[3], st[1] = st[2] * s[2], st[0] = st[1] * s[1];
+        return st;
+    }
     st[0] = (uint64_t)s[1] * s[2] * s[3], st[1] = 1, st[2] = (uint64_t)s[3] * s[1], st[3] = s[1];
     return st;
 }
@@ -96,19 +102,47 @@ static const struct ds_case {
 };
 #define DS_CASES (int)(sizeof ds_cases / sizeof ds_cases[0])
 
-/* MaxUnpooling: input {n, c, h, w}, output {n, c, oh, ow}. */
+/* MaxUnpooling: input {n, c, h, w}, output {n, c, oh, ow}; the pools are named by
+ * the max pool (kernel/stride, padding) whose output size and input size they
+ * have. Every plan of lib/ops/max_unpooling.c: serial, general, windows (with
+ * and without pool), pool of every stride in both forms. */
 static const struct unpool_case {
     clops_data_type type, index_type;
     uint32_t n, c, h, w, oh, ow;
-    int layout, out_packed;
+    int layout, out_packed, per_plane;
 } unpool_cases[] = {
-    {CLOPS_DATA_TYPE_FLOAT32, CLOPS_DATA_TYPE_INT64, 1, 2, 3, 5, 6, 10, PACKED, 1},     /* serial */
-    {CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_TYPE_UINT32, 1, 2, 3, 5, 70, 90, PACKED, 1},     /* serial, large out */
-    {CLOPS_DATA_TYPE_FLOAT32, CLOPS_DATA_TYPE_UINT32, 1, 4, 64, 64, 128, 128, PACKED, 1}, /* windows 2x2 */
-    {CLOPS_DATA_TYPE_FLOAT16, CLOPS_DATA_TYPE_INT64, 2, 3, 40, 50, 120, 150, PACKED, 1}, /* windows 3x3 */
-    {CLOPS_DATA_TYPE_FLOAT64, CLOPS_DATA_TYPE_UINT64, 1, 2, 70, 65, 141, 131, PACKED, 1}, /* general */
-    {CLOPS_DATA_TYPE_INT32, CLOPS_DATA_TYPE_UINT32, 1, 8, 32, 32, 64, 64, NHWC, 0},    /* windows, NHWC */
-    {CLOPS_DATA_TYPE_INT32, CLOPS_DATA_TYPE_UINT32, 1, 8, 32, 33, 64, 67, NHWC, 1},    /* general, NHWC in */
+    {CLOPS_DATA_TYPE_FLOAT32, CLOPS_DATA_TYPE_INT64, 1, 2, 3, 5, 6, 10, PACKED, 1, 0},       /* serial */
+    {CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_TYPE_UINT32, 1, 2, 3, 5, 70, 90, PACKED, 1, 0},       /* serial, large out */
+    {CLOPS_DATA_TYPE_FLOAT32, CLOPS_DATA_TYPE_UINT32, 1, 4, 64, 64, 128, 128, PACKED, 1, 0}, /* windows 2x2 */
+    {CLOPS_DATA_TYPE_FLOAT16, CLOPS_DATA_TYPE_INT64, 2, 3, 40, 50, 120, 150, PACKED, 1, 0},  /* windows 3x3 */
+    {CLOPS_DATA_TYPE_INT32, CLOPS_DATA_TYPE_UINT32, 1, 4, 40, 40, 200, 200, PACKED, 1, 0},   /* windows 5x5, no pool */
+    {CLOPS_DATA_TYPE_FLOAT64, CLOPS_DATA_TYPE_UINT32, 1, 2, 64, 64, 64, 64, PACKED, 1, 0},   /* 3x3/1 pad 1: windows 1x1 */
+    {CLOPS_DATA_TYPE_FLOAT64, CLOPS_DATA_TYPE_UINT64, 1, 2, 64, 64, 330, 330, PACKED, 1, 0}, /* general: step 5 */
+    {CLOPS_DATA_TYPE_FLOAT32, CLOPS_DATA_TYPE_UINT32, 1, 2, 64, 64, 50, 50, PACKED, 1, 0},   /* general: smaller out */
+    {CLOPS_DATA_TYPE_FLOAT32, CLOPS_DATA_TYPE_UINT32, 1, 2, 64, 64, 129, 129, PACKED, 1, 0}, /* 2x2/2 ceil: pool 2 */
+    {CLOPS_DATA_TYPE_INT16, CLOPS_DATA_TYPE_UINT32, 1, 3, 57, 57, 113, 113, PACKED, 1, 0},   /* 3x3/2 pad 1, odd */
+    {CLOPS_DATA_TYPE_INT16, CLOPS_DATA_TYPE_UINT32, 1, 3, 57, 57, 112, 112, PACKED, 1, 0},   /* 3x3/2 pad 1 ceil */
+    {CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_TYPE_INT64, 1, 3, 57, 57, 112, 112, PACKED, 1, 0},    /* scalar: 8-byte ind */
+    {CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_TYPE_UINT32, 1, 3, 57, 57, 112, 112, PACKED, 1, 0},   /* vector, 1-byte */
+    {CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_TYPE_UINT32, 1, 3, 57, 57, 113, 113, PACKED, 1, 0},   /* odd width: scalar */
+    {CLOPS_DATA_TYPE_FLOAT16, CLOPS_DATA_TYPE_INT64, 1, 2, 64, 64, 129, 130, PACKED, 1, 0},  /* 2-byte, 8-byte ind */
+    {CLOPS_DATA_TYPE_FLOAT32, CLOPS_DATA_TYPE_INT64, 1, 2, 62, 62, 64, 64, PACKED, 1, 0},    /* 3x3/1: pool 1 */
+    {CLOPS_DATA_TYPE_FLOAT32, CLOPS_DATA_TYPE_UINT32, 1, 8, 31, 31, 64, 64, PACKED, 1, 0},   /* 4x4/2 */
+    {CLOPS_DATA_TYPE_FLOAT32, CLOPS_DATA_TYPE_INT64, 1, 8, 31, 31, 64, 64, PACKED, 1, 1},    /* 4x4/2 per plane */
+    {CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_TYPE_UINT32, 1, 16, 22, 22, 67, 67, PACKED, 1, 0},    /* 3x3/3 */
+    {CLOPS_DATA_TYPE_INT32, CLOPS_DATA_TYPE_INT64, 1, 32, 16, 16, 65, 65, PACKED, 1, 0},     /* 4x4/4 ceil */
+    {CLOPS_DATA_TYPE_FLOAT32, CLOPS_DATA_TYPE_UINT32, 1, 4, 62, 22, 64, 67, PACKED, 1, 1},   /* 3x3 stride 1x3 */
+    {CLOPS_DATA_TYPE_UINT64, CLOPS_DATA_TYPE_UINT32, 1, 2, 64, 64, 129, 129, PACKED, 1, 0},  /* 8-byte vector */
+    {CLOPS_DATA_TYPE_COMPLEX128, CLOPS_DATA_TYPE_UINT32, 1, 2, 64, 64, 129, 129, PACKED, 1, 0}, /* 16-byte */
+    {CLOPS_DATA_TYPE_FLOAT32, CLOPS_DATA_TYPE_UINT32, 1, 4, 64, 64, 128, 128, PACKED, 1, 1}, /* windows per plane */
+    {CLOPS_DATA_TYPE_INT32, CLOPS_DATA_TYPE_UINT32, 1, 8, 32, 32, 64, 64, NHWC, 0, 0},       /* windows, NHWC */
+    {CLOPS_DATA_TYPE_INT32, CLOPS_DATA_TYPE_UINT32, 1, 8, 32, 33, 64, 67, NHWC, 1, 0},       /* pool, NHWC in */
+    {CLOPS_DATA_TYPE_INT32, CLOPS_DATA_TYPE_UINT32, 1, 8, 57, 57, 113, 113, NHWC, 0, 1},     /* pool, NHWC */
+    {CLOPS_DATA_TYPE_FLOAT32, CLOPS_DATA_TYPE_INT64, 1, 2, 57, 57, 112, 112, STRIDED, 0, 0}, /* pool, strided */
+    {CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_TYPE_UINT32, 1, 2, 64, 64, 330, 330, STRIDED, 1, 0},  /* general, strided in */
+    {CLOPS_DATA_TYPE_INT16, CLOPS_DATA_TYPE_INT64, 1, 2, 3, 5, 6, 10, STRIDED, 0, 1},        /* serial, strided */
+    /* a uint8 output of 2^32 elements: 64-bit offsets, within PoCL's 4 GiB allocation */
+    {CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_TYPE_UINT32, 1, 1, 2, 2, 65536, 65536, PACKED, 1, 0},
 };
 #define UNPOOL_CASES (int)(sizeof unpool_cases / sizeof unpool_cases[0])
 
@@ -146,11 +180,16 @@ START_TEST(test_list_names_every_built_program)
     listed l = {NULL, 0};
     static const char *const types[] = {"FLOAT32", "FLOAT64", "FLOAT16", "UINT8", "INT32", "INT16",
                                         "UINT64", "COMPLEX128", "BOOL"};
-    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) list_programs(&l, types[t], "2x2,3x3");
+    static const char *const layouts[] = {"packed", "nhwc", "strided"};
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        list_programs(&l, "d2s,s2d", types[t], "all");
+        for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
+            list_programs(&l, "unpool", types[t], layouts[i]);
+    }
     clops_context *ctx = NULL;
     ck_assert_int_eq(clops_context_create(&ctx), CLOPS_SUCCESS);
     ck_assert_int_eq(clops_context_backend(ctx), CLOPS_BACKEND_OPENCL);
-    char label[160];
+    char label[256];
     for (int i = 0; i < DS_CASES; i++) {
         const struct ds_case *k = &ds_cases[i];
         const uint32_t deep[4] = {k->n, k->c * k->b * k->b, k->h, k->w};
@@ -177,10 +216,11 @@ START_TEST(test_list_names_every_built_program)
         x.strides = layout_strides(x.sizes, k->layout, sx);
         ind.strides = layout_strides(ind.sizes, k->layout, si);
         y.strides = layout_strides(y.sizes, k->out_packed ? PACKED : k->layout, sy);
-        clops_max_unpooling_desc d = {&x, &ind, &y, CLOPS_INDICES_FLAT};
+        clops_max_unpooling_desc d = {&x, &ind, &y, k->per_plane ? CLOPS_INDICES_PER_PLANE : CLOPS_INDICES_FLAT};
         const clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &d};
-        snprintf(label, sizeof label, "MaxUnpooling %s {%u, %u, %u, %u} -> {%u, %u}", clops_data_type_name(k->type),
-                 k->n, k->c, k->h, k->w, k->oh, k->ow);
+        snprintf(label, sizeof label, "MaxUnpooling %s %s {%u, %u, %u, %u} -> {%u, %u} layout %d%s",
+                 clops_data_type_name(k->type), clops_data_type_name(k->index_type), k->n, k->c, k->h, k->w, k->oh,
+                 k->ow, k->layout, k->per_plane ? " per plane" : "");
         check_built(ctx, &l, &desc, label);
     }
     clops_context_free(ctx);

@@ -17,6 +17,9 @@
  * Claims carry a base that grows with every execution, so the scratch buffer
  * needs zeroing only when that base would wrap (max_unpooling.cl).
  *
+ * While programs are listed (clops kernels list), list_plans names the program
+ * of every plan any shape could choose, from the same rule (plan_options).
+ *
  * Nothing waits on the host. Bad indices raise a status word on the device;
  * clops_operator_last_status() reads it after the last execution's event. The
  * executions of one operator are chained (each waits for the previous one's
@@ -115,50 +118,119 @@ static clops_status zeroed_scratch(clops_operator *op, bool mark)
     return op->unpool.scratch ? CLOPS_SUCCESS : clops_fail_cl(err, "clCreateBuffer(MaxUnpooling claims)");
 }
 
+/* A plan's shape-dependent choices (the header's plans), from which its build
+ * options follow (plan_options). */
+typedef struct unpool_plan {
+    bool serial, serial_fills, windows, pool, vec, mark;
+    uint64_t kh, kw, sh, sw; /* windows: output rows (columns) per input row (column); pool: its cell */
+} unpool_plan;
+
+/* Pool's vector form: 2 x 2 cells, packed, 32-bit offsets, elements of 1, 2, 4
+ * bytes or 8 (as ulong); 1- and 2-byte pairs are stored as one word, so their
+ * rows must start at even offsets (`even_width`: the output's width is even).
+ * Not for 1- and 2-byte elements with 8-byte indices: under Oclgrind that form
+ * left output bytes unwritten for 1-byte elements with INT64 indices (PoCL gave
+ * the right bits; cause not found, notes/max_unpooling.md), so they take the
+ * scalar form. */
+static bool pool_vec(const clops_operator *op, uint64_t sh, uint64_t sw, bool even_width)
+{
+    const clops_op_params *p = &op->params;
+    return sh == 2 && sw == 2 && POOL_REACH == 1 && p->input.packed && p->indices.packed && p->output.packed &&
+           clops_fits_u32(p) &&
+           (p->input.elem_size == 4 || (p->input.elem_size == 8 && op->ctx->info.has_int64) ||
+            (p->input.elem_size <= 2 && p->indices.elem_size == 4 && even_width));
+}
+
+/* The plan of a serial, general (kh = kw = 0), windows (kh x kw) or pool (sh x
+ * sw) shape: what every choice implies. */
+static unpool_plan make_plan(const clops_operator *op, bool serial, bool serial_fills, uint64_t kh, uint64_t kw,
+                             uint64_t sh, uint64_t sw, bool even_width)
+{
+    unpool_plan pl = {.serial = serial, .serial_fills = serial && serial_fills};
+    pl.windows = !serial && kh && kw;
+    pl.kh = pl.windows ? kh : 0, pl.kw = pl.windows ? kw : 0;
+    pl.pool = !serial && sh && sw;
+    pl.sh = pl.pool ? sh : 0, pl.sw = pl.pool ? sw : 0;
+    pl.vec = pl.pool && pool_vec(op, sh, sw, even_width);
+    /* The general path starts with mark (distinct indices need no claims) unless
+     * windows and pool both run first (four launches at most). */
+    pl.mark = !serial && !(pl.windows && pl.pool);
+    return pl;
+}
+
+/* The plan the operator's shapes choose. Window-shaped: the windows kernel,
+ * then pool only if an index is outside its window (windows skips itself while
+ * the operator's indices need pool: max_unpooling.cl WINDOWS_SKIP). Measured:
+ * for 2x2 indices the windows kernel beats pool's one-candidate path
+ * (notes/max_unpooling.md). */
+static unpool_plan shape_plan(const clops_operator *op)
+{
+    const clops_op_params *p = &op->params;
+    const uint64_t *in = p->input.sizes, *out = p->output.sizes;
+    const bool windows = windows_shaped(p);
+    return make_plan(op, serial_plan(p), p->output.count <= SERIAL_MAX, windows ? out[2] / in[2] : 0,
+                     windows ? out[3] / in[3] : 0, pool_step(in[2], out[2]), pool_step(in[3], out[3]),
+                     out[3] % 2 == 0);
+}
+
+/* The build options of plan `pl` (op->options). */
+static void plan_options(const clops_operator *op, const unpool_plan *pl, char *buf, size_t size)
+{
+    const clops_op_params *p = &op->params;
+    int n = snprintf(buf, size,
+                     "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DIN_PACKED=%d -DOUT_PACKED=%d -DCHUNK=%uu "
+                     "-DGATED=%d -DSERIAL_FILLS=%d -DINT64_OK=%d -DPER_PLANE=%d -DPOOL_GATED=%d -DMARK=%d",
+                     p->input.elem_size, op->offset_64, p->indices.elem_size, p->input.packed && p->indices.packed,
+                     p->output.packed, op->chunk, pl->windows || pl->pool, pl->serial_fills,
+                     op->ctx->info.has_int64, p->indices_layout == CLOPS_INDICES_PER_PLANE, pl->windows && pl->pool,
+                     pl->mark);
+    if (pl->windows)
+        n += snprintf(buf + n, size - (size_t)n, " -DKH=%lluu -DKW=%lluu", (unsigned long long)pl->kh,
+                      (unsigned long long)pl->kw);
+    if (pl->pool)
+        snprintf(buf + n, size - (size_t)n, " -DSH=%lluu -DSW=%lluu -DNA=%uu -DNB=%uu -DPOOL_VEC=%d",
+                 (unsigned long long)pl->sh, (unsigned long long)pl->sw, POOL_REACH, POOL_REACH, pl->vec);
+}
+
+/* While programs are listed (api/aot.c): names the program of every plan any
+ * shape of the operator's types, layouts and indices layout can choose, after
+ * its own: serial (with and without the fill), general, windows up to the pool's
+ * cells (each with pool), and pool alone for every cell, of even and odd output
+ * width. Windows wider than a pool's cell are named only for the operator's own
+ * shape (clops kernels list --windows). Each request is refused (nothing is built). */
+static void list_plans(const clops_operator *op)
+{
+    if (clops_program_list_case(CLOPS_LIST_WIDE_OFFSETS) < 0) return;
+    unpool_plan plans[3 + 3 * POOL_MAX_STEP * POOL_MAX_STEP];
+    size_t n = 0;
+    plans[n++] = make_plan(op, true, true, 0, 0, 0, 0, true);
+    plans[n++] = make_plan(op, true, false, 0, 0, 0, 0, true);
+    plans[n++] = make_plan(op, false, false, 0, 0, 0, 0, true);
+    for (uint64_t a = 1; a <= POOL_MAX_STEP; a++)
+        for (uint64_t b = 1; b <= POOL_MAX_STEP; b++) {
+            plans[n++] = make_plan(op, false, false, a, b, a, b, b % 2 == 0); /* windows: width b x input's */
+            plans[n++] = make_plan(op, false, false, 0, 0, a, b, true);
+            plans[n++] = make_plan(op, false, false, 0, 0, a, b, false);
+        }
+    for (size_t i = 0; i < n; i++) {
+        char options[sizeof op->options];
+        cl_program program;
+        const char *origin;
+        plan_options(op, &plans[i], options, sizeof options);
+        (void)clops_program_get(op->ctx, "max_unpooling.cl", options, &program, &origin); /* named, refused */
+    }
+}
+
 clops_status clops_max_unpooling_prepare(clops_operator *op)
 {
     const clops_op_params *p = &op->params;
-    const bool serial = serial_plan(p);
-    const uint64_t sh = pool_step(p->input.sizes[2], p->output.sizes[2]);
-    const uint64_t sw = pool_step(p->input.sizes[3], p->output.sizes[3]);
-    const bool pool = !serial && sh && sw;
-    /* Pool's vector form: 2 x 2 cells, packed, 32-bit offsets, elements of 1, 2, 4
-     * bytes or 8 (as ulong); 1- and 2-byte pairs are stored as one word, so their
-     * rows must start at even offsets. Not for 1- and 2-byte elements with 8-byte
-     * indices: under Oclgrind that form left output bytes unwritten for 1-byte
-     * elements with INT64 indices (PoCL gave the right bits; cause not found,
-     * notes/max_unpooling.md), so they take the scalar form. */
-    const bool vec = pool && sh == 2 && sw == 2 && POOL_REACH == 1 && p->input.packed && p->indices.packed &&
-                     p->output.packed && clops_fits_u32(p) &&
-                     (p->input.elem_size == 4 || (p->input.elem_size == 8 && op->ctx->info.has_int64) ||
-                      (p->input.elem_size <= 2 && p->indices.elem_size == 4 && p->output.sizes[3] % 2 == 0));
-    /* Window-shaped: the windows kernel, then pool only if an index is outside
-     * its window (windows skips itself while the operator's indices need pool:
-     * max_unpooling.cl WINDOWS_SKIP). Measured: for 2x2 indices the windows
-     * kernel beats pool's one-candidate path (notes/max_unpooling.md). */
-    const bool windows = !serial && windows_shaped(p);
-    /* The general path starts with mark (distinct indices need no claims) unless
-     * windows and pool both run first (four launches at most). */
-    const bool mark = !serial && !(windows && pool);
-    const bool serial_fills = serial && p->output.count <= SERIAL_MAX;
+    const unpool_plan pl = shape_plan(op);
+    const bool serial = pl.serial, serial_fills = pl.serial_fills, windows = pl.windows, pool = pl.pool;
+    const bool mark = pl.mark;
     const bool cpu = (op->ctx->info.type & CL_DEVICE_TYPE_CPU) != 0;
-    const bool packed = p->input.packed && p->indices.packed;
     op->offset_64 = !clops_fits_u32(p);
     op->chunk = op->forced && op->force.chunk ? op->force.chunk : cpu ? UNPOOL_CPU_CHUNK : 1u;
-    int n = snprintf(op->options, sizeof op->options,
-                     "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DIN_PACKED=%d -DOUT_PACKED=%d -DCHUNK=%uu "
-                     "-DGATED=%d -DSERIAL_FILLS=%d -DINT64_OK=%d -DPER_PLANE=%d -DPOOL_GATED=%d -DMARK=%d",
-                     p->input.elem_size, op->offset_64, p->indices.elem_size, packed, p->output.packed, op->chunk,
-                     windows || pool, serial_fills, op->ctx->info.has_int64,
-                     p->indices_layout == CLOPS_INDICES_PER_PLANE, windows && pool, mark);
-    if (windows)
-        n += snprintf(op->options + n, sizeof op->options - (size_t)n, " -DKH=%lluu -DKW=%lluu",
-                      (unsigned long long)(p->output.sizes[2] / p->input.sizes[2]),
-                      (unsigned long long)(p->output.sizes[3] / p->input.sizes[3]));
-    if (pool) {
-        snprintf(op->options + n, sizeof op->options - (size_t)n, " -DSH=%lluu -DSW=%lluu -DNA=%uu -DNB=%uu -DPOOL_VEC=%d",
-                 (unsigned long long)sh, (unsigned long long)sw, POOL_REACH, POOL_REACH, vec);
-    }
+    plan_options(op, &pl, op->options, sizeof op->options);
     op->kernel_name = serial_fills ? "serial" : windows ? "windows" : pool ? "pool" : "clear";
     if (p->output.count == 0) return CLOPS_SUCCESS; /* nothing can be written */
     clops_status st = new_buffer(op, ST_WORDS * sizeof(cl_uint), true, &op->unpool.status);
@@ -166,6 +238,7 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     cl_program program;
     if (st == CLOPS_SUCCESS)
         st = clops_program_get(op->ctx, "max_unpooling.cl", op->options, &program, &op->program_origin);
+    if (st == CLOPS_ERROR_COMPILER_UNAVAILABLE) list_plans(op); /* a listing: every other plan's program */
     if (st != CLOPS_SUCCESS) return st;
     static const uint64_t one[3] = {1, 1, 1};
     if (serial_fills) return clops_operator_add_launch(op, program, "serial", 1, one, NULL);

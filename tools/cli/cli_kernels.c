@@ -107,10 +107,11 @@ static void make_tensor(tensor *t, clops_data_type type, const uint32_t sizes[4]
 /* Which programs an operator asks for is decided by the library's own rules
  * (lib/ops/), once per operator, from the descriptor: clops_operator_programs
  * walks every size-dependent case of those rules itself (row lengths, 64-bit
- * offsets: cl/cl.h clops_list_case). What the list must still vary is what the
- * rules read from the layout: the tables below name one descriptor per case, and
- * list_all crosses them with the requested types, blocks, layouts and index types.
- * A new kernel variant chosen from the shapes needs one line in these tables. */
+ * offsets: cl/cl.h clops_list_case; MaxUnpooling's plans: max_unpooling.c
+ * list_plans). What the list must still vary is what the rules read from the
+ * layout: the table below names one descriptor per case, and list_all crosses
+ * them with the requested types, blocks, layouts and index types. A new
+ * DepthToSpace variant chosen from the layout needs one line in the table. */
 
 /* DepthToSpace/SpaceToDepth: the spatial side {1, c, h*b, w*b} and deep side
  * {1, c*b*b, h, w} of each shape. */
@@ -122,16 +123,11 @@ static const struct depth_space_case {
     {"one position: channels are one element apart too", {1, 1, 1, 1}},
 };
 
-/* MaxUnpooling's plans (lib/ops/max_unpooling.c): an input and output shape that
- * reach each one; windows of each --windows size are added to these. */
-static const struct unpool_case {
-    const char *what;
-    uint32_t in[4], out[4];
-} unpool_cases[] = {
-    {"small input scattered by one work-item, small output", {1, 2, 3, 5}, {1, 2, 6, 10}},
-    {"small input scattered by one work-item, large output", {1, 2, 3, 5}, {1, 2, 60, 100}},
-    {"larger input, not in windows", {1, 2, 64, 65}, {1, 2, 129, 131}},
-};
+/* MaxUnpooling: the library names the program of every plan any shape can choose
+ * (lib/ops/max_unpooling.c list_plans: serial, general, windows up to 4x4, every
+ * pool cell), so one shape per layout case is enough; windows with a side over 4
+ * (no pool) are listed for each --windows size. */
+static const uint32_t unpool_in[4] = {1, 2, 3, 5}, unpool_out[4] = {1, 2, 6, 10};
 /* The indices layouts MaxUnpooling takes (clops_max_unpooling_desc.indices_layout). */
 static const clops_indices_layout unpool_index_layouts[] = {CLOPS_INDICES_FLAT, CLOPS_INDICES_PER_PLANE};
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -176,9 +172,8 @@ static void list_unpool_shape(clops_context *ctx, program_list *out, clops_data_
 static void list_unpool(clops_context *ctx, const list_request *rq, program_list *out, clops_data_type type,
                         clops_data_type index_type, unsigned layout)
 {
-    for (size_t s = 0; s < COUNT(unpool_cases); s++)
-        list_unpool_shape(ctx, out, type, index_type, layout, unpool_cases[s].in, unpool_cases[s].out);
-    for (size_t i = 0; i < rq->nwindows; i++) { /* the windows plan, one program per window size */
+    list_unpool_shape(ctx, out, type, index_type, layout, unpool_in, unpool_out);
+    for (size_t i = 0; i < rq->nwindows; i++) { /* a windows plan past the pool's cells, one program per size */
         const uint32_t in[4] = {1, 2, 64, 64}, o[4] = {1, 2, 64 * rq->windows[i][0], 64 * rq->windows[i][1]};
         list_unpool_shape(ctx, out, type, index_type, layout, in, o);
     }
@@ -365,7 +360,6 @@ static void build_request(const cli_args *args, list_request *rq)
     if (!any) type_word(rq, "all");
     if (!rq->nblocks)
         for (uint32_t b = 1; b <= 8; b++) rq->blocks[rq->nblocks++] = b;
-    if (!rq->nwindows) rq->windows[0][0] = rq->windows[0][1] = 2, rq->nwindows = 1;
 }
 
 /* ---- the subcommands -------------------------------------------------------------------- */
@@ -500,7 +494,8 @@ static const cli_option list_options[] = {
     {"--types", "LIST", 0, opt_types, "data type names (FLOAT32,UINT8,...) or all (default all)", 0},
     {"--blocks", "LIST", 0, opt_blocks, "block sizes (default 1,2,3,4,5,6,7,8)", 0},
     {"--layouts", "LIST", 0, opt_layouts, "packed, nhwc, strided or all (default all)", 0},
-    {"--windows", "LIST", 0, opt_windows, "MaxUnpooling window sizes KHxKW, each 1 to 64 (default 2x2)", 0},
+    {"--windows", "LIST", 0, opt_windows, "MaxUnpooling window sizes KHxKW, each 1 to 64, listed besides every "
+     "pool cell and window up to 4x4 (default none)", 0},
     CLI_FLAG("--block-arg", block_arg, "DepthToSpace/SpaceToDepth: only the block-argument programs"),
     OPT_JSON, OPT_HELP, OPT_END};
 
