@@ -1,74 +1,109 @@
 #!/usr/bin/env python3
-"""peers.py - clops against PyTorch and ONNX Runtime on the same shapes, rerunnable.
+"""peers.py - clops against PyTorch and ONNX Runtime on the same tensors, in one process, rerunnable.
 
-Runs `clops bench --json` (with the options given here), then times each peer on
-exactly the shapes, element types and index patterns of the bench's rows, and
-prints clops's throughput ratio against each peer:
+Times clops through its Python package (python/clops: clops.depth_to_space, space_to_depth,
+max_unpooling) and each peer on exactly the same inputs, next to a copy of the same number of bytes on
+clops's device in the same run, and prints GB/s and ratios:
 
     PyTorch       pixel_shuffle (DepthToSpace CRD), pixel_unshuffle (SpaceToDepth CRD),
                   max_unpool2d (MaxUnpooling, INT64 indices, kernel 2 stride 2; kernel 3
                   stride 2 padding 1 for the overlapping rows)
     ONNX Runtime  DepthToSpace (DCR and CRD), SpaceToDepth (DCR), MaxUnpool (INT64 indices)
 
-MaxUnpooling rows come in the bench's three index patterns, shown apart ("pool": each
-index in its own 2x2 window, as a max pool makes them; "ovl": the argmax of a real
-max_pool2d(3, 2, 1), kernel 3, stride 2, padding 1, whose windows overlap, over random
-values 0..7 with ties, the first maximum of each window winning; "scat": distinct
-positions spread over the plane, input position k of a plane at k * 2654435761 mod the
-plane), and the peers get the same pattern (for "ovl" the same kind of pool over their
-own random values, computed here with numpy).
+The rows are `clops bench`'s: the same shapes for --sizes, --widths (element types UINT8, FLOAT16,
+FLOAT32, FLOAT64, COMPLEX128) and --blocks, and its MaxUnpooling index patterns, shown apart ("pool":
+each index in its own 2x2 window, as a max pool makes them; "ovl": the argmax of a real
+max_pool2d(3, 2, 1), kernel 3, stride 2, padding 1, whose windows overlap, over random values 0..7
+with ties, the first maximum of each window winning, computed here with numpy; "scat": distinct
+positions spread over the plane, input position k of a plane at k * 2654435761 mod the plane), with
+INT64 and UINT32 indices (clops gets flat indices; PyTorch the same ones per plane).
+
+clops runs on NumPy arrays with --device host, else on pyopencl arrays on a queue of that OpenCL
+device (index of clops.devices(), as `clops devices` lists them), allocated from a pyopencl
+MemoryPool so that the result's buffer is reused from call to call (as the C bench reuses its
+output). Every time is the wall clock around one Python call (+ queue.finish() on a device), the
+median of --reps repetitions after one warm-up; clops is not timed by profiling events, so that it
+is measured like the peers, which allocate their output (PyTorch) or write into an output bound once
+through IOBinding (ONNX Runtime). The copy baseline is numpy.copyto (host) or pyopencl enqueue_copy
+(device) of half the bytes an operator moves (it reads and writes them); "%copy" is clops's GB/s
+against it, "ratio" clops's GB/s against a peer's (> 1: clops faster). GB/s = (bytes read + written:
+input + output; MaxUnpooling input + indices + output) / median time.
 
 A row a peer has no operator or type for is shown as "-" (listed once on stderr).
 A peer that is not installed is skipped with a message.
 
-Install the peers (CPU is enough) from PyPI:
-    pip install numpy onnx onnxruntime torch
-or PyTorch from Debian (for /usr/bin/python3): apt-get install python3-torch python3-numpy
-(then onnx and onnxruntime from PyPI).
+Setup: the package into a virtual environment, with the peers (CPU is enough):
+    python3 -m venv --system-site-packages v && v/bin/pip install . pyopencl
+    v/bin/pip install onnx onnxruntime torch   (or Debian's python3-torch, seen via --system-site-packages)
+(`bash test/python/run.sh` leaves such a venv in build/venv, without the peers.)
 
 Usage:
-    python3 tools/scripts/peers.py [--clops PATH] [clops bench options: --quick --sizes --widths
-                            --blocks --ops --reps --device] [--threads N] [--json]
-    python3 tools/scripts/peers.py --from-json bench.json   (reuse a saved `clops bench --json`)
-
-Byte accounting is the bench's: bytes read + bytes written (input + output; MaxUnpooling
-input + indices + output), divided by the median time of the repetitions after one
-warm-up. Peers are timed by the wall clock around one Python call, so clops is compared
-by its wall clock too (clops_operator_execute + clFinish, the bench's op_wall_seconds),
-not by its device profiling. PyTorch's functions allocate their output on every call,
-as a user calls them; ONNX Runtime writes into an output bound once through IOBinding.
+    v/bin/python tools/scripts/peers.py [--device N|host] [--quick] [--sizes LIST] [--widths LIST]
+                                        [--blocks LIST] [--ops LIST] [--reps N] [--threads N] [--json]
 """
 import argparse
 import json
+import math
 import os
-import shutil
 import statistics
-import subprocess
 import sys
 import time
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
 
 SCATTER_STEP = 2654435761  # tools/bench/bench.c: scattered indices
 NP_DTYPES = {"UINT8": "uint8", "FLOAT16": "float16", "FLOAT32": "float32", "FLOAT64": "float64",
              "COMPLEX128": "complex128"}
+WIDTH_TYPES = {1: "UINT8", 2: "FLOAT16", 4: "FLOAT32", 8: "FLOAT64", 16: "COMPLEX128"}
+OP_NAMES = {"d2s": "DepthToSpace", "s2d": "SpaceToDepth", "unpool": "MaxUnpooling"}
+SPACE_CHANNELS, UNPOOL_CHANNELS = 4, 16  # tools/bench/bench.c
 
 
-def default_clops():
-    """build/bin/clops, else a stand-alone bench binary built from tools/bench/bench_main.c."""
-    for path in (os.path.join(ROOT, "build", "bin", "clops"), os.path.join(ROOT, "build-bench", "clops_bench")):
-        if os.access(path, os.X_OK):
-            return path
-    return shutil.which("clops") or os.path.join(ROOT, "build", "bin", "clops")
+def parse_size(text):
+    """"spec" (0), "4096", "64K", "1M", "2G" (binary multiples, optional "iB"/"B"), as the bench takes them."""
+    t = text.strip().upper()
+    if t == "SPEC":
+        return 0
+    if t.endswith("IB"):
+        t = t[:-2]
+    elif t.endswith("B"):
+        t = t[:-1]
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(t[-1:], 1)
+    return int(t[:-1] if mult > 1 else t) * mult
 
 
-def run_clops(path, bench_args):
-    # The CLI takes `bench` as a subcommand; the stand-alone bench_main does not.
-    cmd = [path] + (["bench"] if os.path.basename(path) == "clops" else []) + bench_args + ["--json"]
-    print("peers: running " + " ".join(cmd), file=sys.stderr)
-    out = subprocess.run(cmd, stdout=subprocess.PIPE, check=True).stdout
-    return json.loads(out)
+def make_rows(sizes, widths, blocks, ops, reps):
+    """The bench's configurations and shapes (tools/bench/bench.c make_configs, make_shapes)."""
+    rows = []
+    for target in sizes:
+        for op in ("d2s", "s2d", "unpool"):
+            if op not in ops:
+                continue
+            variants = [(p, t) for p in ("pooling", "scattered", "overlapping") for t in ("INT64", "UINT32")] \
+                if op == "unpool" else [("DCR", None), ("CRD", None)]
+            for v in variants:
+                for w in widths:
+                    for b in ([0] if op == "unpool" else blocks):
+                        if op == "unpool":
+                            ch, h, wd = UNPOOL_CHANNELS, 2, 3
+                            if target == 0:
+                                ch = 8
+                            else:
+                                h = wd = max(1, int(math.floor(math.sqrt(target / w / UNPOOL_CHANNELS / 4.0) + 0.5)))
+                            ins, outs = [1, ch, h, wd], [1, ch, 2 * h, 2 * wd]
+                        else:
+                            ch, hs, ws = 2, 2 * b, 3 * b
+                            if target:
+                                ch = SPACE_CHANNELS
+                                hs = ws = b * max(1, int(math.floor(math.sqrt(target / w / SPACE_CHANNELS) / b + 0.5)))
+                            space, deep = [1, ch, hs, ws], [1, ch * b * b, hs // b, ws // b]
+                            ins, outs = (deep, space) if op == "d2s" else (space, deep)
+                        n_in, n_out = math.prod(ins), math.prod(outs)
+                        idx_w = (8 if v[1] == "INT64" else 4) if op == "unpool" else 0
+                        rows.append({"op": OP_NAMES[op], "op_short": op, "order": None if op == "unpool" else v[0],
+                                     "indices": v[0] if op == "unpool" else None, "index_type": v[1],
+                                     "width": w, "block": b, "data_type": WIDTH_TYPES[w], "input_shape": ins,
+                                     "output_shape": outs, "reps": reps,
+                                     "bytes_moved": n_in * (w + idx_w) + n_out * w})
+    return rows
 
 
 def median_seconds(fn, reps):
@@ -79,6 +114,74 @@ def median_seconds(fn, reps):
         fn()
         times.append(time.perf_counter_ns() - t0)
     return statistics.median(times) * 1e-9
+
+
+class Clops:
+    """clops through its Python package, on NumPy arrays (host) or pooled pyopencl arrays (a device), and
+    the same run's copy baseline on the same device."""
+
+    def __init__(self, device):
+        import clops  # ImportError: the package is not installed
+        self.clops, self.version = clops, clops.__version__
+        self.host = device == "host"
+        if self.host:
+            self.name = "host"
+            return
+        import pyopencl as cl  # ImportError: pyopencl is needed for a device
+        import pyopencl.array as cla
+        import pyopencl.tools as clt
+        devs = clops.devices()
+        if not 0 <= device < len(devs):
+            raise ValueError(f"--device {device}: clops.devices() lists {len(devs)} device(s)")
+        d = devs[device]
+        cl_dev = next((x for p in cl.get_platforms() if p.name == d.platform for x in p.get_devices()
+                       if x.name == d.name), None)
+        if cl_dev is None:
+            raise ValueError(f"--device {device}: {d.name} ({d.platform}) is not among pyopencl's devices")
+        self.name = f"{d.name} ({d.platform})"
+        self.cl, self.cla = cl, cla
+        self.queue = cl.CommandQueue(cl.Context([cl_dev]))
+        self.pool = clt.MemoryPool(clt.ImmediateAllocator(self.queue))
+
+    def prepare(self, row, inputs):
+        c, op, b = self.clops, row["op_short"], row["block"]
+        x = inputs.x
+        if op == "unpool":
+            idx = inputs.flat_idx.astype(inputs.np.uint32) if row["index_type"] == "UINT32" else inputs.flat_idx
+        if self.host:
+            if op == "unpool":
+                return lambda: c.max_unpooling(x, idx, row["output_shape"], device="host")
+            fn = c.depth_to_space if op == "d2s" else c.space_to_depth
+            return lambda: fn(x, b, row["order"], device="host")
+        q = self.queue
+        xd = self.cla.to_device(q, x, allocator=self.pool)  # the result comes from x's allocator: the pool
+        if op == "unpool":
+            idxd = self.cla.to_device(q, idx, allocator=self.pool)
+            call = lambda: c.max_unpooling(xd, idxd, row["output_shape"])  # noqa: E731
+        else:
+            fn = c.depth_to_space if op == "d2s" else c.space_to_depth
+            call = lambda: fn(xd, b, row["order"])  # noqa: E731
+
+        def run():
+            y = call()
+            q.finish()
+            return y
+        return run
+
+    def copy(self, nbytes):
+        """A copy of nbytes (reads and writes them) on clops's device."""
+        if self.host:
+            import numpy as np
+            src, dst = np.ones(nbytes, np.uint8), np.empty(nbytes, np.uint8)
+            return lambda: np.copyto(dst, src)
+        cl, q = self.cl, self.queue
+        src, dst = self.pool.allocate(nbytes), self.pool.allocate(nbytes)
+        cl.enqueue_fill_buffer(q, src, b"\1", 0, nbytes)
+
+        def run():
+            cl.enqueue_copy(q, dst, src, byte_count=nbytes)
+            q.finish()
+        return run
 
 
 class Inputs:
@@ -241,21 +344,42 @@ def row_key(r):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="clops against PyTorch and ONNX Runtime on the bench's shapes")
-    ap.add_argument("--clops", default=None, help="the clops CLI (default build/bin/clops, else build-bench/clops_bench)")
-    ap.add_argument("--from-json", default=None, help="use this saved `clops bench --json` instead of running it")
+    ap = argparse.ArgumentParser(description="clops (its Python package) against PyTorch and ONNX Runtime, in one process")
+    ap.add_argument("--device", default="0", help="OpenCL device index (clops.devices()) or host (default 0)")
+    ap.add_argument("--quick", action="store_true", help="sizes spec,1M, widths 1,4,16, blocks 2,3 (as clops bench)")
+    ap.add_argument("--sizes", default=None, help="tensor sizes: spec,64K,1M,... (default spec,64K,1M,4M,16M,64M)")
+    ap.add_argument("--widths", default=None, help="element widths among 1,2,4,8,16 (default all)")
+    ap.add_argument("--blocks", default=None, help="block sizes of d2s and s2d (default 2,3,4,8)")
+    ap.add_argument("--ops", default="d2s,s2d,unpool", help="operators among d2s,s2d,unpool (default all)")
+    ap.add_argument("--reps", type=int, default=7, help="timed repetitions, medians reported (default 7)")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="peer threads (default: all cores)")
-    ap.add_argument("--peer-reps", type=int, default=None, help="repetitions per peer timing (default: the bench's)")
     ap.add_argument("--json", action="store_true", help="print the comparison as JSON")
-    for opt in ("--sizes", "--widths", "--blocks", "--ops", "--reps", "--device"):
-        ap.add_argument(opt, default=None, help="passed to clops bench")
-    ap.add_argument("--quick", action="store_true", help="passed to clops bench")
     a = ap.parse_args()
+    try:
+        device = "host" if a.device.lower() == "host" else int(a.device)
+        sizes = [parse_size(v) for v in (a.sizes or ("spec,1M" if a.quick else "spec,64K,1M,4M,16M,64M")).split(",")]
+        widths = [int(v) for v in (a.widths or ("1,4,16" if a.quick else "1,2,4,8,16")).split(",")]
+        blocks = [int(v) for v in (a.blocks or ("2,3" if a.quick else "2,3,4,8")).split(",")]
+    except ValueError as e:
+        ap.error(str(e))
+    ops = a.ops.split(",")
+    bad = [w for w in widths if w not in WIDTH_TYPES] + [o for o in ops if o not in OP_NAMES] + [b for b in blocks if b < 1]
+    if bad or a.reps < 1:
+        ap.error(f"bad values: {bad or a.reps}")
 
     try:
         import numpy as np
     except ImportError:
         print("peers: numpy is missing: pip install numpy (or apt-get install python3-numpy)", file=sys.stderr)
+        return 1
+    try:
+        clops = Clops(device)
+    except ImportError as e:
+        print(f"peers: {e.name or e} is not installed: pip install . (from the repository root)"
+              f"{'' if e.name == 'clops' else ', pip install pyopencl'} into this Python's venv", file=sys.stderr)
+        return 1
+    except ValueError as e:
+        print(f"peers: {e}", file=sys.stderr)
         return 1
 
     peers = []
@@ -266,25 +390,9 @@ def main():
         except ImportError as e:
             print(f"peers: skipping {cls.name}: {e.name or e} is not installed ({install})", file=sys.stderr)
     if not peers:
-        print("peers: no peer installed; nothing to compare", file=sys.stderr)
+        print("peers: no peer installed; clops and the copy only", file=sys.stderr)
 
-    if a.from_json:
-        with open(a.from_json) as f:
-            bench = json.load(f)
-    else:
-        bench_args = []
-        for opt in ("sizes", "widths", "blocks", "ops", "reps", "device"):
-            if getattr(a, opt) is not None:
-                bench_args += ["--" + opt, getattr(a, opt)]
-        if a.quick:
-            bench_args.append("--quick")
-        path = a.clops or default_clops()
-        if not os.access(path, os.X_OK):
-            print(f"peers: {path} not found; build clops first (cmake --build build) or pass --clops", file=sys.stderr)
-            return 1
-        bench = run_clops(path, bench_args)
-
-    rows = bench["results"]
+    rows = make_rows(sizes, widths, blocks, ops, a.reps)
     unsupported = {}
     table = []
     interactive = sys.stderr.isatty()
@@ -292,16 +400,16 @@ def main():
         if interactive:
             print(f"\r\033[K[{n + 1}/{len(rows)}] {' '.join(str(v) for v in row_key(r))}", end="", file=sys.stderr,
                   flush=True)
-        reps = a.peer_reps or r["reps"]
         moved = r["bytes_moved"]
-        entry = {"key": row_key(r), "row": r, "clops_gbps": r.get("op_wall_gbps", r["op_gbps"]), "peers": {}}
-        inputs = None
+        inputs = Inputs(np, r)
+        copy_bytes = (moved + 1) // 2 + 15 & ~15  # the bench's copy: reads and writes this many
+        entry = {"key": row_key(r), "row": r, "peers": {},
+                 "clops_gbps": moved / median_seconds(clops.prepare(r, inputs), a.reps) / 1e9,
+                 "copy_gbps": 2 * copy_bytes / median_seconds(clops.copy(copy_bytes), a.reps) / 1e9}
         for p in peers:
             try:
-                if inputs is None:
-                    inputs = Inputs(np, r)
                 fn = p.prepare(r, inputs)
-                entry["peers"][p.name] = moved / median_seconds(fn, reps) / 1e9
+                entry["peers"][p.name] = moved / median_seconds(fn, a.reps) / 1e9
             except Unsupported as e:
                 why = str(e)
                 dtype = "" if why == "no operator" else r["data_type"]  # no operator: whatever the type
@@ -313,29 +421,32 @@ def main():
     for (peer, op, what, dtype), why in sorted(unsupported.items()):
         print(f"peers: {peer} has no {op} {what}{' ' + dtype if dtype else ''}: {why}", file=sys.stderr)
 
-    dev = bench["device"]
     if a.json:
-        out = {"device": dev, "peers": {p.name: p.version for p in peers}, "threads": a.threads, "rows": []}
+        out = {"clops": clops.version, "device": clops.name, "peers": {p.name: p.version for p in peers},
+               "threads": a.threads, "reps": a.reps, "rows": []}
         for e in table:
             op, what, width, block, shape = e["key"]
             out["rows"].append({"op": op, "order_or_index": what, "width": width, "block": block, "input_shape": shape,
                                 "bytes_moved": e["row"]["bytes_moved"], "clops_wall_gbps": e["clops_gbps"],
+                                "copy_gbps": e["copy_gbps"], "clops_over_copy": e["clops_gbps"] / e["copy_gbps"],
                                 "peer_gbps": e["peers"],
                                 "ratio": {k: (e["clops_gbps"] / v if v else None) for k, v in e["peers"].items()}})
         json.dump(out, sys.stdout, indent=1)
         print()
         return 0
 
-    print(f"# clops on {dev['name']} ({dev['backend']}) vs " +
+    print(f"# clops {clops.version} (Python package) on {clops.name} vs " +
           ", ".join(f"{p.name} {p.version}" for p in peers) + f" on {a.threads} thread(s)")
-    print("# GB/s = (bytes read + written) / median wall time of one call; ratio = clops / peer (> 1: clops faster)")
-    head = f"{'op':<12} {'order':<8} {'width':>5} {'block':>5} {'input shape':<16} {'clops':>8}"
+    print(f"# GB/s = (bytes read + written) / median wall time of one call ({a.reps} reps); copy = same bytes copied "
+          "on clops's device; %copy = clops / copy; ratio = clops / peer (> 1: clops faster)")
+    head = f"{'op':<12} {'order':<8} {'width':>5} {'block':>5} {'input shape':<16} {'clops':>8} {'copy':>8} {'%copy':>6}"
     for p in peers:
         head += f" {p.name[:12]:>12} {'ratio':>6}"
     print(head)
     for e in table:
         op, what, width, block, shape = e["key"]
-        line = f"{op:<12} {what:<8} {width:>5} {block if block else '-':>5} {shape:<16} {e['clops_gbps']:>8.3f}"
+        line = (f"{op:<12} {what:<8} {width:>5} {block if block else '-':>5} {shape:<16} {e['clops_gbps']:>8.3f} "
+                f"{e['copy_gbps']:>8.3f} {100 * e['clops_gbps'] / e['copy_gbps']:>6.1f}")
         for p in peers:
             v = e["peers"].get(p.name)
             line += f" {v:>12.3f} {e['clops_gbps'] / v:>6.2f}" if v else f" {'-':>12} {'-':>6}"
