@@ -141,6 +141,17 @@ ssize_t write_enospc(int fd, const void *buf, size_t n);
 /* io_write: the first call writes half its bytes, then the disk is full (counts). */
 ssize_t write_half_then_enospc(int fd, const void *buf, size_t n);
 
+/* In a forked child: fail the child (exit 1) with a message on stderr unless `cond`;
+ * the parent's waitpid check reports it. */
+#define CHILD_CHECK(cond, ...)                                                                                   \
+    do {                                                                                                         \
+        if (!(cond)) {                                                                                           \
+            fprintf(stderr, __VA_ARGS__);                                                                        \
+            fputc('\n', stderr);                                                                                 \
+            _exit(1);                                                                                            \
+        }                                                                                                        \
+    } while (0)
+
 /* Runs suite `s` (no fork) unless there is no OpenCL device: then exits 77
  * (skipped), or fails under CLOPS_REQUIRE_DEVICE=1. */
 int cache_suite_main(Suite *s);

@@ -72,15 +72,6 @@ static void in_child(void (*fn)(void), const char *label)
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: the child failed (status 0x%x)", label, status);
 }
 
-#define CHILD_CHECK(cond, ...)                                                                                       \
-    do {                                                                                                             \
-        if (!(cond)) {                                                                                               \
-            fprintf(stderr, __VA_ARGS__);                                                                            \
-            fputc('\n', stderr);                                                                                     \
-            _exit(1);                                                                                                \
-        }                                                                                                            \
-    } while (0)
-
 /* ---- export: the old pack survives every fault ------------------------------------------------------------ */
 
 enum { EXPORT_FULL, EXPORT_SHORT, EXPORT_RENAME, EXPORT_CASES };

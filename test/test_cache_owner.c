@@ -24,15 +24,6 @@ static void root_file(const char *name, char *out, size_t size)
     ck_assert(snprintf(out, size, "%s/%s", g_root, name) < (int)size);
 }
 
-#define CHILD_CHECK(cond, ...)                                                                                   \
-    do {                                                                                                         \
-        if (!(cond)) {                                                                                           \
-            fprintf(stderr, __VA_ARGS__);                                                                        \
-            fputc('\n', stderr);                                                                                 \
-            _exit(1);                                                                                            \
-        }                                                                                                        \
-    } while (0)
-
 /* ---- N2: whose cache directory ------------------------------------------------------------------- */
 
 /* Files in `dir`. */

@@ -106,15 +106,6 @@ static void in_child(void (*fn)(void), const char *label)
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: the child failed (status 0x%x)", label, status);
 }
 
-#define CHILD_CHECK(cond, ...)                                                                                   \
-    do {                                                                                                         \
-        if (!(cond)) {                                                                                           \
-            fprintf(stderr, __VA_ARGS__);                                                                        \
-            fputc('\n', stderr);                                                                                 \
-            _exit(1);                                                                                            \
-        }                                                                                                        \
-    } while (0)
-
 /* ---- N1: outputs reached through links ---------------------------------------------------------- */
 
 /* The finding's reproduction: `clops run ... /dev/stdout >> log.txt` appends. */
