@@ -25,9 +25,20 @@
  *               untouched and name the first one. One tensor over 4 MiB with bad
  *               indices on every path, and on cl_mem through the host fallback
  *               (skip mode) on three threads.
+ *   buckets     the scattered-index path (inputs bucketed by output tile, then
+ *               replayed per tile in input order; CLOPS_TEST_HOOKS seams
+ *               clops_test_unpool_force and clops_test_unpool_path): forced on
+ *               every pattern above, widths 1-16, flat and per-plane, strided
+ *               tensors, bad indices in a later thread's range (nothing written,
+ *               the first named; skip mode on cl_mem), on 1, 2, 3 and 16
+ *               threads against the serial reference; chosen unforced for
+ *               random and distinct scattered indices on several threads (the
+ *               bands for pooling-shaped ones); its allocation failed (the band
+ *               path runs instead: the same bits, no error).
  *
  * Not covered: CLOPS_ERROR_OUT_OF_HOST_MEMORY from the host plan's malloc (more
- * than 64 chunks): clops has no allocation seam to fail it through.
+ * than 64 chunks): clops has no allocation seam to fail it through (the
+ * buckets' allocation has one, and its failure is no error).
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "test_unpool_common.h"
@@ -255,6 +266,16 @@ static void check_threads_ran(unsigned threads, const char *label, const char *p
                   label, path, ran);
 }
 
+/* The path each run must take (0: either), set by the bucket tests. */
+static unsigned want_path;
+
+static void check_path(const char *label, const char *path)
+{
+    const unsigned got = clops_test_unpool_path;
+    ck_assert_msg(!want_path || got == want_path, "%s [%s]: took the %s path", label, path,
+                  got == CLOPS_UNPOOL_BUCKETS ? "buckets" : "bands");
+}
+
 /* Executes case `c` (indices in `layout`) on host contexts of each thread
  * count; every result against `want` (and the status, and `want_text` in the
  * message). */
@@ -278,6 +299,7 @@ static void run_threads(const up_case *c, clops_indices_layout layout, const tc_
                           path, clops_last_error_message(), want_text);
         tc_check_bytes(out, want, b->out_bytes, tc_type(c->type)->size, label, path);
         check_threads_ran(thread_counts[t], label, path);
+        check_path(label, path);
         clops_operator_free(op);
         clops_context_free(ctx);
     }
@@ -438,17 +460,178 @@ START_TEST(test_big_bad_indices)
         memcpy(want, init, yb);
         ck_assert_int_eq(up_reference(&c, CLOPS_INDICES_PER_PLANE, x, idx, want), 3);
         const tc_bufs b = {x, xb, idx, ib, init, yb};
-        clops_test_unpool_threads = 0;
-        const clops_status st = tc_run_execute_cl(ctx, op, &b, out, label);
-        ck_assert_msg(st == CLOPS_ERROR_INDEX_OUT_OF_RANGE, "%s [cl_mem fallback]: %s (%s)", label,
-                      clops_status_name(st), clops_last_error_message());
-        tc_check_bytes(out, want, yb, 4, label, "cl_mem fallback, 3 threads");
-        check_threads_ran(3, label, "cl_mem fallback");
+        for (unsigned force = CLOPS_UNPOOL_AUTO; force <= CLOPS_UNPOOL_BUCKETS; force++) {
+            if (force == CLOPS_UNPOOL_BANDS) continue; /* AUTO takes the bands here */
+            const char *path = force ? "cl_mem fallback, 3 threads, buckets" : "cl_mem fallback, 3 threads";
+            clops_test_unpool_force = force;
+            clops_test_unpool_threads = clops_test_unpool_path = 0;
+            const clops_status st = tc_run_execute_cl(ctx, op, &b, out, label);
+            ck_assert_msg(st == CLOPS_ERROR_INDEX_OUT_OF_RANGE, "%s [%s]: %s (%s)", label, path,
+                          clops_status_name(st), clops_last_error_message());
+            tc_check_bytes(out, want, yb, 4, label, path);
+            check_threads_ran(3, label, path);
+            ck_assert_msg(clops_test_unpool_path == (force ? CLOPS_UNPOOL_BUCKETS : CLOPS_UNPOOL_BANDS),
+                          "%s [%s]: path %u", label, path, clops_test_unpool_path);
+            clops_test_unpool_force = CLOPS_UNPOOL_AUTO;
+        }
         clops_operator_free(op);
         clops_context_free(ctx);
         free(init), free(want), free(out);
     }
     free(given), free(x), free(idx);
+}
+END_TEST
+
+/* ---- buckets (scattered indices) ------------------------------------------------------------ */
+
+static void reset_force(void)
+{
+    clops_test_unpool_force = CLOPS_UNPOOL_AUTO;
+    want_path = 0;
+}
+
+/* One shape per element width, outputs of 4-6 MiB (past the threads' 4 MiB). */
+static const struct {
+    clops_data_type type;
+    uint32_t in[4], out[4];
+} width_shapes[] = {
+    {CLOPS_DATA_TYPE_UINT8, {4, 16, 128, 128}, {4, 16, 256, 256}},
+    {CLOPS_DATA_TYPE_FLOAT16, {2, 16, 128, 128}, {2, 16, 256, 256}},
+    {CLOPS_DATA_TYPE_FLOAT32, {2, 8, 128, 128}, {2, 8, 256, 256}},
+    {CLOPS_DATA_TYPE_FLOAT64, {1, 8, 128, 128}, {1, 8, 256, 256}},
+    {CLOPS_DATA_TYPE_COMPLEX128, {1, 3, 128, 256}, {1, 3, 256, 512}},
+};
+#define WIDTH_SHAPES (sizeof width_shapes / sizeof width_shapes[0])
+
+/* Every pattern, forced through the buckets, each width, flat and (where the
+ * pattern keeps to its plane) per-plane, against the serial reference; then two
+ * bad indices in a later thread's range: nothing written, the first named. */
+START_TEST(test_buckets_match_serial)
+{
+    const int shape = _i / PAT_COUNT, pat = _i % PAT_COUNT;
+    const clops_indices_layout layouts[2] = {CLOPS_INDICES_FLAT, CLOPS_INDICES_PER_PLANE};
+    clops_test_unpool_force = CLOPS_UNPOOL_BUCKETS;
+    want_path = CLOPS_UNPOOL_BUCKETS;
+    for (int li = 0; li < 2; li++) {
+        if (li == 1 && pat != PAT_POOL3 && pat != PAT_POOL2 && pat != PAT_PLANE_RANDOM) continue;
+        const index_type_info *it = &index_types[(size_t)(_i + li + 1) % 3];
+        up_case c = {width_shapes[shape].type, it, {0}, NULL, NULL, {0}, NULL, 0};
+        memcpy(c.in_sizes, width_shapes[shape].in, sizeof c.in_sizes);
+        memcpy(c.out_sizes, width_shapes[shape].out, sizeof c.out_sizes);
+        const uint64_t n = ref_element_count(c.in_sizes), plane_out = (uint64_t)c.out_sizes[2] * c.out_sizes[3];
+        const size_t xb = span_bytes(c.in_sizes, NULL, c.type), yb = span_bytes(c.out_sizes, NULL, c.type);
+        uint64_t *given = positions(&c, pat, li, 0xb0c + (uint64_t)_i);
+        void *x = tc_malloc(xb), *init = tc_malloc(yb);
+        tc_fill_random(x, xb, 7 + (uint64_t)_i);
+        tc_fill_sentinel(init, yb);
+        char label[200], sa[64];
+        snprintf(label, sizeof label, "buckets, %s indices, %s, %s, %s, %s", pat_names[pat],
+                 li ? "per-plane" : "flat", tc_type(c.type)->name, it->name, tc_shape_str(sa, sizeof sa, c.in_sizes));
+        void *idx = check_threads(&c, layouts[li], given, x, label);
+        const uint64_t k1 = n - n / 4 + 1, k2 = n - 2;
+        const uint64_t limit = li ? plane_out : ref_element_count(c.out_sizes);
+        uint64_t v[2] = {limit + 5, limit};
+        if (it->type == CLOPS_DATA_TYPE_UINT64)
+            v[0] = (UINT64_C(1) << 32) + given[k1], v[1] = (UINT64_C(1) << 33) + given[k2];
+        if (it->type == CLOPS_DATA_TYPE_INT64) v[0] = (uint64_t)INT64_MIN + given[k1], v[1] = UINT64_MAX;
+        store_indices(it, &v[0], 1, (unsigned char *)idx + k1 * it->size);
+        store_indices(it, &v[1], 1, (unsigned char *)idx + k2 * it->size);
+        char where[128];
+        bad_text(where, sizeof where, &c, k1, v[0]);
+        const tc_bufs b = {x, xb, idx, (size_t)n * it->size, init, yb};
+        run_threads(&c, layouts[li], &b, CLOPS_ERROR_INDEX_OUT_OF_RANGE, init, label, where);
+        free(given), free(x), free(init), free(idx);
+    }
+    reset_force();
+}
+END_TEST
+
+/* Input, indices and output each in their own layout, random indices with
+ * duplicates, forced through the buckets. */
+START_TEST(test_buckets_strided)
+{
+    static const uint64_t nhwc[4] = {128 * 128 * 8, 1, 128 * 8, 8};
+    static const uint64_t rows[4] = {8 * 128 * 132, 128 * 132, 132, 1};
+    static const uint64_t out_rows[4] = {8 * 256 * 260, 256 * 260, 260, 1};
+    static const struct {
+        int it, pat;
+        const uint64_t *in, *idx, *out;
+        clops_indices_layout layout;
+    } v[] = {
+        {0, PAT_RANDOM, nhwc, rows, out_rows, CLOPS_INDICES_FLAT},
+        {2, PAT_PLANE_RANDOM, NULL, nhwc, out_rows, CLOPS_INDICES_PER_PLANE},
+        {1, PAT_DUPLICATES, rows, NULL, NULL, CLOPS_INDICES_FLAT},
+        {2, PAT_DISTINCT, NULL, NULL, out_rows, CLOPS_INDICES_FLAT},
+    };
+    clops_test_unpool_force = CLOPS_UNPOOL_BUCKETS;
+    want_path = CLOPS_UNPOOL_BUCKETS;
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        const up_case c = {CLOPS_DATA_TYPE_FLOAT32, &index_types[v[i].it], {2, 8, 128, 128}, v[i].in, v[i].idx,
+                           {2, 8, 256, 256}, v[i].out, 0};
+        const size_t xb = span_bytes(c.in_sizes, c.in_strides, c.type);
+        uint64_t *given = positions(&c, v[i].pat, v[i].layout == CLOPS_INDICES_PER_PLANE, 91 + i);
+        void *x = tc_malloc(xb);
+        tc_fill_random(x, xb, 15 + i);
+        char label[128];
+        snprintf(label, sizeof label, "buckets, strided layouts %zu, %s indices, %s", i, pat_names[v[i].pat],
+                 c.it->name);
+        free(check_threads(&c, v[i].layout, given, x, label));
+        free(given), free(x);
+    }
+    reset_force();
+}
+END_TEST
+
+/* Unforced: random and distinct scattered indices take the buckets on several
+ * threads, pooling-shaped ones the bands; the buckets' allocation failing
+ * leaves the bands to do it (the same bits, no error). */
+START_TEST(test_buckets_chosen)
+{
+    static const struct {
+        int pat;
+        unsigned force, path;
+    } v[] = {
+        {PAT_RANDOM, CLOPS_UNPOOL_AUTO, CLOPS_UNPOOL_BUCKETS},
+        {PAT_DISTINCT, CLOPS_UNPOOL_AUTO, CLOPS_UNPOOL_BUCKETS},
+        {PAT_POOL3, CLOPS_UNPOOL_AUTO, CLOPS_UNPOOL_BANDS},
+        {PAT_POOL2, CLOPS_UNPOOL_AUTO, CLOPS_UNPOOL_BANDS},
+        {PAT_RANDOM, CLOPS_UNPOOL_BUCKETS_NO_MEMORY, CLOPS_UNPOOL_BANDS},
+        {PAT_DUPLICATES, CLOPS_UNPOOL_BUCKETS_NO_MEMORY, CLOPS_UNPOOL_BANDS},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        const up_case c = {CLOPS_DATA_TYPE_FLOAT32, &index_types[i % 3], {2, 8, 128, 128}, NULL, NULL,
+                           {2, 8, 256, 256}, NULL, 0};
+        const size_t xb = span_bytes(c.in_sizes, NULL, c.type), yb = span_bytes(c.out_sizes, NULL, c.type);
+        const size_t ib = (size_t)ref_element_count(c.in_sizes) * c.it->size;
+        uint64_t *given = positions(&c, v[i].pat, false, 300 + i);
+        void *x = tc_malloc(xb), *init = tc_malloc(yb), *want = tc_malloc(yb), *out = tc_malloc(yb);
+        tc_fill_random(x, xb, 3 + i);
+        tc_fill_sentinel(init, yb);
+        memcpy(want, init, yb);
+        void *idx = put_indices(&c, given);
+        ck_assert_int_eq(up_reference(&c, CLOPS_INDICES_FLAT, x, idx, want), 0);
+        char label[128];
+        snprintf(label, sizeof label, "%s indices, %s, forced %u", pat_names[v[i].pat], c.it->name, v[i].force);
+        up_descs d;
+        up_describe_layout(&c, CLOPS_INDICES_FLAT, &d);
+        const tc_bufs b = {x, xb, idx, ib, init, yb};
+        for (unsigned threads = 1; threads <= 3; threads += 2) {
+            clops_test_unpool_force = v[i].force;
+            clops_context *ctx = host_context(threads);
+            clops_operator *op = tc_create(ctx, &d.desc, label, "host");
+            clops_test_unpool_path = 0;
+            const clops_status st = tc_run_execute_host(op, &b, out);
+            ck_assert_msg(st == CLOPS_SUCCESS, "%s: %s (%s)", label, clops_status_name(st), clops_last_error_message());
+            tc_check_bytes(out, want, yb, 4, label, threads == 1 ? "host, 1 thread" : "host, 3 threads");
+            const unsigned path = threads > 1 ? v[i].path : CLOPS_UNPOOL_BANDS; /* one thread: the bands */
+            ck_assert_msg(clops_test_unpool_path == path, "%s, %u threads: took path %u, not %u", label, threads,
+                          clops_test_unpool_path, path);
+            clops_operator_free(op);
+            clops_context_free(ctx);
+        }
+        reset_force();
+        free(given), free(x), free(init), free(want), free(out), free(idx);
+    }
 }
 END_TEST
 
@@ -459,9 +642,15 @@ static Suite *unpool_host_suite(void)
     tcase_add_loop_test(tc, test_per_plane_against_flat, 0, (int)(PLANE_SHAPES * 3));
     tcase_add_test(tc, test_invalid_layout);
     tc = tc_suite_case(s, "threads", 600);
+    tcase_add_checked_fixture(tc, NULL, reset_force);
     tcase_add_loop_test(tc, test_threads_match_serial, 0, (int)(BIG_SHAPES * PAT_COUNT));
     tcase_add_test(tc, test_threads_strided);
     tcase_add_test(tc, test_big_bad_indices);
+    tc = tc_suite_case(s, "buckets", 600);
+    tcase_add_checked_fixture(tc, NULL, reset_force);
+    tcase_add_loop_test(tc, test_buckets_match_serial, 0, (int)(WIDTH_SHAPES * PAT_COUNT));
+    tcase_add_test(tc, test_buckets_strided);
+    tcase_add_test(tc, test_buckets_chosen);
     return s;
 }
 

@@ -22,6 +22,17 @@ clops_status clops_host_unpool_skip(const clops_op_params *p, const clops_host_b
 extern _Atomic unsigned clops_test_unpool_threads;
 #endif
 
+/* The host MaxUnpooling's two ways of scattering (host_unpool.c): the output in
+ * bands, each thread scanning the inputs that reach its band, or scattered
+ * inputs in buckets per output tile. Test seams (CLOPS_TEST_HOOKS builds):
+ * clops_test_unpool_path says which one the last run took (any caller's);
+ * clops_test_unpool_force, when not AUTO, makes every run take the one named,
+ * or fail the buckets' allocation (then the bands run: the same bits). */
+enum { CLOPS_UNPOOL_AUTO, CLOPS_UNPOOL_BANDS, CLOPS_UNPOOL_BUCKETS, CLOPS_UNPOOL_BUCKETS_NO_MEMORY };
+#ifdef CLOPS_TEST_HOOKS
+extern _Atomic unsigned clops_test_unpool_path, clops_test_unpool_force;
+#endif
+
 /* A hot loop also compiled for AVX2, picked at load time (an ifunc), on x86-64 with GCC. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 #define CLOPS_ROW_CLONES __attribute__((target_clones("avx2", "default")))

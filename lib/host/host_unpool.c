@@ -23,20 +23,31 @@
  *            indices: a chunk reaches into one or two pieces); otherwise
  *            (scattered indices reach everywhere) the band is one piece, and
  *            each thread reads every chunk that reaches into its band.
- * The first pass is what lets execute_host check every index before writing. */
+ * The first pass is what lets execute_host check every index before writing.
+ * Scattered indices (a sample of chunks reaches far; several threads) take
+ * another way, "buckets" below, in which the check pass also sorts the inputs
+ * by output tile. */
+#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "host/host.h"
 
 #ifdef CLOPS_TEST_HOOKS
 #include <pthread.h>
-_Atomic unsigned clops_test_unpool_threads;
+_Atomic unsigned clops_test_unpool_threads, clops_test_unpool_path, clops_test_unpool_force;
 #define NOTE_THREAD(j, t) ((j)->tid[t] = pthread_self())
+#define NOTE_PATH(v) (clops_test_unpool_path = (v))
+#define FORCED clops_test_unpool_force
 #else
 #define NOTE_THREAD(j, t) ((void)0)
+#define NOTE_PATH(v) ((void)0)
+#define FORCED CLOPS_UNPOOL_AUTO
 #endif
+#define FAIL_ALLOC (FORCED == CLOPS_UNPOOL_BUCKETS_NO_MEMORY)
 
 #define CHUNK 4096u           /* input elements per chunk of the check */
 #define STACK_CHUNKS 64u      /* chunks whose spans fit on the stack */
@@ -67,6 +78,7 @@ typedef struct unpool_job {
     span *spans;
     uint64_t *pmax, *smin;        /* prefix max of spans[].hi, suffix min of spans[].lo */
     uint64_t piece;               /* scatter piece, output elements */
+    struct buckets *bk;           /* scattered indices: the buckets, else NULL */
     unsigned threads;
     uint64_t bad[CLOPS_HOST_MAX_THREADS], first_bad[CLOPS_HOST_MAX_THREADS];
 #ifdef CLOPS_TEST_HOOKS
@@ -373,6 +385,259 @@ static uint64_t choose_piece(const unpool_job *j)
     return NONE;
 }
 
+/* ---- buckets (scattered indices) ------------------------------------------------------------ */
+
+/* Scattered indices reach into every band, so the band scan above would have
+ * every thread read every input. Instead, each thread takes its own input range
+ * (whole chunks, in order) and appends (offset in tile, value) to one bucket per
+ * output tile of TILE_BYTES, checking the indices as it goes (this is the check
+ * pass: nothing is written to the output before it ends); then each tile's owner
+ * zero-fills the tile and replays its buckets in thread order (input order: the
+ * last writer wins) while the tile stays in cache. A bucket is a chain of blocks
+ * of BLOCK entries from its thread's share of one allocation, which holds every
+ * entry with at most one part-filled block per bucket. */
+#define TILE_BYTES (512u << 10)
+#define BLOCK 256u         /* entries per bucket block */
+#define HUGE_BYTES ((size_t)2 << 20)
+#define SAMPLE_CHUNKS 8u   /* chunks looked at to choose the buckets */
+
+typedef struct bucket {
+    uint8_t *cur, *end; /* where the next entry goes, the end of the current block */
+    size_t head, last;  /* the chain's first and current block */
+} bucket;
+
+typedef struct buckets {
+    unsigned shift;      /* tile = position >> shift */
+    uint64_t tiles;
+    size_t entry;        /* 4 + element bytes */
+    uint8_t *blocks;     /* BLOCK entries each */
+    size_t *next;        /* next[b]: the block after b in its chain */
+    bucket *b;           /* per writer, per tile */
+    unsigned writers;    /* ranges of the input (clops_host_parallel's, in order) */
+    size_t first_block[CLOPS_HOST_MAX_THREADS]; /* per writer: its first block */
+} buckets;
+
+/* Appends (off, element) to its bucket; a full block links the thread's next one. */
+HOT void append(buckets *bk, bucket *bu, size_t *free_block, uint32_t off, const uint8_t *v, size_t es)
+{
+    uint8_t *w = bu->cur;
+    memcpy(w, &off, 4);
+    memcpy(w + 4, v, es);
+    w += 4 + es;
+    if (w == bu->end) {
+        const size_t nb = (*free_block)++;
+        bk->next[bu->last] = nb;
+        bu->last = nb;
+        w = bk->blocks + nb * BLOCK * bk->entry;
+        bu->end = w + BLOCK * bk->entry;
+    }
+    bu->cur = w;
+}
+
+/* Packed input and indices: elements [0, n) of a plane segment whose positions start at base. */
+HOT void bucket_run(buckets *bk, bucket *bu, size_t *free_block, const uint8_t *in, const uint8_t *idx, uint64_t n,
+                    size_t is, size_t es, uint64_t base, uint64_t limit, uint64_t k0, check_acc *a)
+{
+    const uint64_t mask = ((uint64_t)1 << bk->shift) - 1;
+    for (uint64_t i = 0; i < n; i++) {
+        const uint64_t u = load_index(idx + i * is, is);
+        if (u >= limit) {
+            if (a->first == NONE) a->first = k0 + i;
+            a->bad++;
+            continue;
+        }
+        const uint64_t pos = base + u;
+        append(bk, &bu[pos >> bk->shift], free_block, (uint32_t)(pos & mask), in + i * es, es);
+    }
+}
+
+#define BUCKET_WIDTHS(IS)                                                                           \
+    switch (es) {                                                                                   \
+    case 1: bucket_run(bk, bu, fb, in, idx, n, IS, 1, base, limit, k0, a); return;                  \
+    case 2: bucket_run(bk, bu, fb, in, idx, n, IS, 2, base, limit, k0, a); return;                  \
+    case 4: bucket_run(bk, bu, fb, in, idx, n, IS, 4, base, limit, k0, a); return;                  \
+    case 8: bucket_run(bk, bu, fb, in, idx, n, IS, 8, base, limit, k0, a); return;                  \
+    default: bucket_run(bk, bu, fb, in, idx, n, IS, 16, base, limit, k0, a); return;                \
+    }
+
+static void bucket_packed(buckets *bk, bucket *bu, size_t *fb, const uint8_t *in, const uint8_t *idx, uint64_t n,
+                          size_t is, size_t es, uint64_t base, uint64_t limit, uint64_t k0, check_acc *a)
+{
+    if (is == 4) BUCKET_WIDTHS(4)
+    BUCKET_WIDTHS(8)
+}
+
+static void bucket_range(void *arg, unsigned t, uint64_t begin, uint64_t end)
+{
+    unpool_job *j = arg;
+    buckets *bk = j->bk;
+    const clops_tensor *x = &j->p->input;
+    bucket *bu = bk->b + (size_t)t * bk->tiles;
+    size_t free_block = bk->first_block[t];
+    check_acc a = {0, NONE};
+    NOTE_THREAD(j, t);
+    for (uint64_t tl = 0; tl < bk->tiles; tl++) { /* one block per bucket to start with */
+        bu[tl].head = bu[tl].last = free_block;
+        bu[tl].cur = bk->blocks + free_block++ * BLOCK * bk->entry;
+        bu[tl].end = bu[tl].cur + BLOCK * bk->entry;
+    }
+    const uint64_t e = end * CHUNK < x->count ? end * CHUNK : x->count;
+    const uint64_t mask = ((uint64_t)1 << bk->shift) - 1;
+    for (uint64_t k = begin * CHUNK; k < e;) {
+        uint64_t base;
+        const uint64_t stop = segment(j, k, e, &base);
+        if (j->in_packed) {
+            bucket_packed(bk, bu, &free_block, j->in + k * j->es, j->idx + k * j->is, stop - k, j->is, j->es, base,
+                          j->limit, k, &a);
+        } else {
+            for (uint64_t i = k; i < stop; i++) {
+                const uint64_t u = index_at(j, i), pos = base + u;
+                if (u >= j->limit) {
+                    if (a.first == NONE) a.first = i;
+                    a.bad++;
+                    continue;
+                }
+                append(bk, &bu[pos >> bk->shift], &free_block, (uint32_t)(pos & mask),
+                       j->in + elem_offset(x->sizes, x->strides, i) * j->es, j->es);
+            }
+        }
+        k = stop;
+    }
+    j->bad[t] = a.bad;
+    j->first_bad[t] = a.first;
+}
+
+/* Entries [0, n) of one block into a packed tile. */
+HOT void replay_run(uint8_t *tile, const uint8_t *blk, size_t n, size_t es)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t off;
+        memcpy(&off, blk + i * (4 + es), 4);
+        memcpy(tile + (size_t)off * es, blk + i * (4 + es) + 4, es);
+    }
+}
+
+/* Entries [0, n) of one block into the tile at output position s. */
+static void replay_block(const unpool_job *j, const uint8_t *blk, size_t n, uint64_t s)
+{
+    const size_t es = j->es;
+    if (j->out_packed) {
+        uint8_t *tile = j->out + s * es;
+        switch (es) {
+        case 1: replay_run(tile, blk, n, 1); return;
+        case 2: replay_run(tile, blk, n, 2); return;
+        case 4: replay_run(tile, blk, n, 4); return;
+        case 8: replay_run(tile, blk, n, 8); return;
+        default: replay_run(tile, blk, n, 16); return;
+        }
+    }
+    const clops_tensor *y = &j->p->output;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t off;
+        memcpy(&off, blk + i * (4 + es), 4);
+        memcpy(j->out + elem_offset(y->sizes, y->strides, s + off) * es, blk + i * (4 + es) + 4, es);
+    }
+}
+
+static void replay_range(void *arg, unsigned t, uint64_t begin, uint64_t end)
+{
+    unpool_job *j = arg;
+    const buckets *bk = j->bk;
+    const uint64_t count = j->p->output.count;
+    (void)t;
+    NOTE_THREAD(j, t);
+    for (uint64_t tl = begin; tl < end; tl++) {
+        const uint64_t s = tl << bk->shift, len = count - s < ((uint64_t)1 << bk->shift) ? count - s
+                                                                                           : (uint64_t)1 << bk->shift;
+        zero_fill(j, s, len);
+        for (unsigned w = 0; w < bk->writers; w++) { /* the writers' ranges in input order */
+            const bucket *bu = &bk->b[(size_t)w * bk->tiles + tl];
+            const size_t full = BLOCK * bk->entry;
+            for (size_t blk = bu->head; blk != bu->last; blk = bk->next[blk])
+                replay_block(j, bk->blocks + blk * full, BLOCK, s);
+            const uint8_t *lb = bk->blocks + bu->last * full;
+            replay_block(j, lb, (size_t)(bu->cur - lb) / bk->entry, s);
+        }
+    }
+}
+
+/* Whether a few chunks spread over the input reach as far as scattered
+ * indices do: into more than one thread's band on average (each would be read
+ * by every thread whose band it reaches; pooling-shaped chunks reach one). */
+static bool looks_scattered(unpool_job *j)
+{
+    const uint64_t band = j->p->output.count / j->threads + 1;
+    uint64_t looked = 0, bands = 0;
+    for (uint64_t i = 0; i < SAMPLE_CHUNKS && i < j->nchunks; i++) {
+        const uint64_t c = j->nchunks * i / SAMPLE_CHUNKS;
+        check_acc a = {0, NONE};
+        check_chunk(j, c, &a);
+        const span *sp = &j->spans[c];
+        if (sp->lo > sp->hi) continue;
+        looked++, bands += sp->hi / band - sp->lo / band + 1;
+    }
+    return looked && 2 * bands > 3 * looked;
+}
+
+/* Memory for the buckets, in huge pages where the system gives them on request
+ * (Linux's transparent huge pages in "madvise" mode): the buckets are written
+ * once per execution, and 4 KiB page faults on fresh memory cost about as much
+ * as filling them (measured: notes/max_unpooling.md, hostscat). */
+static void *scratch_alloc(size_t bytes)
+{
+#if defined(MADV_HUGEPAGE)
+    if (bytes >= 2 * HUGE_BYTES && bytes <= SIZE_MAX - HUGE_BYTES) {
+        const size_t rounded = (bytes + HUGE_BYTES - 1) / HUGE_BYTES * HUGE_BYTES;
+        void *m = aligned_alloc(HUGE_BYTES, rounded);
+        if (m) (void)madvise(m, rounded, MADV_HUGEPAGE); /* a hint: no matter if refused */
+        return m;
+    }
+#endif
+    return malloc(bytes);
+}
+
+static size_t mul_sat(size_t a, size_t b)
+{
+    return b && a > SIZE_MAX / b ? SIZE_MAX : a * b;
+}
+
+static size_t add_size(size_t a, size_t b)
+{
+    return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+/* Lays out the buckets for j's threads in one allocation (*mem, freed by the
+ * caller); false when the tiles would need more room than the entries
+ * themselves, or the memory is not there (then the band scan runs: same bits). */
+static bool plan_buckets(unpool_job *j, buckets *bk, void **mem)
+{
+    const uint64_t count = j->p->output.count, n = j->p->input.count;
+    unsigned shift = 0;
+    while (((uint64_t)j->es << (shift + 1)) <= TILE_BYTES) shift++;
+    const uint64_t tiles = (count >> shift) + ((count & (((uint64_t)1 << shift) - 1)) != 0);
+    if (mul_sat(mul_sat(j->threads, tiles), BLOCK) > n) return false;
+    size_t nblocks = 0, first[CLOPS_HOST_MAX_THREADS];
+    const unsigned ranges = j->nchunks < j->threads ? (unsigned)j->nchunks : j->threads;
+    for (unsigned t = 0; t < ranges; t++) { /* clops_host_parallel's ranges of chunks */
+        const uint64_t b = j->nchunks * t / ranges * CHUNK, e = j->nchunks * (t + 1) / ranges * CHUNK;
+        first[t] = nblocks;
+        nblocks += (size_t)tiles + (size_t)(((e < n ? e : n) - b) / BLOCK + 1);
+    }
+    const size_t entry = 4 + j->es;
+    const size_t bytes = add_size(add_size(mul_sat(mul_sat(ranges, tiles), sizeof(bucket)),
+                                           mul_sat(nblocks, sizeof(size_t))),
+                                  mul_sat(mul_sat(nblocks, BLOCK), entry));
+    uint8_t *m = bytes == SIZE_MAX || FAIL_ALLOC ? NULL : scratch_alloc(bytes);
+    if (!m) return false;
+    bk->shift = shift, bk->tiles = tiles, bk->entry = entry, bk->writers = ranges;
+    bk->b = (bucket *)m; /* pointers and sizes first: every part stays aligned */
+    bk->next = (size_t *)(bk->b + (size_t)ranges * tiles);
+    bk->blocks = (uint8_t *)(bk->next + nblocks);
+    memcpy(bk->first_block, first, sizeof first);
+    *mem = m;
+    return true;
+}
+
 /* ---- the operator --------------------------------------------------------------------------- */
 
 static uint64_t add_sat(uint64_t a, uint64_t b)
@@ -430,10 +695,19 @@ static clops_status unpool(const clops_op_params *p, const clops_host_buffers *b
                               (unsigned long long)j.nchunks * (sizeof(span) + 2 * sizeof(uint64_t)));
         j.spans = heap, j.pmax = (uint64_t *)(j.spans + j.nchunks), j.smin = j.pmax + j.nchunks;
     }
-    if (j.nchunks) {
+    buckets bk;
+    void *bucket_mem = NULL;
+    const unsigned forced = FORCED;
+    if (j.nchunks && y->count && forced != CLOPS_UNPOOL_BANDS &&
+        (forced != CLOPS_UNPOOL_AUTO || (j.threads > 1 && looks_scattered(&j))) && plan_buckets(&j, &bk, &bucket_mem)) {
+        j.bk = &bk; /* the check pass fills the buckets */
+        clops_host_parallel(bucket_range, &j, j.nchunks, bk.writers);
+        COUNT_THREADS(&j, bk.writers);
+    } else if (j.nchunks) {
         clops_host_parallel(check_range, &j, j.nchunks, j.threads);
         COUNT_THREADS(&j, j.nchunks < j.threads ? j.nchunks : j.threads);
     }
+    NOTE_PATH(j.bk ? CLOPS_UNPOOL_BUCKETS : CLOPS_UNPOOL_BANDS);
     uint64_t bad = 0, first = NONE;
     for (unsigned t = 0; t < CLOPS_HOST_MAX_THREADS; t++) { /* threads took the chunks in order */
         bad += j.bad[t];
@@ -442,10 +716,14 @@ static clops_status unpool(const clops_op_params *p, const clops_host_buffers *b
     if (strict && bad) {
         const clops_status st = report_bad(&j, first);
         REPORT_THREADS(&j);
+        free(bucket_mem);
         free(heap);
         return st;
     }
-    if (y->count) {
+    if (j.bk) {
+        clops_host_parallel(replay_range, &j, bk.tiles, j.threads);
+        COUNT_THREADS(&j, bk.tiles < j.threads ? bk.tiles : j.threads);
+    } else if (y->count) {
         uint64_t m = 0;
         for (uint64_t c = 0; c < j.nchunks; c++) {
             if (j.spans[c].lo <= j.spans[c].hi && j.spans[c].hi > m) m = j.spans[c].hi;
@@ -460,6 +738,7 @@ static clops_status unpool(const clops_op_params *p, const clops_host_buffers *b
         clops_host_parallel(scatter_range, &j, j.threads, j.threads);
         COUNT_THREADS(&j, j.threads);
     }
+    free(bucket_mem);
     REPORT_THREADS(&j);
     free(heap);
     *bad_out = bad;
