@@ -399,6 +399,9 @@ static uint64_t choose_piece(const unpool_job *j)
 #define TILE_BYTES (512u << 10)
 #define BLOCK 256u         /* entries per bucket block */
 #define HUGE_BYTES ((size_t)2 << 20)
+/* Larger buckets are not asked for (the band path runs: same bits): a scattered
+ * input of billions of elements must not commit tens of GiB at once. */
+#define BUCKETS_MAX_BYTES ((size_t)1 << 30)
 #define SAMPLE_CHUNKS 8u   /* chunks looked at to choose the buckets */
 
 typedef struct bucket {
@@ -582,18 +585,34 @@ static bool looks_scattered(unpool_job *j)
 /* Memory for the buckets, in huge pages where the system gives them on request
  * (Linux's transparent huge pages in "madvise" mode): the buckets are written
  * once per execution, and 4 KiB page faults on fresh memory cost about as much
- * as filling them (measured: notes/max_unpooling.md, hostscat). */
-static void *scratch_alloc(size_t bytes)
+ * as filling them (measured: notes/max_unpooling.md, hostscat). The huge pages
+ * come from a mapping of our own (*mapped: its length, for scratch_free), never
+ * from malloc's heap, whose pages the hint would otherwise mark for the caller's
+ * later allocations too. */
+static void *scratch_alloc(size_t bytes, size_t *mapped)
 {
-#if defined(MADV_HUGEPAGE)
-    if (bytes >= 2 * HUGE_BYTES && bytes <= SIZE_MAX - HUGE_BYTES) {
-        const size_t rounded = (bytes + HUGE_BYTES - 1) / HUGE_BYTES * HUGE_BYTES;
-        void *m = aligned_alloc(HUGE_BYTES, rounded);
-        if (m) (void)madvise(m, rounded, MADV_HUGEPAGE); /* a hint: no matter if refused */
-        return m;
+    *mapped = 0;
+#if defined(MADV_HUGEPAGE) && defined(MAP_ANONYMOUS)
+    if (bytes >= 2 * HUGE_BYTES && bytes <= SIZE_MAX - 2 * HUGE_BYTES) {
+        const size_t len = (bytes + HUGE_BYTES - 1) / HUGE_BYTES * HUGE_BYTES;
+        uint8_t *m = mmap(NULL, len + HUGE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) return NULL;
+        /* Keep the 2 MiB-aligned len bytes inside, unmap the rest. */
+        const size_t head = (HUGE_BYTES - (uintptr_t)m % HUGE_BYTES) % HUGE_BYTES;
+        if (head) (void)munmap(m, head);
+        if (HUGE_BYTES - head) (void)munmap(m + head + len, HUGE_BYTES - head);
+        (void)madvise(m + head, len, MADV_HUGEPAGE); /* a hint: no matter if refused */
+        *mapped = len;
+        return m + head;
     }
 #endif
     return malloc(bytes);
+}
+
+static void scratch_free(void *p, size_t mapped)
+{
+    if (mapped) (void)munmap(p, mapped);
+    else free(p);
 }
 
 static size_t mul_sat(size_t a, size_t b)
@@ -607,15 +626,18 @@ static size_t add_size(size_t a, size_t b)
 }
 
 /* Lays out the buckets for j's threads in one allocation (*mem, freed by the
- * caller); false when the tiles would need more room than the entries
- * themselves, or the memory is not there (then the band scan runs: same bits). */
-static bool plan_buckets(unpool_job *j, buckets *bk, void **mem)
+ * caller with scratch_free); false when the tiles' part-filled blocks could
+ * take more than half as many entries as the input has (so the whole is at most
+ * about 1.5x the input's and indices' bytes), when it would pass
+ * BUCKETS_MAX_BYTES, or when the memory is not there (then the band scan runs:
+ * same bits). */
+static bool plan_buckets(unpool_job *j, buckets *bk, void **mem, size_t *mapped)
 {
     const uint64_t count = j->p->output.count, n = j->p->input.count;
     unsigned shift = 0;
     while (((uint64_t)j->es << (shift + 1)) <= TILE_BYTES) shift++;
     const uint64_t tiles = (count >> shift) + ((count & (((uint64_t)1 << shift) - 1)) != 0);
-    if (mul_sat(mul_sat(j->threads, tiles), BLOCK) > n) return false;
+    if (mul_sat(mul_sat(2 * j->threads, tiles), BLOCK) > n) return false;
     size_t nblocks = 0, first[CLOPS_HOST_MAX_THREADS];
     const unsigned ranges = j->nchunks < j->threads ? (unsigned)j->nchunks : j->threads;
     for (unsigned t = 0; t < ranges; t++) { /* clops_host_parallel's ranges of chunks */
@@ -627,7 +649,7 @@ static bool plan_buckets(unpool_job *j, buckets *bk, void **mem)
     const size_t bytes = add_size(add_size(mul_sat(mul_sat(ranges, tiles), sizeof(bucket)),
                                            mul_sat(nblocks, sizeof(size_t))),
                                   mul_sat(mul_sat(nblocks, BLOCK), entry));
-    uint8_t *m = bytes == SIZE_MAX || FAIL_ALLOC ? NULL : scratch_alloc(bytes);
+    uint8_t *m = bytes > BUCKETS_MAX_BYTES || FAIL_ALLOC ? NULL : scratch_alloc(bytes, mapped);
     if (!m) return false;
     bk->shift = shift, bk->tiles = tiles, bk->entry = entry, bk->writers = ranges;
     bk->b = (bucket *)m; /* pointers and sizes first: every part stays aligned */
@@ -697,9 +719,10 @@ static clops_status unpool(const clops_op_params *p, const clops_host_buffers *b
     }
     buckets bk;
     void *bucket_mem = NULL;
+    size_t bucket_mapped = 0;
     const unsigned forced = FORCED;
     if (j.nchunks && y->count && forced != CLOPS_UNPOOL_BANDS &&
-        (forced != CLOPS_UNPOOL_AUTO || (j.threads > 1 && looks_scattered(&j))) && plan_buckets(&j, &bk, &bucket_mem)) {
+        (forced != CLOPS_UNPOOL_AUTO || (j.threads > 1 && looks_scattered(&j))) && plan_buckets(&j, &bk, &bucket_mem, &bucket_mapped)) {
         j.bk = &bk; /* the check pass fills the buckets */
         clops_host_parallel(bucket_range, &j, j.nchunks, bk.writers);
         COUNT_THREADS(&j, bk.writers);
@@ -716,7 +739,7 @@ static clops_status unpool(const clops_op_params *p, const clops_host_buffers *b
     if (strict && bad) {
         const clops_status st = report_bad(&j, first);
         REPORT_THREADS(&j);
-        free(bucket_mem);
+        scratch_free(bucket_mem, bucket_mapped);
         free(heap);
         return st;
     }
@@ -738,7 +761,7 @@ static clops_status unpool(const clops_op_params *p, const clops_host_buffers *b
         clops_host_parallel(scatter_range, &j, j.threads, j.threads);
         COUNT_THREADS(&j, j.threads);
     }
-    free(bucket_mem);
+    scratch_free(bucket_mem, bucket_mapped);
     REPORT_THREADS(&j);
     free(heap);
     *bad_out = bad;
