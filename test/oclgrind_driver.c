@@ -336,9 +336,9 @@ static void unpool_plan_cases(void)
     static uint64_t idx_data[COUNT];
     for (int wi = 0; wi < 3; wi++)
         for (int it = 0; it < 2; it++) /* UINT32, INT64 */
-            for (int kind = 0; kind < 5; kind++) {
-                const int general = kind == 4;
-                const uint32_t ow = general ? 2 * W + 1 : 2 * W, oh = 2 * H;
+            for (int kind = 0; kind < 6; kind++) {
+                const int general = kind == 4, pool = kind == 5; /* pool: output H not a multiple */
+                const uint32_t ow = general ? 2 * W + 1 : 2 * W, oh = pool ? 2 * H + 1 : 2 * H;
                 const clops_data_type t = width_types[widths[wi]];
                 clops_tensor_desc in = {t, {N, C, H, W}, NULL};
                 clops_tensor_desc idx = {it ? CLOPS_DATA_TYPE_INT64 : CLOPS_DATA_TYPE_UINT32, {N, C, H, W}, NULL};
@@ -358,7 +358,8 @@ static void unpool_plan_cases(void)
                 clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &mu};
                 char label[128];
                 snprintf(label, sizeof label, "MaxUnpooling %zu-byte %s %s plan %s", clops_data_type_size(t),
-                         it ? "INT64" : "UINT32", general ? "general" : "windows", general ? "duplicates" : kinds[kind]);
+                         it ? "INT64" : "UINT32", general ? "general" : pool ? "pool" : "windows",
+                         general ? "duplicates" : pool ? "in cells" : kinds[kind]);
                 run_case(label, &desc, &in, &idx, &out, idx_data,
                          kind == 3 ? CLOPS_ERROR_INDEX_OUT_OF_RANGE : CLOPS_SUCCESS, 40, 0);
             }

@@ -138,7 +138,7 @@ static bool pool_vec(const clops_operator *op, uint64_t sh, uint64_t sw, bool ev
     return sh == 2 && sw == 2 && POOL_REACH == 1 && p->input.packed && p->indices.packed && p->output.packed &&
            clops_fits_u32(p) &&
            (p->input.elem_size == 4 || (p->input.elem_size == 8 && op->ctx->info.has_int64) ||
-            (p->input.elem_size <= 2 && p->indices.elem_size == 4 && even_width));
+            (p->input.elem_size <= 2 && even_width));
 }
 
 /* The plan of a serial, general (kh = kw = 0), windows (kh x kw) or pool (sh x
@@ -167,7 +167,7 @@ static unpool_plan shape_plan(const clops_operator *op)
 {
     const clops_op_params *p = &op->params;
     const uint64_t *in = p->input.sizes, *out = p->output.sizes;
-    const bool windows = windows_shaped(p);
+    const bool windows = windows_shaped(p) && !(getenv("XPOOL") && pool_step(in[2], out[2]) && pool_step(in[3], out[3]));
     return make_plan(op, serial_plan(p), p->output.count <= SERIAL_MAX, windows ? out[2] / in[2] : 0,
                      windows ? out[3] / in[3] : 0, pool_step(in[2], out[2]), pool_step(in[3], out[3]),
                      out[3] % 2 == 0);
