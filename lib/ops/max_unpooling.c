@@ -128,10 +128,8 @@ typedef struct unpool_plan {
 /* Pool's vector form: 2 x 2 cells, packed, 32-bit offsets, elements of 1, 2, 4
  * bytes or 8 (as ulong); 1- and 2-byte pairs are stored as one word, so their
  * rows must start at even offsets (`even_width`: the output's width is even).
- * Not for 1- and 2-byte elements with 8-byte indices: under Oclgrind that form
- * left output bytes unwritten for 1-byte elements with INT64 indices (PoCL gave
- * the right bits; cause not found, notes/max_unpooling.md), so they take the
- * scalar form. */
+ * 8-byte indices load as ulong lanes (INT64_OK) or word pairs, for every
+ * element width (notes/max_unpooling.md, poolfast: the Oclgrind finding). */
 static bool pool_vec(const clops_operator *op, uint64_t sh, uint64_t sw, bool even_width)
 {
     const clops_op_params *p = &op->params;
@@ -167,7 +165,7 @@ static unpool_plan shape_plan(const clops_operator *op)
 {
     const clops_op_params *p = &op->params;
     const uint64_t *in = p->input.sizes, *out = p->output.sizes;
-    const bool windows = windows_shaped(p) && !(getenv("XPOOL") && pool_step(in[2], out[2]) && pool_step(in[3], out[3]));
+    const bool windows = windows_shaped(p);
     return make_plan(op, serial_plan(p), p->output.count <= SERIAL_MAX, windows ? out[2] / in[2] : 0,
                      windows ? out[3] / in[3] : 0, pool_step(in[2], out[2]), pool_step(in[3], out[3]),
                      out[3] % 2 == 0);
