@@ -591,6 +591,21 @@ inline uint pool_row_codes(__private pool_t *c, __global const void *indices, id
     }
     return (uint)(ends && all(cells)) | (uint)any(outside) << 1;
 }
+
+/* pool_gather for packed tensors: output (r, q) of plane nc, whose flat (or
+ * plane-relative) index is `target`. */
+inline elem_t pool_gather_packed(__global const elem_t *x, __global const void *indices, idx_t nc, idx_t hin,
+                                 idx_t win, idx_t r, idx_t q, uint target)
+{
+    const idx_t h1 = POOL_HI(r, 2, hin), w1 = POOL_HI(q, 2, win);
+    elem_t v = (elem_t)(0);
+    for (idx_t h = POOL_LO(r, 2); h <= h1; h++) {
+        const idx_t k = (nc * hin + h) * win;
+        for (idx_t w = POOL_LO(q, 2); w <= w1; w++)
+            if (load_one(indices, k + w) == target) v = x[k + w];
+    }
+    return v;
+}
 #endif /* POOL_VEC */
 
 __kernel void pool(UNPOOL_ARGS)
@@ -657,7 +672,11 @@ __kernel void pool(UNPOOL_ARGS)
         for (idx_t q = q0; q < q1; q++) {
             if (q == 2 * wa && wb > wa) q = 2 * wb;
             if (q >= q1) break;
+#if POOL_VEC
+            y[yrow + q] = pool_gather_packed(x, indices, nc, hin, win, r, q, (uint)(pb + r * wout + q));
+#else
             y[yrow + q * ys] = pool_gather(x, indices, in_sizes, x_strides, i_strides, n, c, nc, r, q, wout, plane, count);
+#endif
         }
 #if POOL_VEC
         const idx_t h_lo = POOL_LO(r, 2), h_hi = POOL_HI(r, 2, hin);
