@@ -624,7 +624,7 @@ __kernel void pool(UNPOOL_ARGS)
      * own cell. */
     pool_t codes[3][POOL_SPAN];
     idx_t held_nc = (idx_t)-1, held_h = 0, held_w0 = 0;
-    uint cells = 0;
+    uint cells = 0, outs = 0; /* outs: bit hh % 3 when an index of row hh is outside */
 #endif
     MARKS_READ
     FOR_ROWS(in_sizes)
@@ -633,6 +633,7 @@ __kernel void pool(UNPOOL_ARGS)
      * before: its outputs are written twice with the same bits, by this
      * work-item): every candidate column w-1 .. w+LANES exists and every
      * neighbourhood column 2w-1 .. 2(w+LANES) lies in the output. */
+    uint far = 0; /* an index of this unit lies outside its neighbourhood */
 #if POOL_VEC
     const idx_t wend = min(min(min(w1, win - 1), (wout - 1) / 2), w0 + (idx_t)POOL_SPAN - 2);
     const idx_t wa = max(w0, (idx_t)1), wb = wend >= wa + LANES ? wend : wa;
@@ -648,8 +649,9 @@ __kernel void pool(UNPOOL_ARGS)
             const uint got = pool_row_codes(codes[hh % 3], indices, nc, hh, wa, wb, hin, win, hout, wout, pb,
                                             plane, INDEX_LIMIT(plane, count));
             cells = (cells & ~(1u << hh % 3)) | (got & 1u) << hh % 3;
-            outside |= got >> 1;
+            outs = (outs & ~(1u << hh % 3)) | (got >> 1) << hh % 3;
         }
+        far = outs >> h % 3 & 1u;
         held_nc = nc, held_h = h, held_w0 = w0;
         strict = 1;
         for (idx_t hh = hs0; hh < hs1; hh++) strict &= cells >> hh % 3;
@@ -662,11 +664,18 @@ __kernel void pool(UNPOOL_ARGS)
     for (idx_t w = w0; w < w1; w++) {
         if (w == wa) w = wb;
         if (w >= w1) break;
-        outside |= !pool_inside(plane_index(indices, offset4(i_strides, n, c, h, w), nc, plane, count), h, w, hout,
-                                wout);
+        far |= !pool_inside(plane_index(indices, offset4(i_strides, n, c, h, w), nc, plane, count), h, w, hout, wout);
     }
     const idx_t r0 = min(hout, h * SH), r1 = h + 1 == hin ? hout : min(hout, (h + 1) * SH);
     const idx_t q0 = min(wout, w0 * SW), q1 = w1 == win ? wout : min(wout, w1 * SW);
+    outside |= far;
+    if (far) { /* the general path rewrites every element an index names: zeros here, no gather */
+        for (idx_t r = r0; r < r1; r++) {
+            const idx_t yrow = offset4(y_strides, n, c, r, 0), ys = DIM(y_strides, 3);
+            for (idx_t q = q0; q < q1; q++) y[yrow + q * ys] = (elem_t)(0);
+        }
+        continue;
+    }
     for (idx_t r = r0; r < r1; r++) {
         const idx_t yrow = offset4(y_strides, n, c, r, 0), ys = DIM(y_strides, 3);
         for (idx_t q = q0; q < q1; q++) {
