@@ -505,8 +505,9 @@ inline elem_t pool_gather(__global const elem_t *x, __global const void *indices
 /* The vector form (SH = SW = 2, NA = NB = 1, x, indices and y packed, 32-bit
  * offsets): LANES input columns w.. at a time give output columns 2w.. of row
  * r; even column 2m's candidates are columns m-1 and m, odd column 2m+1's m and
- * m+1, so three loads (at w-1, w, w+1) of each candidate row's indices and
- * values serve both, without shuffles. */
+ * m+1, so three loads (at w-1, w, w+1) of each candidate row's codes (below:
+ * each index turned once into its place in its 4 x 4 neighbourhood, kept in
+ * private memory) and values serve both, without shuffles. */
 #if ELEM_BYTES == 1
 #define POOL_T uchar
 #elif ELEM_BYTES == 2
