@@ -9,7 +9,7 @@
  *   x orders x packed and padded, on rows long enough for whole vector steps;
  *   MaxUnpooling: UINT32, UINT64 and INT64 indices x packed and strided outputs,
  *   with plain indices, duplicates carrying different values and an
- *   out-of-range index (the serial plan); the windows and general plans on
+ *   out-of-range index (the serial plan); the windows, pool and general plans on
  *   larger inputs (unpool_plan_cases); and rows longer than a work-item's chunk
  *   for all three operators.
  *
@@ -327,7 +327,9 @@ static void unpool_cases(void)
  * tail after the vector steps) with indices in their windows, one outside (the
  * gated claim runs), duplicates across windows (claim and place run; claim's
  * writes to the shared elements race by design, place rewrites them) and one
- * out of range; and the general plan (output W not a multiple) with duplicates. */
+ * out of range; the general plan (output W not a multiple) with duplicates; and
+ * the pool plan alone (output H not a multiple, pool's vector form for 1-byte
+ * elements) with indices in their cells. */
 static void unpool_plan_cases(void)
 {
     static const int widths[3] = {0, 2, 4}; /* width_types: 1, 4, 16 bytes */
