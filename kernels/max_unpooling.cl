@@ -223,14 +223,12 @@ typedef uint word_t;
 typedef uint16 lane_u;
 typedef int16 lane_i;
 #define LANE_IDS ((lane_u)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
-#define VLOAD_LANES vload16
 #elif WORDS == 2
 #define LANES 8
 typedef uint8 lane_u;
 typedef int8 lane_i;
 typedef uint16 lane_u2;
 #define LANE_IDS ((lane_u)(0, 1, 2, 3, 4, 5, 6, 7))
-#define VLOAD_LANES vload8
 #define VLOAD_LANES2 vload16
 #else
 #define LANES 4
@@ -238,7 +236,6 @@ typedef uint4 lane_u;
 typedef int4 lane_i;
 typedef uint8 lane_u2;
 #define LANE_IDS ((lane_u)(0, 1, 2, 3))
-#define VLOAD_LANES vload4
 #define VLOAD_LANES2 vload8
 #endif
 /* Vectors at any element-aligned address: PoCL 3.1 lowers vloadn and vstoren on
@@ -305,7 +302,8 @@ inline lane_u load_lanes(__global const void *indices, idx_t k)
 #if INDEX_BYTES == 4
     return LOADU(CAT(uint, LANES), (__global const uint *)indices + k);
 #elif INT64_OK
-    return CAT(convert_uint, LANES)(min(LOADU(CAT(ulong, LANES), (__global const ulong *)indices + k), (ulong)UINT_MAX));
+    const CAT(ulong, LANES) raw = LOADU(CAT(ulong, LANES), (__global const ulong *)indices + k);
+    return CAT(convert_uint, LANES)(min(raw, (ulong)UINT_MAX));
 #elif LANES == 16
     __global const uint *p = (__global const uint *)indices;
     const uint16 lo = vload16(0, p + 2 * k), hi = vload16(1, p + 2 * k);
@@ -694,7 +692,8 @@ __kernel void pool(UNPOOL_ARGS)
             const pool_t ce = (pool_t)(4 * (r - 2 * h) + 5);
             for (idx_t s = wa; s < wb; s += LANES) {
                 const idx_t w = min(s, wb - LANES), k = (nc * hin + h) * win + w;
-                const PVL cv = LOADP(PVL, codes[h % 3] + (w - wa + 1)), xv = LOADU(PVL, (__global const pool_t *)x + k), z = 0;
+                const PVL cv = LOADP(PVL, codes[h % 3] + (w - wa + 1)), z = 0;
+                const PVL xv = LOADU(PVL, (__global const pool_t *)x + k);
                 pool_store(select(z, xv, cv == ce), select(z, xv, cv == (pool_t)(ce + 1)), y, yrow + 2 * w);
             }
             continue;
