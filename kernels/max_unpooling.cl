@@ -223,14 +223,12 @@ typedef uint word_t;
 typedef uint16 lane_u;
 typedef int16 lane_i;
 #define LANE_IDS ((lane_u)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
-#define VLOAD_LANES vload16
 #elif WORDS == 2
 #define LANES 8
 typedef uint8 lane_u;
 typedef int8 lane_i;
 typedef uint16 lane_u2;
 #define LANE_IDS ((lane_u)(0, 1, 2, 3, 4, 5, 6, 7))
-#define VLOAD_LANES vload8
 #define VLOAD_LANES2 vload16
 #else
 #define LANES 4
@@ -238,9 +236,26 @@ typedef uint4 lane_u;
 typedef int4 lane_i;
 typedef uint8 lane_u2;
 #define LANE_IDS ((lane_u)(0, 1, 2, 3))
-#define VLOAD_LANES vload4
 #define VLOAD_LANES2 vload8
 #endif
+/* Vectors at any element-aligned address: PoCL 3.1 lowers vloadn and vstoren on
+ * pointers it cannot prove aligned to pieces (one vstore16 of ushort became 16
+ * two-byte stores, a vload16 of uchar four 4-byte loads and shuffles); through
+ * a type of alignment 1 the same access is one unaligned move. LOADU/STOREU for
+ * __global, LOADP/STOREP for __private; T is a vector type name (or a macro for
+ * one). */
+typedef uchar16 __attribute__((aligned(1))) uchar16_u;
+typedef ushort16 __attribute__((aligned(1))) ushort16_u;
+typedef uint4 __attribute__((aligned(1))) uint4_u;
+typedef uint8 __attribute__((aligned(1))) uint8_u;
+typedef uint16 __attribute__((aligned(1))) uint16_u;
+typedef ulong4 __attribute__((aligned(1))) ulong4_u;
+typedef ulong8 __attribute__((aligned(1))) ulong8_u;
+typedef ulong16 __attribute__((aligned(1))) ulong16_u;
+#define LOADU(T, p) (*(__global const CAT(T, _u) *)(p))
+#define STOREU(T, p, v) (*(__global CAT(T, _u) *)(p) = (v))
+#define LOADP(T, p) (*(__private const CAT(T, _u) *)(p))
+#define STOREP(T, p, v) (*(__private CAT(T, _u) *)(p) = (v))
 /* 1- and 2-byte elements: a window row's two elements as one word of twice the
  * width (PAIR), its mask type (PAIR_MASK), and which half of it element t of the
  * pair is in memory order. */
@@ -285,9 +300,10 @@ typedef uint8 lane_u2;
 inline lane_u load_lanes(__global const void *indices, idx_t k)
 {
 #if INDEX_BYTES == 4
-    return VLOAD_LANES(0, (__global const uint *)indices + k);
+    return LOADU(CAT(uint, LANES), (__global const uint *)indices + k);
 #elif INT64_OK
-    return CAT(convert_uint, LANES)(min(VLOAD_LANES(0, (__global const ulong *)indices + k), (ulong)UINT_MAX));
+    const CAT(ulong, LANES) raw = LOADU(CAT(ulong, LANES), (__global const ulong *)indices + k);
+    return CAT(convert_uint, LANES)(min(raw, (ulong)UINT_MAX));
 #elif LANES == 16
     __global const uint *p = (__global const uint *)indices;
     const uint16 lo = vload16(0, p + 2 * k), hi = vload16(1, p + 2 * k);
@@ -339,7 +355,11 @@ __kernel void windows(UNPOOL_ARGS)
         for (idx_t w = w0; w < wv; w += LANES) {
             /* d: each index relative to its window's top-left corner (wraps if before it). */
             const lane_u d = load_lanes(indices, in_row + w) - ((uint)(out_row + w * KW) + LANE_IDS * KW);
+            #if ELEM_BYTES <= 2 /* 1- and 2-byte elements through LOADU/STOREU: measured 2x faster for 1-byte */
+            const WORD(16) xv = LOADU(WORD(16), (__global const word_t *)x + (in_row + w) * WORDS);
+#else
             const WORD(16) xv = vload16(0, (__global const word_t *)x + (in_row + w) * WORDS);
+#endif
             if (r == 0) {
                 lane_i inside = 0;
                 for (uint s = 0; s < KH; s++) inside |= d - s * (uint)wout < (uint)KW;
@@ -352,7 +372,7 @@ __kernel void windows(UNPOOL_ARGS)
              * width: x shifted into the half that t names (o is even). */
             const PAIR(16) shift = CAT(convert_, PAIR(16))(PAIR_HALF(t)) * (PAIR())(ELEM_BYTES * 8);
             const PAIR(16) keep = CAT(as_, PAIR(16))(CAT(convert_, PAIR_MASK(16))(t < (uint)KW));
-            vstore16((CAT(convert_, PAIR(16))(xv) << shift) & keep, 0, (__global PAIR() *)(y + o));
+            STOREU(PAIR(16), y + o, (CAT(convert_, PAIR(16))(xv) << shift) & keep);
 #else
             const WORD(16) m0 = (WORD(16))(0) - CAT(convert_, WORD(16))(SPREAD(t == 0) & 1);
             const WORD(16) m1 = (WORD(16))(0) - CAT(convert_, WORD(16))(SPREAD(t == 1) & 1);
@@ -483,8 +503,9 @@ inline elem_t pool_gather(__global const elem_t *x, __global const void *indices
 /* The vector form (SH = SW = 2, NA = NB = 1, x, indices and y packed, 32-bit
  * offsets): LANES input columns w.. at a time give output columns 2w.. of row
  * r; even column 2m's candidates are columns m-1 and m, odd column 2m+1's m and
- * m+1, so three loads (at w-1, w, w+1) of each candidate row's indices and
- * values serve both, without shuffles. */
+ * m+1, so three loads (at w-1, w, w+1) of each candidate row's codes (below:
+ * each index turned once into its place in its 4 x 4 neighbourhood, kept in
+ * private memory) and values serve both, without shuffles. */
 #if ELEM_BYTES == 1
 #define POOL_T uchar
 #elif ELEM_BYTES == 2
@@ -497,16 +518,6 @@ inline elem_t pool_gather(__global const elem_t *x, __global const void *indices
 typedef POOL_T pool_t;
 #define PV(n) CAT(POOL_T, n)
 #define PVL PV(LANES)
-#define PV_LOAD CAT(vload, LANES)
-#if ELEM_BYTES == 1
-#define PV_MASK(m) convert_char16(m)
-#elif ELEM_BYTES == 2
-#define PV_MASK(m) convert_short16(m)
-#elif ELEM_BYTES == 4
-#define PV_MASK(m) (m)
-#else
-#define PV_MASK(m) convert_long8(m)
-#endif
 
 /* Even (e) and odd (o) output columns 2w.. of one output row, interleaved and
  * stored at y + yo (yo even for 1- and 2-byte elements: the host asks so). */
@@ -518,15 +529,81 @@ inline void pool_store(PVL e, PVL o, __global elem_t *y, idx_t yo)
 #else
     const PAIR(16) lo = CAT(convert_, PAIR(16))(o), hi = CAT(convert_, PAIR(16))(e);
 #endif
-    vstore16(lo | (hi << (PAIR())(ELEM_BYTES * 8)), 0, (__global PAIR() *)(y + yo));
+    STOREU(PAIR(16), y + yo, lo | (hi << (PAIR())(ELEM_BYTES * 8)));
 #elif ELEM_BYTES == 4
     __global uint *p = (__global uint *)(y + yo);
-    vstore16(shuffle2(e, o, (uint16)(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23)), 0, p);
-    vstore16(shuffle2(e, o, (uint16)(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31)), 1, p);
+    STOREU(uint16, p, shuffle2(e, o, (uint16)(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23)));
+    STOREU(uint16, p + 16, shuffle2(e, o, (uint16)(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31)));
 #else
-    vstore16(shuffle2(e, o, (ulong16)(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15)), 0,
-             (__global ulong *)(y + yo));
+    STOREU(ulong16, y + yo, shuffle2(e, o, (ulong16)(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15)));
 #endif
+}
+#endif /* POOL_VEC */
+
+#if POOL_VEC
+/* Codes (the vector form): where the index of input (hh, w) lies in its
+ * neighbourhood, rows 2hh-1 .. 2hh+2 by columns 2w-1 .. 2w+2, as row * 4 +
+ * column of that 4 x 4 square (0 .. 15), else POOL_NONE; 5, 6, 9, 10 are its own
+ * cell. Stored as pool_t, so comparing them gives masks of the elements' width. */
+#define POOL_NONE 255u
+/* Columns of codes a work-item keeps per row (its chunk and one either side, at
+ * most 1026: past that the rest of a longer chunk goes through the scalar gather). */
+#define POOL_SPAN (CHUNK < 1024u ? CHUNK + 2u : 1026u)
+
+/* The code of plane-relative index i (plane: none) for input (hh, w). */
+inline uint pool_code_one(idx_t i, idx_t hh, idx_t w, idx_t hout, idx_t wout)
+{
+    if (i >= hout * wout) return POOL_NONE;
+    const idx_t r = i / wout + 1 - 2 * hh, q = i % wout + 1 - 2 * w; /* wrap when before */
+    return r < 4 && q < 4 ? (uint)(r * 4 + q) : POOL_NONE;
+}
+
+/* The codes of input row hh, columns wa-1 .. wb, into c[0 .. wb-wa+1] (wb >=
+ * wa + LANES; every neighbourhood column of wa .. wb-1 lies in the output, the
+ * two ends are clipped one by one). Bit 0 of the result: every code is in its
+ * own cell; bit 1: one of columns wa .. wb-1 is outside its neighbourhood. */
+inline uint pool_row_codes(__private pool_t *c, __global const void *indices, idx_t nc, idx_t hh, idx_t wa, idx_t wb,
+                           idx_t hin, idx_t win, idx_t hout, idx_t wout, idx_t pb, idx_t plane, idx_t count)
+{
+    const idx_t k0 = (nc * hin + hh) * win;
+    const uint base = (uint)(pb + 2 * hh * wout) - (uint)wout - 1u; /* index of (2hh-1, -1), mod 2^32 */
+    const uint wo = (uint)wout;
+    const uint r0 = hh > 0, r1 = 2 * hh < hout, r2 = 2 * hh + 1 < hout, r3 = 2 * hh + 2 < hout;
+    lane_i cells = -1, outside = 0;
+    for (idx_t s = wa; s < wb; s += LANES) {
+        const idx_t w = min(s, wb - LANES); /* the last step overlaps the one before */
+        const lane_u d = load_lanes(indices, k0 + w) - ((base + 2 * (uint)w) + LANE_IDS * 2);
+        lane_u code = (lane_u)(POOL_NONE);
+        if (r0) code = select(code, d, d < 4u);
+        if (r1) code = select(code, d - wo + 4u, d - wo < 4u);
+        if (r2) code = select(code, d - 2u * wo + 8u, d - 2u * wo < 4u);
+        if (r3) code = select(code, d - 3u * wo + 12u, d - 3u * wo < 4u);
+        outside |= code == POOL_NONE;
+        cells &= ((code - 5u) & ~5u) == 0u;
+        STOREP(PVL, c + (w - wa + 1), CAT(convert_, PVL)(code));
+    }
+    uint ends = 1;
+    for (idx_t w = wa - 1; w <= wb; w += wb - wa + 1) {
+        const uint code = pool_code_one(plane_index(indices, k0 + w, nc, plane, count), hh, w, hout, wout);
+        c[w - wa + 1] = (pool_t)code;
+        ends &= ((code - 5u) & ~5u) == 0u;
+    }
+    return (uint)(ends && all(cells)) | (uint)any(outside) << 1;
+}
+
+/* pool_gather for packed tensors: output (r, q) of plane nc, whose flat (or
+ * plane-relative) index is `target`. */
+inline elem_t pool_gather_packed(__global const elem_t *x, __global const void *indices, idx_t nc, idx_t hin,
+                                 idx_t win, idx_t r, idx_t q, uint target)
+{
+    const idx_t h1 = POOL_HI(r, 2, hin), w1 = POOL_HI(q, 2, win);
+    elem_t v = (elem_t)(0);
+    for (idx_t h = POOL_LO(r, 2); h <= h1; h++) {
+        const idx_t k = (nc * hin + h) * win;
+        for (idx_t w = POOL_LO(q, 2); w <= w1; w++)
+            if (load_one(indices, k + w) == target) v = x[k + w];
+    }
+    return v;
 }
 #endif /* POOL_VEC */
 
@@ -539,7 +616,14 @@ __kernel void pool(UNPOOL_ARGS)
     const idx_t plane = hout * wout, count = (idx_t)out_count;
     uint outside = 0;
 #if POOL_VEC
-    lane_i lanes_outside = 0;
+    /* The codes of input rows h-1 .. h+1 (row hh in codes[hh % 3]); a unit that
+     * follows row h-1 of the same plane and chunk (a work-item walks its units in
+     * order) keeps rows h-1 and h and computes row h+1 alone, so each index is
+     * loaded about once. cells: bit hh % 3 when every code of row hh is in its
+     * own cell. */
+    pool_t codes[3][POOL_SPAN];
+    idx_t held_nc = (idx_t)-1, held_h = 0, held_w0 = 0;
+    uint cells = 0, outs = 0; /* outs: bit hh % 3 when an index of row hh is outside */
 #endif
     MARKS_READ
     FOR_ROWS(in_sizes)
@@ -548,47 +632,30 @@ __kernel void pool(UNPOOL_ARGS)
      * before: its outputs are written twice with the same bits, by this
      * work-item): every candidate column w-1 .. w+LANES exists and every
      * neighbourhood column 2w-1 .. 2(w+LANES) lies in the output. */
+    uint far = 0; /* an index of this unit lies outside its neighbourhood */
 #if POOL_VEC
-    const idx_t wend = min(min(w1, win - 1), (wout - 1) / 2), wa = max(w0, (idx_t)1);
-    const idx_t wb = wend >= wa + LANES ? wend : wa; /* the last step overlaps the one before */
+    const idx_t wend = min(min(min(w1, win - 1), (wout - 1) / 2), w0 + (idx_t)POOL_SPAN - 2);
+    const idx_t wa = max(w0, (idx_t)1), wb = wend >= wa + LANES ? wend : wa;
     const idx_t pb = PLANE_BASE(nc, plane);
-    /* strict: every index of input rows h-1 .. h+1, columns wa-1 .. wb, lies in its
-     * own 2 x 2 cell (as a 2x2/2 pool gives): output rows 2h, 2h+1, columns
-     * 2wa .. 2wb-1, then come from row h alone, one candidate each. */
-    const idx_t hs0 = h ? h - 1 : 0, hs1 = min(h + 2, hin);
-    uint strict = wb > wa && 2 * wb + 1 < wout && 2 * hs1 <= hout;
-    {
-        const idx_t k0 = (nc * hin + h) * win;
-        /* Rows 2h-1 .. 2h+2, those that exist; d is relative to row 2h, column 2w-1. */
-        const uint above = h > 0 && 2 * h - 1 < hout, row = 2 * h < hout, below1 = 2 * h + 1 < hout,
-                   below2 = 2 * h + 2 < hout;
-        lane_i cells = -1;
-        for (idx_t s = wa; s < wb; s += LANES) {
-            const idx_t w = min(s, wb - LANES);
-            const lane_u d = load_lanes(indices, k0 + w) - ((uint)(pb + 2 * h * wout + 2 * w - 1) + LANE_IDS * 2);
-            lane_i ok = 0;
-            if (above) ok |= d + (uint)wout < 4u;
-            if (row) ok |= d < 4u;
-            if (below1) ok |= d - (uint)wout < 4u;
-            if (below2) ok |= d - 2u * (uint)wout < 4u;
-            lanes_outside |= ~ok;
-            if (strict) {
-                cells &= (d - 1u < 2u) | (d - 1u - (uint)wout < 2u);
-                for (idx_t hh = hs0; hh < hs1; hh += 2) { /* rows h-1 and h+1 */
-                    if (hh == h) hh++;
-                    if (hh >= hs1) break;
-                    const lane_u e = load_lanes(indices, (nc * hin + hh) * win + w) -
-                                     ((uint)(pb + 2 * hh * wout + 2 * w) + LANE_IDS * 2);
-                    cells &= (e < 2u) | (e - (uint)wout < 2u);
-                }
-            }
+    /* strict: every code of rows h-1 .. h+1, columns wa-1 .. wb, is in its own cell
+     * (as a 2x2/2 pool gives): output rows 2h, 2h+1, columns 2wa .. 2wb-1, then
+     * come from row h alone, one candidate each. */
+    uint strict = 0;
+    if (wb > wa) {
+        const idx_t hs0 = h ? h - 1 : 0, hs1 = min(h + 2, hin);
+        const idx_t from = held_nc == nc && held_w0 == w0 && held_h + 1 == h ? h + 1 : hs0;
+        for (idx_t hh = from; hh < hs1; hh++) {
+            const uint got = pool_row_codes(codes[hh % 3], indices, nc, hh, wa, wb, hin, win, hout, wout, pb,
+                                            plane, INDEX_LIMIT(plane, count));
+            cells = (cells & ~(1u << hh % 3)) | (got & 1u) << hh % 3;
+            outs = (outs & ~(1u << hh % 3)) | (got >> 1) << hh % 3;
         }
-        strict = strict && all(cells);
-        for (idx_t hh = hs0; strict && hh < hs1; hh++) /* columns wa-1 and wb */
-            for (idx_t w = wa - 1; w <= wb; w += wb - wa + 1) {
-                const uint e = load_one(indices, (nc * hin + hh) * win + w) - (uint)(pb + 2 * hh * wout + 2 * w);
-                strict = strict && (e < 2u || e - (uint)wout < 2u);
-            }
+        far = outs >> h % 3 & 1u;
+        held_nc = nc, held_h = h, held_w0 = w0;
+        strict = 1;
+        for (idx_t hh = hs0; hh < hs1; hh++) strict &= cells >> hh % 3;
+    } else {
+        held_nc = (idx_t)-1;
     }
 #else
     const idx_t wa = w0, wb = w0;
@@ -596,52 +663,61 @@ __kernel void pool(UNPOOL_ARGS)
     for (idx_t w = w0; w < w1; w++) {
         if (w == wa) w = wb;
         if (w >= w1) break;
-        outside |= !pool_inside(plane_index(indices, offset4(i_strides, n, c, h, w), nc, plane, count), h, w, hout,
-                                wout);
+        far |= !pool_inside(plane_index(indices, offset4(i_strides, n, c, h, w), nc, plane, count), h, w, hout, wout);
     }
     const idx_t r0 = min(hout, h * SH), r1 = h + 1 == hin ? hout : min(hout, (h + 1) * SH);
     const idx_t q0 = min(wout, w0 * SW), q1 = w1 == win ? wout : min(wout, w1 * SW);
+    outside |= far;
+    if (far) { /* the general path rewrites every element an index names: zeros here, no gather */
+        for (idx_t r = r0; r < r1; r++) {
+            const idx_t yrow = offset4(y_strides, n, c, r, 0), ys = DIM(y_strides, 3);
+            for (idx_t q = q0; q < q1; q++) y[yrow + q * ys] = (elem_t)(0);
+        }
+        continue;
+    }
     for (idx_t r = r0; r < r1; r++) {
         const idx_t yrow = offset4(y_strides, n, c, r, 0), ys = DIM(y_strides, 3);
         for (idx_t q = q0; q < q1; q++) {
             if (q == 2 * wa && wb > wa) q = 2 * wb;
             if (q >= q1) break;
+#if POOL_VEC
+            y[yrow + q] = pool_gather_packed(x, indices, nc, hin, win, r, q, (uint)(pb + r * wout + q));
+#else
             y[yrow + q * ys] = pool_gather(x, indices, in_sizes, x_strides, i_strides, n, c, nc, r, q, wout, plane, count);
+#endif
         }
 #if POOL_VEC
         const idx_t h_lo = POOL_LO(r, 2), h_hi = POOL_HI(r, 2, hin);
-        const uint t_row = (uint)(pb + r * wout);
-        const uint one = strict && r - 2 * h < 2; /* from row h alone */
+        if (strict && r - 2 * h < 2) { /* from row h alone: codes 5, 6 (row 2h) or 9, 10 (row 2h+1) */
+            const pool_t ce = (pool_t)(4 * (r - 2 * h) + 5);
+            for (idx_t s = wa; s < wb; s += LANES) {
+                const idx_t w = min(s, wb - LANES), k = (nc * hin + h) * win + w;
+                const PVL cv = LOADP(PVL, codes[h % 3] + (w - wa + 1)), z = 0;
+                const PVL xv = LOADU(PVL, (__global const pool_t *)x + k);
+                pool_store(select(z, xv, cv == ce), select(z, xv, cv == (pool_t)(ce + 1)), y, yrow + 2 * w);
+            }
+            continue;
+        }
         for (idx_t s = wa; s < wb; s += LANES) {
             const idx_t w = min(s, wb - LANES);
-            const lane_u te = (t_row + 2 * (uint)w) + LANE_IDS * 2, to = te + 1;
-            if (one) {
-                const idx_t k = (nc * hin + h) * win + w;
-                const lane_u t = load_lanes(indices, k) - te;
-                const PVL xv = PV_LOAD(0, (__global const pool_t *)x + k), z = 0;
-                pool_store(select(z, xv, PV_MASK(t == 0u)), select(z, xv, PV_MASK(t == 1u)), y, yrow + 2 * w);
-                continue;
-            }
             PVL e = 0, o = 0;
             for (idx_t hh = h_lo; hh <= h_hi; hh++) {
-                const idx_t k = (nc * hin + hh) * win + w;
-                const lane_u im = load_lanes(indices, k - 1), i0 = load_lanes(indices, k),
-                             ip = load_lanes(indices, k + 1);
-                __global const pool_t *xp = (__global const pool_t *)x + k;
-                const PVL xm = PV_LOAD(0, xp - 1), x0 = PV_LOAD(0, xp), x1 = PV_LOAD(0, xp + 1);
-                e = select(e, xm, PV_MASK(im == te));
-                e = select(e, x0, PV_MASK(i0 == te));
-                o = select(o, x0, PV_MASK(i0 == to));
-                o = select(o, x1, PV_MASK(ip == to));
+                /* Row hh's codes for output row r: 4 * (r - 2hh + 1) + column. */
+                const pool_t cb = (pool_t)(4 * (r + 1 - 2 * hh));
+                __private const pool_t *cr = codes[hh % 3] + (w - wa + 1);
+                const PVL cm = LOADP(PVL, cr - 1), c0 = LOADP(PVL, cr), cp = LOADP(PVL, cr + 1);
+                __global const pool_t *xp = (__global const pool_t *)x + (nc * hin + hh) * win + w;
+                const PVL xm = LOADU(PVL, xp - 1), x0 = LOADU(PVL, xp), x1 = LOADU(PVL, xp + 1);
+                e = select(e, xm, cm == (pool_t)(cb + 3));
+                e = select(e, x0, c0 == (pool_t)(cb + 1));
+                o = select(o, x0, c0 == (pool_t)(cb + 2));
+                o = select(o, x1, cp == cb);
             }
             pool_store(e, o, y, yrow + 2 * w);
         }
 #endif
     }
     END_ROWS
-#if POOL_VEC
-    outside |= any(lanes_outside);
-#endif
     if (outside) atomic_max(&status[ST_GENERAL], gen);
 }
 #endif /* SH */

@@ -9,7 +9,7 @@
  *   x orders x packed and padded, on rows long enough for whole vector steps;
  *   MaxUnpooling: UINT32, UINT64 and INT64 indices x packed and strided outputs,
  *   with plain indices, duplicates carrying different values and an
- *   out-of-range index (the serial plan); the windows and general plans on
+ *   out-of-range index (the serial plan); the windows, pool and general plans on
  *   larger inputs (unpool_plan_cases); and rows longer than a work-item's chunk
  *   for all three operators.
  *
@@ -327,7 +327,9 @@ static void unpool_cases(void)
  * tail after the vector steps) with indices in their windows, one outside (the
  * gated claim runs), duplicates across windows (claim and place run; claim's
  * writes to the shared elements race by design, place rewrites them) and one
- * out of range; and the general plan (output W not a multiple) with duplicates. */
+ * out of range; the general plan (output W not a multiple) with duplicates; and
+ * the pool plan alone (output H not a multiple, pool's vector form for 1-byte
+ * elements) with indices in their cells. */
 static void unpool_plan_cases(void)
 {
     static const int widths[3] = {0, 2, 4}; /* width_types: 1, 4, 16 bytes */
@@ -336,9 +338,9 @@ static void unpool_plan_cases(void)
     static uint64_t idx_data[COUNT];
     for (int wi = 0; wi < 3; wi++)
         for (int it = 0; it < 2; it++) /* UINT32, INT64 */
-            for (int kind = 0; kind < 5; kind++) {
-                const int general = kind == 4;
-                const uint32_t ow = general ? 2 * W + 1 : 2 * W, oh = 2 * H;
+            for (int kind = 0; kind < 6; kind++) {
+                const int general = kind == 4, pool = kind == 5; /* pool: output H not a multiple */
+                const uint32_t ow = general ? 2 * W + 1 : 2 * W, oh = pool ? 2 * H + 1 : 2 * H;
                 const clops_data_type t = width_types[widths[wi]];
                 clops_tensor_desc in = {t, {N, C, H, W}, NULL};
                 clops_tensor_desc idx = {it ? CLOPS_DATA_TYPE_INT64 : CLOPS_DATA_TYPE_UINT32, {N, C, H, W}, NULL};
@@ -358,7 +360,8 @@ static void unpool_plan_cases(void)
                 clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &mu};
                 char label[128];
                 snprintf(label, sizeof label, "MaxUnpooling %zu-byte %s %s plan %s", clops_data_type_size(t),
-                         it ? "INT64" : "UINT32", general ? "general" : "windows", general ? "duplicates" : kinds[kind]);
+                         it ? "INT64" : "UINT32", general ? "general" : pool ? "pool" : "windows",
+                         general ? "duplicates" : pool ? "in cells" : kinds[kind]);
                 run_case(label, &desc, &in, &idx, &out, idx_data,
                          kind == 3 ? CLOPS_ERROR_INDEX_OUT_OF_RANGE : CLOPS_SUCCESS, 40, 0);
             }

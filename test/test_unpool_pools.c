@@ -14,7 +14,8 @@
  *   argmax can lie two rows past its cell: the general path behind pool);
  *   an index one step outside its neighbourhood in each direction (general path,
  *   same bits), and one out of range;
- *   per-plane indices (PyTorch's convention) on the device against flat ones.
+ *   per-plane indices (PyTorch's convention) on the device against flat ones;
+ *   rows wider than a work-item's chunk.
  */
 #include <stdbool.h>
 
@@ -40,6 +41,9 @@ static const pool_shape shapes[] = {
     {"4x4/2 pad 1", 2, 3, 64, 80, 4, 2, 1, false, "windows"},
     {"4x4/2 pad 0 (general path)", 2, 3, 64, 80, 4, 2, 0, false, "pool"},
     {"3x3/2 pad 1, 1x1 planes", 1, 5000, 1, 1, 3, 2, 1, false, "windows"},
+    /* Rows of 1050 inputs: three chunks of a row per work-item unit (512 on
+     * CPUs), so pool's vector form starts each chunk afresh (no codes carried). */
+    {"3x3/2 pad 1 wide rows", 1, 2, 16, 2100, 3, 2, 1, false, "windows"},
 };
 #define NUM_SHAPES (sizeof shapes / sizeof shapes[0])
 
