@@ -53,7 +53,8 @@
 #define TILES_PER_ITEM 4u
 #define TILE_SHIFT_MIN 8u
 #define TILES_MAX 8192u
-/* Unused slots after each bucket (max_unpooling.cl ST_PAD): 64 bytes of indices. */
+/* Unused slots before each bucket (max_unpooling.cl ST_PAD) where buckets are
+ * long (bucket_plan): 64 bytes of indices. */
 #define BUCKET_PAD 16u
 /* Kernel arguments (max_unpooling.cl UNPOOL_ARGS). */
 enum { ARG_X, ARG_INDICES, ARG_Y, ARG_STATUS, ARG_SCRATCH, ARG_DIMS, ARG_COUNT = ARG_DIMS + 5, ARG_GEN, ARG_BASE };
@@ -123,7 +124,7 @@ static uint64_t row_chunks(const clops_operator *op, const uint64_t *sizes)
  * then tiles + 1 bounds per work-item. */
 typedef struct bucket_layout {
     uint64_t groups, tiles, slots, bytes;
-    unsigned shift;
+    unsigned shift, pad;
 } bucket_layout;
 
 static bucket_layout bucket_plan(const clops_operator *op)
@@ -141,7 +142,10 @@ static bucket_layout bucket_plan(const clops_operator *op)
     while (((out - 1) >> shift) + 1 > TILES_MAX && !clops_unpool_tile_shift && shift < 32) shift++;
     b.shift = shift;
     b.tiles = ((out - 1) >> shift) + 1;
-    b.slots = p->input.count + b.groups * b.tiles * BUCKET_PAD;
+    /* Pads only where buckets are long enough to fall into step (64 entries on
+     * average); many small buckets need none and would double the scratch. */
+    b.pad = p->input.count / (b.groups * b.tiles) >= 64 ? BUCKET_PAD : 0;
+    b.slots = p->input.count + b.groups * b.tiles * b.pad;
     const uint64_t n = (b.slots + 3) / 4 * 4;
     b.bytes = n * (p->input.elem_size + 4) + b.groups * (b.tiles + 1) * 4;
     return b;
@@ -315,7 +319,7 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     if (p->output.count == 0) return CLOPS_SUCCESS; /* nothing can be written */
     cl_uint words[ST_BUFFER_WORDS] = {0};
     words[ST_TILE_SHIFT] = bl.shift, words[ST_GROUPS] = (cl_uint)bl.groups, words[ST_TILES] = (cl_uint)bl.tiles;
-    words[ST_PAD] = BUCKET_PAD;
+    words[ST_PAD] = bl.pad;
     clops_status st = new_buffer(op, sizeof words, words, &op->unpool.status);
     if (st == CLOPS_SUCCESS && bucket) st = new_buffer(op, bl.bytes, NULL, &op->unpool.scratch);
     else if (st == CLOPS_SUCCESS && !serial) st = zeroed_scratch(op, mark);
