@@ -72,7 +72,7 @@
 #if BUCKET
 #define GENERAL_SKIP                                                                             \
     {                                                                                            \
-        const uint general_ = status[ST_GENERAL];                                                \
+        const uint general_ = atomic_max(&status[ST_GENERAL], 0u); /* an atomic read */          \
         if (general_ == gen || ((gen & 15u) != 1u && general_ == gen - 1u)) {                    \
             atomic_max(&status[ST_GENERAL], gen);                                                \
             return;                                                                              \
