@@ -44,10 +44,27 @@
 /* Work-items per compute unit of the row-striding kernels. */
 #define ROWS_PER_UNIT_CPU 16u
 #define ROWS_PER_UNIT_GPU 1024u
+/* The bucketed general path (max_unpooling.cl bucket, tiles): tiles of about
+ * this many output bytes (they stay in the L1 and L2 caches while tiles writes
+ * them), at least TILES_PER_ITEM per bucket work-item (tiles' parallelism, down
+ * to tiles of 2^TILE_SHIFT_MIN elements) and at most TILES_MAX (bucket's counters
+ * per work-item). */
+#define TILE_BYTES 131072u
+#define TILES_PER_ITEM 4u
+#define TILE_SHIFT_MIN 8u
+#define TILES_MAX 8192u
+/* Unused slots before each bucket (max_unpooling.cl ST_PAD) where buckets are
+ * long (bucket_plan): 64 bytes of indices. */
+#define BUCKET_PAD 16u
 /* Kernel arguments (max_unpooling.cl UNPOOL_ARGS). */
 enum { ARG_X, ARG_INDICES, ARG_Y, ARG_STATUS, ARG_SCRATCH, ARG_DIMS, ARG_COUNT = ARG_DIMS + 5, ARG_GEN, ARG_BASE };
 /* Status words (max_unpooling.cl ST_*). */
 enum { ST_GENERAL, ST_OUT_OF_RANGE, ST_DUPLICATES, ST_POOL, ST_MARKED, ST_BITS, ST_WORDS };
+/* After the status words in the same buffer, set once here (max_unpooling.cl
+ * ST_TILE_SHIFT): the bucketed path's tile shift, bucket work-items, tiles. */
+enum { ST_TILE_SHIFT = 8, ST_GROUPS, ST_TILES, ST_PAD, ST_BUFFER_WORDS };
+
+unsigned clops_unpool_tile_shift;
 
 static bool windows_shaped(const clops_op_params *p)
 {
@@ -77,16 +94,74 @@ static uint64_t scratch_words(const clops_op_params *p, bool mark)
     return p->output.count + (mark ? (p->output.count + 31) / 32 : 0);
 }
 
+/* Compute units of the operator's device (1 if it does not say). */
+static cl_uint compute_units(const clops_operator *op)
+{
+    cl_uint units = 1;
+    if (clGetDeviceInfo(op->ctx->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL) != CL_SUCCESS)
+        units = 1;
+    return units ? units : 1;
+}
+
+/* Input positions (or output columns) per work-item and row chunk (CHUNK). */
+static unsigned unpool_chunk(const clops_operator *op)
+{
+    const bool cpu = (op->ctx->info.type & CL_DEVICE_TYPE_CPU) != 0;
+    return op->forced && op->force.chunk ? op->force.chunk : cpu ? UNPOOL_CPU_CHUNK : 1u;
+}
+
+/* Row chunks of a tensor of `sizes` (max_unpooling.cl FOR_ROWS). */
+static uint64_t row_chunks(const clops_operator *op, const uint64_t *sizes)
+{
+    const unsigned chunk = unpool_chunk(op);
+    return (sizes[3] + chunk - 1) / chunk * sizes[2] * sizes[0] * sizes[1];
+}
+
+/* The bucketed general path's layout (max_unpooling.cl BUCKET): work-items of
+ * bucket (each a run of input rows, as FOR_ROWS), the tile shift, the tiles, and
+ * the scratch bytes: values and indices of every input position and BUCKET_PAD
+ * unused slots after each (work-item, tile) bucket (counts rounded up to 4),
+ * then tiles + 1 bounds per work-item. */
+typedef struct bucket_layout {
+    uint64_t groups, tiles, slots, bytes;
+    unsigned shift, pad;
+} bucket_layout;
+
+static bucket_layout bucket_plan(const clops_operator *op)
+{
+    const clops_op_params *p = &op->params;
+    bucket_layout b = {0};
+    const uint64_t rows = row_chunks(op, p->input.sizes), cap = (uint64_t)compute_units(op) * ROWS_PER_UNIT_CPU;
+    b.groups = rows < cap ? rows : cap;
+    if (b.groups == 0) b.groups = 1;
+    const uint64_t out = p->output.count ? p->output.count : 1;
+    unsigned shift = 0;
+    while (((uint64_t)p->input.elem_size << (shift + 1)) <= TILE_BYTES) shift++;
+    while (shift > TILE_SHIFT_MIN && ((out - 1) >> shift) + 1 < TILES_PER_ITEM * b.groups) shift--;
+    if (clops_unpool_tile_shift) shift = clops_unpool_tile_shift;
+    while (((out - 1) >> shift) + 1 > TILES_MAX && !clops_unpool_tile_shift && shift < 32) shift++;
+    b.shift = shift;
+    b.tiles = ((out - 1) >> shift) + 1;
+    /* Pads only where buckets are long enough to fall into step (64 entries on
+     * average); many small buckets need none and would double the scratch. */
+    b.pad = p->input.count / (b.groups * b.tiles) >= 64 ? BUCKET_PAD : 0;
+    b.slots = p->input.count + b.groups * b.tiles * b.pad;
+    const uint64_t n = (b.slots + 3) / 4 * 4;
+    b.bytes = n * (p->input.elem_size + 4) + b.groups * (b.tiles + 1) * 4;
+    return b;
+}
+
 bool clops_max_unpooling_needs_host(const clops_operator *op, char *why, size_t size)
 {
     const clops_op_params *p = &op->params;
     if (serial_plan(p) || p->output.count == 0) return false;
-    if (p->input.count >= UINT32_MAX) {
-        snprintf(why, size, "MaxUnpooling of %llu input elements: the device's claims are 32-bit positions",
+    const bucket_layout bl = bucket_plan(op);
+    if (p->input.count >= UINT32_MAX || bl.slots >= UINT32_MAX) {
+        snprintf(why, size, "MaxUnpooling of %llu input elements: the device's scratch positions are 32-bit",
                  (unsigned long long)p->input.count);
         return true;
     }
-    const uint64_t scratch = scratch_words(p, true) * sizeof(cl_uint); /* < 2^64: validated span_bytes bound */
+    const uint64_t scratch = bl.bytes; /* < 2^64: slots < 2^32, tiles of up to 2^32 */
     if (op->ctx->info.max_alloc_bytes && scratch > op->ctx->info.max_alloc_bytes) {
         snprintf(why, size, "MaxUnpooling needs %llu bytes of scratch, more than the device's maximum allocation",
                  (unsigned long long)scratch);
@@ -95,22 +170,31 @@ bool clops_max_unpooling_needs_host(const clops_operator *op, char *why, size_t 
     return false;
 }
 
-/* A device buffer of `bytes`, zeroed when `zero`. */
-static clops_status new_buffer(clops_operator *op, size_t bytes, bool zero, cl_mem *out)
+/* A device buffer of `bytes`, a copy of `init` unless NULL. */
+static clops_status new_buffer(clops_operator *op, uint64_t bytes, const void *init, cl_mem *out)
 {
-    static const cl_uint zeros[ST_WORDS] = {0};
-    cl_int err;
-    *out = clCreateBuffer(op->ctx->cl_ctx, CL_MEM_READ_WRITE | (zero ? CL_MEM_COPY_HOST_PTR : 0), bytes,
-                          zero ? (void *)zeros : NULL, &err);
-    return *out ? CLOPS_SUCCESS : clops_fail_cl(err, "clCreateBuffer(MaxUnpooling state)");
+    cl_int err = CL_OUT_OF_HOST_MEMORY;
+    *out = bytes <= SIZE_MAX ? clCreateBuffer(op->ctx->cl_ctx, CL_MEM_READ_WRITE | (init ? CL_MEM_COPY_HOST_PTR : 0),
+                                              (size_t)bytes, (void *)(uintptr_t)init, &err)
+                             : NULL;
+    if (*out) return CLOPS_SUCCESS;
+    char what[96];
+    snprintf(what, sizeof what, "clCreateBuffer(MaxUnpooling state, %llu bytes)", (unsigned long long)bytes);
+    return clops_fail_cl(err, what);
 }
 
 /* Creates the scratch buffer, all zero. */
-static clops_status zeroed_scratch(clops_operator *op, bool mark)
+static clops_status zeroed_scratch(clops_operator *op, bool mark, const bucket_layout *bl)
 {
-    const size_t bytes = (size_t)scratch_words(&op->params, mark) * sizeof(cl_uint);
-    void *zeros = calloc(bytes, 1);
-    if (!zeros) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "%zu bytes for MaxUnpooling's claims", bytes);
+    const uint64_t want = bl->bytes ? bl->bytes : scratch_words(&op->params, mark) * sizeof(cl_uint);
+    const size_t bytes = want <= SIZE_MAX ? (size_t)want : 0;
+    /* The bucketed path writes before it reads and needs no zeros, but Oclgrind
+     * 21.10 then reports its counters as uninitialised on buffers after the
+     * first of a process (measured: clean when zeroed; notes/max_unpooling.md). */
+    void *zeros = bytes ? calloc(bytes, 1) : NULL;
+    if (!zeros)
+        return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "%llu bytes for MaxUnpooling's scratch",
+                          (unsigned long long)want);
     cl_int err;
     op->unpool.scratch =
         clCreateBuffer(op->ctx->cl_ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, zeros, &err);
@@ -121,7 +205,7 @@ static clops_status zeroed_scratch(clops_operator *op, bool mark)
 /* A plan's shape-dependent choices (the header's plans), from which its build
  * options follow (plan_options). */
 typedef struct unpool_plan {
-    bool serial, serial_fills, windows, pool, vec, mark;
+    bool serial, serial_fills, windows, pool, vec, mark, bucket;
     uint64_t kh, kw, sh, sw; /* windows: output rows (columns) per input row (column); pool: its cell */
 } unpool_plan;
 
@@ -153,6 +237,10 @@ static unpool_plan make_plan(const clops_operator *op, bool serial, bool serial_
     /* The general path starts with mark (distinct indices need no claims) unless
      * windows and pool both run first (four launches at most). */
     pl.mark = !serial && !(pl.windows && pl.pool);
+    /* The bucketed general path (bucket, tiles) instead, on every device:
+     * measured faster than mark and claim (notes/max_unpooling.md, scatdev). */
+    pl.bucket = !serial;
+    pl.mark = pl.mark && !pl.bucket;
     return pl;
 }
 
@@ -178,11 +266,11 @@ static void plan_options(const clops_operator *op, const unpool_plan *pl, char *
     const clops_op_params *p = &op->params;
     int n = snprintf(buf, size,
                      "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DIN_PACKED=%d -DOUT_PACKED=%d -DCHUNK=%uu "
-                     "-DGATED=%d -DSERIAL_FILLS=%d -DINT64_OK=%d -DPER_PLANE=%d -DPOOL_GATED=%d -DMARK=%d",
+                     "-DGATED=%d -DSERIAL_FILLS=%d -DINT64_OK=%d -DPER_PLANE=%d -DPOOL_GATED=%d -DMARK=%d -DBUCKET=%d",
                      p->input.elem_size, op->offset_64, p->indices.elem_size, p->input.packed && p->indices.packed,
                      p->output.packed, op->chunk, pl->windows || pl->pool, pl->serial_fills,
                      op->ctx->info.has_int64, p->indices_layout == CLOPS_INDICES_PER_PLANE, pl->windows && pl->pool,
-                     pl->mark);
+                     pl->mark, pl->bucket);
     if (pl->windows)
         n += snprintf(buf + n, size - (size_t)n, " -DKH=%lluu -DKW=%lluu", (unsigned long long)pl->kh,
                       (unsigned long long)pl->kw);
@@ -225,15 +313,20 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     const clops_op_params *p = &op->params;
     const unpool_plan pl = shape_plan(op);
     const bool serial = pl.serial, serial_fills = pl.serial_fills, windows = pl.windows, pool = pl.pool;
-    const bool mark = pl.mark;
+    const bool mark = pl.mark, bucket = pl.bucket;
     const bool cpu = (op->ctx->info.type & CL_DEVICE_TYPE_CPU) != 0;
     op->offset_64 = !clops_fits_u32(p);
-    op->chunk = op->forced && op->force.chunk ? op->force.chunk : cpu ? UNPOOL_CPU_CHUNK : 1u;
+    op->chunk = unpool_chunk(op);
+    op->unpool.bucket = bucket;
+    const bucket_layout bl = bucket ? bucket_plan(op) : (bucket_layout){0};
     plan_options(op, &pl, op->options, sizeof op->options);
-    op->kernel_name = serial_fills ? "serial" : windows ? "windows" : pool ? "pool" : "clear";
+    op->kernel_name = serial_fills ? "serial" : windows ? "windows" : pool ? "pool" : bucket && p->input.count ? "bucket" : "clear";
     if (p->output.count == 0) return CLOPS_SUCCESS; /* nothing can be written */
-    clops_status st = new_buffer(op, ST_WORDS * sizeof(cl_uint), true, &op->unpool.status);
-    if (st == CLOPS_SUCCESS && !serial) st = zeroed_scratch(op, mark);
+    cl_uint words[ST_BUFFER_WORDS] = {0};
+    words[ST_TILE_SHIFT] = bl.shift, words[ST_GROUPS] = (cl_uint)bl.groups, words[ST_TILES] = (cl_uint)bl.tiles;
+    words[ST_PAD] = bl.pad;
+    clops_status st = new_buffer(op, sizeof words, words, &op->unpool.status);
+    if (st == CLOPS_SUCCESS && !serial) st = zeroed_scratch(op, mark, &bl);
     cl_program program;
     if (st == CLOPS_SUCCESS)
         st = clops_program_get(op->ctx, "max_unpooling.cl", op->options, &program, &op->program_origin);
@@ -244,21 +337,21 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     /* Every kernel strides over its rows (max_unpooling.cl FOR_ROWS): launch as
      * many work-items as there are row chunks, up to ROWS_PER_UNIT per compute unit
      * (enough to balance; a gated kernel with nothing to do costs no more). */
-    cl_uint units = 1;
-    if (clGetDeviceInfo(op->ctx->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL) != CL_SUCCESS)
-        units = 1;
-    const uint64_t cap = (uint64_t)(units ? units : 1) * (cpu ? ROWS_PER_UNIT_CPU : ROWS_PER_UNIT_GPU);
-    const uint64_t out_rows = (p->output.sizes[3] + op->chunk - 1) / op->chunk * p->output.sizes[2] *
-                              p->output.sizes[0] * p->output.sizes[1];
-    const uint64_t in_rows = (p->input.sizes[3] + op->chunk - 1) / op->chunk * p->input.sizes[2] *
-                             p->input.sizes[0] * p->input.sizes[1];
+    const uint64_t cap = (uint64_t)compute_units(op) * (cpu ? ROWS_PER_UNIT_CPU : ROWS_PER_UNIT_GPU);
+    const uint64_t out_rows = row_chunks(op, p->output.sizes), in_rows = row_chunks(op, p->input.sizes);
     const uint64_t out_items[3] = {out_rows < cap ? out_rows : cap, 1, 1};
     const uint64_t in_items[3] = {in_rows < cap ? in_rows : cap, 1, 1};
+    const uint64_t bucket_items[3] = {bl.groups, 1, 1}, tile_items[3] = {bl.tiles < cap ? bl.tiles : cap, 1, 1};
     static const size_t row_local[3] = {1, 1, 1};
     const size_t *local = cpu ? row_local : NULL;
     const bool input = p->input.count != 0;
     if (windows) st = clops_operator_add_launch(op, program, "windows", 1, in_items, local);
     if (st == CLOPS_SUCCESS && pool) st = clops_operator_add_launch(op, program, "pool", 1, in_items, local);
+    if (st == CLOPS_SUCCESS && bucket && input) {
+        st = clops_operator_add_launch(op, program, "bucket", 1, bucket_items, local);
+        if (st == CLOPS_SUCCESS) st = clops_operator_add_launch(op, program, "tiles", 1, tile_items, local);
+        return st;
+    }
     if (st == CLOPS_SUCCESS && !windows && !pool) st = clops_operator_add_launch(op, program, "clear", 1, out_items, local);
     if (st == CLOPS_SUCCESS && serial && input) st = clops_operator_add_launch(op, program, "serial", 1, one, NULL);
     if (st == CLOPS_SUCCESS && mark && input) st = clops_operator_add_launch(op, program, "mark", 1, in_items, local);
@@ -373,7 +466,7 @@ static clops_status enqueue_chain(clops_operator *op, cl_uint nwait, const cl_ev
      * inputs run on the host); every earlier one is at most base. */
     const cl_uint count = (cl_uint)op->params.input.count;
     cl_uint base = op->unpool.claims;
-    if (op->unpool.scratch && base > UINT32_MAX - count) { /* claims wrap: zero them first */
+    if (op->unpool.scratch && !op->unpool.bucket && base > UINT32_MAX - count) { /* claims wrap: zero them first */
         cl_event after = NULL;
         const cl_int err = clEnqueueFillBuffer(op->ctx->queue, op->unpool.scratch, &zero, sizeof zero, 0,
                                                (size_t)op->params.output.count * sizeof zero, prev ? 1 : nwait,

@@ -45,6 +45,7 @@ struct clops_operator {
         cl_mem scratch;          /* one uint per output element: the general path's claims */
         cl_uint gen;             /* generation number of the last execution */
         cl_uint claims;          /* every claim in scratch is at most this (max_unpooling.cl) */
+        bool bucket;             /* the general path is bucket, tiles: scratch holds no claims */
         cl_event last;           /* the last execution's final event (retained), or NULL */
         cl_event chained;        /* the event `last`'s execution chained on (retained), or NULL */
         uint64_t bad;            /* without `last`: bad indices the host counted */
@@ -88,6 +89,9 @@ clops_status clops_max_unpooling_status(clops_operator *op);
 /* Releases the device state (status words, scratch, last event). */
 void clops_max_unpooling_release(clops_operator *op);
 /* The fallback on mapped buffers: skips bad indices as the device does, counting them. */
+/* Test seam: when not 0, the tile shift of MaxUnpooling's bucketed general path
+ * (tiles of 2^shift output elements) for operators created after it is set. */
+extern unsigned clops_unpool_tile_shift;
 clops_status clops_max_unpooling_run_mapped(const clops_op_params *p, const clops_host_buffers *m, uint64_t *bad);
 
 /* ---- the fallback (fallback.c) and the launch helpers (plan.c) ------------------------------ */
