@@ -89,12 +89,18 @@
  * included), which tries it again: an operator's indices keep their kind from one
  * execution to the next, so a 2x2 pool costs the windows pass and a 3x3/2 pool
  * mostly the pool pass alone. A work-item that skips raises ST_POOL, so pool
- * rewrites every element whatever the others did. */
+ * rewrites every element whatever the others did; for the same reason a
+ * work-item that finds ST_POOL raised by this execution already (by a skip or an
+ * index outside its window) skips too (before, only gen - 1 was tested, so every
+ * work-item after the first skip ran the whole windows pass for nothing). */
 #define WINDOWS_SKIP                                                                             \
     GENERAL_SKIP                                                                                 \
-    if ((gen & 15u) != 1u && status[ST_POOL] == gen - 1u) {                                      \
-        atomic_max(&status[ST_POOL], gen);                                                       \
-        return;                                                                                  \
+    {                                                                                            \
+        const uint pool_ = atomic_max(&status[ST_POOL], 0u); /* an atomic read */                \
+        if (pool_ == gen || ((gen & 15u) != 1u && pool_ == gen - 1u)) {                          \
+            atomic_max(&status[ST_POOL], gen);                                                   \
+            return;                                                                              \
+        }                                                                                        \
     }
 #else
 #define WINDOWS_WORD ST_GENERAL
