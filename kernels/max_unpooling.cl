@@ -1,5 +1,6 @@
 /* max_unpooling.cl - MaxUnpooling: one pass for pooling-shaped indices, a
- * deterministic scatter for any others, and one serial kernel for tiny tensors.
+ * bucketed scatter (bucket, tiles) for any others, and one serial kernel for tiny
+ * tensors.
  *
  * Build options (besides clops_common.cl's):
  *   -DINDEX_BYTES=4|8        width of the indices; 8-byte indices (UINT64 or INT64)
@@ -12,8 +13,9 @@
  *   -DCHUNK=k                input positions (or output columns) each work-item walks
  *   -DKH=a -DKW=b            window height and width (output H, W / input H, W);
  *                            only for pooling-shaped plans
- *   -DGATED=1|0              1: the general kernels run only when the window kernel
- *                            of the same execution found an index outside its window
+ *   -DGATED=1|0              1: bucket and tiles run only when the windows or pool
+ *                            kernel of the same execution found an index outside
+ *                            its window or neighbourhood
  *   -DSERIAL_FILLS=1|0       1: serial zero-fills the output itself (no clear before it)
  *   -DPER_PLANE=1|0          1: an index counts within its own (n, c) output plane
  *                            (PyTorch): input plane p with index i names flat output
@@ -25,51 +27,39 @@
  *   -DPOOL_GATED=1|0         1: windows runs first and pool only after an index
  *                            outside its window (status[ST_POOL]); windows skips
  *                            itself while the last execution needed pool (WINDOWS_SKIP)
- *   -DMARK=1|0               1: the general path starts with mark (one bit per output
- *                            element, after the claims in scratch): distinct indices
- *                            are written there, and claim runs only after duplicates
- *   -DBUCKET=1|0             1: the general path is bucket, then tiles (entries bucketed
- *                            by output tile in scratch, each tile written whole); no
- *                            clear, mark, claim or place
+ *   -DBUCKET=1|0             1 (every plan but serial): the general path bucket, then
+ *                            tiles (entries bucketed by output tile in scratch, each
+ *                            tile written whole); 0: serial, alone or after clear
  *
  * Status words `status` (the operator's, never reset on the host): each execution
  * has a generation number `gen`, larger than every earlier one, and the kernels
  * record an event with atomic_max(word, gen), so a word equals `gen` exactly when
  * this execution raised it:
- *   status[0]  an index was outside its window: the general path must run
+ *   status[0]  an index was outside its window (or neighbourhood): the general
+ *              path must run
  *   status[1]  an index was negative or past the output (never written)
- *   status[2]  two indices named one output element: place must run
- *   status[3]  (POOL_GATED) an index was outside its window: pool must run
- *   status[4]  (MARK) mark found two indices naming one element: claim must run
- *   status[5]  (MARK) BITS_CLEAN when the marks are all zero, not a generation
- *   status[8..10] (BUCKET) the tiles' layout, set by the host (ST_TILE_SHIFT)
- * `scratch` (the operator's, one uint per output element) holds claims: input
- * position k of this execution claims element v with atomic_max(scratch[v],
- * base + k + 1). Every claim of an earlier execution is at most `base` (the host
- * raises base by the input's element count per execution and zeroes scratch
- * before base would wrap), so nothing needs clearing between executions.
+ *   status[2]  (POOL_GATED) an index was outside its window: pool must run
+ *   status[3..6] (BUCKET) the tiles' layout, set by the host once (ST_TILE_SHIFT),
+ *              not generations
+ * `scratch` (the operator's, BUCKET plans only) holds bucket's entries and bounds,
+ * which every execution that runs bucket writes before tiles reads them, so
+ * nothing needs clearing between executions.
  *
  * NDRanges: 1-D; each kernel strides over its tensor's row chunks (FOR_ROWS),
  * serial runs on one work-item.
  */
 #define ST_GENERAL 0
 #define ST_OUT_OF_RANGE 1
-#define ST_DUPLICATES 2
-#define ST_POOL 3
-#define ST_MARKED 4
-#define ST_BITS 5
-/* status[ST_BITS] holds this when every bit of the marks is zero. */
-#define BITS_CLEAN 0x600DB175u
+#define ST_POOL 2
 
 /* The word windows raises for an index outside its window: with POOL_GATED, the
  * pool kernel runs next (it raises ST_GENERAL in turn). */
-/* BUCKET plans: windows and pool skip themselves when the general path runs in
- * this execution anyway (status[ST_GENERAL] == gen: it rewrites every element)
- * or ran in the operator's previous one, except every 16th execution (the first
- * included), which tries them again: scattered indices then cost the bucketed
- * general path alone. Unlike a test of gen - 1 alone, a work-item that comes
- * after one that skipped skips too. */
-#if BUCKET
+/* Windows and pool (only BUCKET plans have them) skip themselves when the
+ * general path runs in this execution anyway (status[ST_GENERAL] == gen: it
+ * rewrites every element) or ran in the operator's previous one, except every
+ * 16th execution (the first included), which tries them again: scattered indices
+ * then cost the bucketed general path alone. Unlike a test of gen - 1 alone, a
+ * work-item that comes after one that skipped skips too. */
 #define GENERAL_SKIP                                                                             \
     {                                                                                            \
         const uint general_ = atomic_max(&status[ST_GENERAL], 0u); /* an atomic read */          \
@@ -78,9 +68,6 @@
             return;                                                                              \
         }                                                                                        \
     }
-#else
-#define GENERAL_SKIP
-#endif
 
 #if POOL_GATED
 #define WINDOWS_WORD ST_POOL
@@ -178,7 +165,7 @@ inline idx_t flat_offset(idx_t v, dims4 sizes, dims4 strides)
     __global const elem_t *restrict x, __global const void *restrict indices,                    \
         __global elem_t *restrict y, volatile __global uint *restrict status,                    \
         __global uint *restrict scratch, dims4 in_sizes, dims4 x_strides, dims4 i_strides,       \
-        dims4 out_sizes, dims4 y_strides, offs_t out_count, uint gen, uint base
+        dims4 out_sizes, dims4 y_strides, offs_t out_count, uint gen
 
 /* The work-items walk the rows of `sizes` CHUNK positions at a time, each taking
  * one contiguous run of row chunks (so its reads and writes stream through
@@ -197,25 +184,8 @@ inline idx_t flat_offset(idx_t v, dims4 sizes, dims4 strides)
         const idx_t w1 = min(w0 + (idx_t)CHUNK, DIM(sizes, 3));
 #define END_ROWS }
 
-/* MARK plans: the first kernel of an execution zeroes the marks (one bit per
- * output element, after the claims in scratch) unless they are known to be zero;
- * each unit of FOR_ROWS takes its share of the words. MARKS_READ before FOR_ROWS,
- * MARKS_CLEAR inside it. */
-#if MARK
-#define MARKS_READ const uint marks_dirty_ = status[ST_BITS] != BITS_CLEAN;
-#define MARKS_CLEAR                                                                              \
-    if (marks_dirty_) {                                                                          \
-        const idx_t nw_ = ((idx_t)out_count + 31) / 32, q_ = nw_ / units_, r_ = nw_ % units_;    \
-        const idx_t m0_ = u_ * q_ + min(u_, r_), m1_ = m0_ + q_ + (u_ < r_);                      \
-        for (idx_t m_ = m0_; m_ < m1_; m_++) scratch[(idx_t)out_count + m_] = 0;                  \
-    }
-#else
-#define MARKS_READ
-#define MARKS_CLEAR
-#endif
-
-/* claim in a gated plan returns at once unless this execution's window kernel
- * asked for the general path (place runs only after claim found duplicates). */
+/* bucket and tiles in a gated plan return at once unless this execution's windows
+ * or pool kernel asked for the general path. */
 #if GATED
 #define GENERAL_GATE                                                                             \
     if (status[ST_GENERAL] != gen) return;
@@ -369,9 +339,7 @@ __kernel void windows(UNPOOL_ARGS)
     const idx_t win = DIM(in_sizes, 3), wout = DIM(out_sizes, 3);
     uint outside = 0;
     lane_i lanes_outside = 0;
-    MARKS_READ
     FOR_ROWS(in_sizes)
-    MARKS_CLEAR
     const idx_t in_row = (nc * DIM(in_sizes, 2) + h) * win;
     /* Output offset of the window row h*KH, column 0, and the index that names it. */
     const idx_t y_row = (nc * DIM(out_sizes, 2) + h * KH) * wout;
@@ -441,9 +409,7 @@ __kernel void windows(UNPOOL_ARGS)
     const idx_t wout = DIM(out_sizes, 3), plane = DIM(out_sizes, 2) * wout;
     const idx_t count = INDEX_LIMIT(plane, (idx_t)out_count);
     uint outside = 0;
-    MARKS_READ
     FOR_ROWS(in_sizes)
-    MARKS_CLEAR
     /* The index that names the window row h*KH, column 0. */
     const idx_t row0 = PLANE_BASE(nc, plane) + h * KH * wout;
     for (idx_t w = w0; w < w1; w++) {
@@ -480,7 +446,7 @@ __kernel void windows(UNPOOL_ARGS)
  * element is written once, by the work-item that owns it, with no atomics and no
  * clear. Work-item unit (nc, h, [w0, w1)) checks that each of those inputs' index
  * lies in its neighbourhood (else status[ST_GENERAL]: the gated general path
- * rewrites every element an index names, with the same bits), and writes output
+ * rewrites the whole output, with the same bits), and writes output
  * rows h*SH.. (the last input row: to the end) by columns w0*SW.. (the last chunk
  * of a row: to the end). */
 
@@ -656,9 +622,7 @@ __kernel void pool(UNPOOL_ARGS)
     idx_t held_nc = (idx_t)-1, held_h = 0, held_w0 = 0;
     uint cells = 0, outs = 0; /* outs: bit hh % 3 when an index of row hh is outside */
 #endif
-    MARKS_READ
     FOR_ROWS(in_sizes)
-    MARKS_CLEAR
     /* Columns [wa, wb) go LANES at a time (the last step overlapping the one
      * before: its outputs are written twice with the same bits, by this
      * work-item): every candidate column w-1 .. w+LANES exists and every
@@ -699,7 +663,7 @@ __kernel void pool(UNPOOL_ARGS)
     const idx_t r0 = min(hout, h * SH), r1 = h + 1 == hin ? hout : min(hout, (h + 1) * SH);
     const idx_t q0 = min(wout, w0 * SW), q1 = w1 == win ? wout : min(wout, w1 * SW);
     outside |= far;
-    if (far) { /* the general path rewrites every element an index names: zeros here, no gather */
+    if (far) { /* the general path rewrites the whole output: zeros here, no gather */
         for (idx_t r = r0; r < r1; r++) {
             const idx_t yrow = offset4(y_strides, n, c, r, 0), ys = DIM(y_strides, 3);
             for (idx_t q = q0; q < q1; q++) y[yrow + q * ys] = (elem_t)(0);
@@ -753,103 +717,17 @@ __kernel void pool(UNPOOL_ARGS)
 }
 #endif /* SH */
 
-/* General path, 1 of 3: zero the output (the windows plan needs no clear: its
- * window kernel wrote every element, zero wherever no index points). */
+/* Serial plans whose output is too large for serial to fill: zero the output
+ * first (the other plans' kernels write every output element themselves). */
 __kernel void clear(UNPOOL_ARGS)
 {
-    MARKS_READ
     FOR_ROWS(out_sizes)
-    MARKS_CLEAR
 #if OUT_PACKED
     const idx_t yrow = (nc * DIM(out_sizes, 2) + h) * DIM(out_sizes, 3), ys = 1;
 #else
     const idx_t yrow = offset4(y_strides, n, c, h, 0), ys = DIM(y_strides, 3);
 #endif
     for (idx_t w = w0; w < w1; w++) y[yrow + w * ys] = (elem_t)(0);
-    END_ROWS
-}
-
-/* General path, 2 of 3: each input position claims the output element its index
- * names, and writes it unless a larger position claimed it first. Distinct
- * indices are then done; where two positions named one element (status
- * ST_DUPLICATES), the writes may have landed in any order, and place rewrites
- * the element from the largest position: the winner whatever order the
- * work-items ran in. */
-#if MARK
-/* General path, MARK plans: each input position marks the output element its
- * index names (one bit each, after the claims in scratch) and writes it. Where a
- * bit was set already, two positions named one element and their writes may have
- * landed in any order: status[ST_MARKED] makes claim and place run. Distinct
- * indices (the usual scattered case) are then done, with no claim: the marks of
- * 32 elements share a word, so they stay in the caches where the claims (one word
- * per element) would not. */
-__kernel void mark(UNPOOL_ARGS)
-{
-    const uint on = !GATED || status[ST_GENERAL] == gen;
-    if (get_global_id(0) == 0) status[ST_BITS] = on ? 0u : BITS_CLEAN; /* the first kernel zeroed them */
-    if (!on) return;
-    const idx_t count = (idx_t)out_count, plane = DIM(out_sizes, 2) * DIM(out_sizes, 3);
-    volatile __global uint *marks = scratch + count;
-    uint bad = 0, shared = 0;
-    FOR_ROWS(in_sizes)
-    const idx_t k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3);
-    for (idx_t w = w0; w < w1; w++) {
-        const idx_t v = load_flat(indices, I_AT(w), nc, plane, count);
-        if (v == count) {
-            bad = 1;
-            continue;
-        }
-        const uint bit = 1u << (v & 31);
-        shared |= atomic_or(&marks[v >> 5], bit) & bit;
-        y[flat_offset(v, out_sizes, y_strides)] = x[X_AT(w)];
-    }
-    END_ROWS
-    if (bad) atomic_max(&status[ST_OUT_OF_RANGE], gen);
-    if (shared) atomic_max(&status[ST_MARKED], gen);
-}
-#endif
-
-__kernel void claim(UNPOOL_ARGS)
-{
-#if MARK
-    if (status[ST_MARKED] != gen) return; /* mark wrote every element, no duplicates */
-#else
-    GENERAL_GATE
-#endif
-    const idx_t count = (idx_t)out_count, plane = DIM(out_sizes, 2) * DIM(out_sizes, 3);
-    uint bad = 0, shared = 0;
-    FOR_ROWS(in_sizes)
-    const idx_t k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3);
-    for (idx_t w = w0; w < w1; w++) {
-        const idx_t v = load_flat(indices, I_AT(w), nc, plane, count);
-        if (v == count) {
-            bad = 1;
-            continue;
-        }
-        const uint mine = base + (uint)(k0 + w) + 1, before = atomic_max(&scratch[v], mine);
-        shared |= before > base;
-#if !MARK /* with MARK, mark wrote every element already */
-        if (before < mine) y[flat_offset(v, out_sizes, y_strides)] = x[X_AT(w)];
-#endif
-    }
-    END_ROWS
-    if (bad) atomic_max(&status[ST_OUT_OF_RANGE], gen);
-    if (shared) atomic_max(&status[ST_DUPLICATES], gen);
-}
-
-/* General path, 3 of 3, only after duplicates: the largest position naming an
- * element writes it again. */
-__kernel void place(UNPOOL_ARGS)
-{
-    if (status[ST_DUPLICATES] != gen) return;
-    const idx_t count = (idx_t)out_count, plane = DIM(out_sizes, 2) * DIM(out_sizes, 3);
-    FOR_ROWS(in_sizes)
-    const idx_t k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3);
-    for (idx_t w = w0; w < w1; w++) {
-        const idx_t v = load_flat(indices, I_AT(w), nc, plane, count);
-        if (v != count && scratch[v] == base + (uint)(k0 + w) + 1)
-            y[flat_offset(v, out_sizes, y_strides)] = x[X_AT(w)];
-    }
     END_ROWS
 }
 
@@ -869,10 +747,10 @@ __kernel void place(UNPOOL_ARGS)
  * row g's word t + pad .. word t + 1): with evenly spread indices the
  * buckets' sizes are alike, and streams a multiple of 4 KiB apart would share
  * one set of the L1 cache (measured: 14 ms against 1.3 ms for bucket on PoCL). */
-#define ST_TILE_SHIFT 8
-#define ST_GROUPS 9
-#define ST_TILES 10
-#define ST_PAD 11
+#define ST_TILE_SHIFT 3
+#define ST_GROUPS 4
+#define ST_TILES 5
+#define ST_PAD 6
 
 inline idx_t bucket_rounded(dims4 in_sizes, volatile __global const uint *status)
 {

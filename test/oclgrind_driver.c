@@ -302,10 +302,9 @@ static void unpool_cases(void)
                 uint8_t idx_data[18 * 8];
                 for (int k = 0; k < 18; k++) {
                     uint64_t v = (uint64_t)(k / 9) * 36 + (uint64_t)(k % 9) * 4 + 1;
-                    /* Same target as element 0 of the channel: from the same row
-                     * (one work-item walks it) and from the next row (another
-                     * work-item: a write-write race, by design, that the verify
-                     * kernel finds and the host resolves). */
+                    /* Same target as element 0 of the channel, from the same row
+                     * and from the next (the serial plan: one work-item writes
+                     * them in input order). */
                     if (kind == 1 && (k % 9 == 1 || k % 9 == 3))
                         v = (uint64_t)(k / 9) * 36 + 1;
                     if (kind == 2 && k == 5)
@@ -325,9 +324,9 @@ static void unpool_cases(void)
 /* MaxUnpooling past the serial plan (input > 4096 elements): the windows plan
  * (its vector form for KW = 2 with packed tensors, a chunk of 40 leaving a
  * tail after the vector steps) with indices in their windows, one outside (the
- * gated claim runs), duplicates across windows (claim and place run; claim's
- * writes to the shared elements race by design, place rewrites them) and one
- * out of range; the general plan (output W not a multiple) with duplicates; and
+ * gated pool, bucket and tiles run), duplicates across windows (bucket and tiles
+ * write them: one work-item per output tile, no race) and one out of range; the
+ * general plan (output W not a multiple) with duplicates; and
  * the pool plan alone (output H not a multiple, pool's vector form for 1-byte
  * elements) with indices in their cells. */
 static void unpool_plan_cases(void)
@@ -347,7 +346,7 @@ static void unpool_plan_cases(void)
                 clops_tensor_desc out = {t, {N, C, oh, ow}, NULL};
                 for (uint64_t k = 0; k < COUNT; k++) {
                     /* In window k, or where the index one row up points (another
-                     * work-item's row: claim's writes there race, by design). */
+                     * work-item's row). */
                     const uint64_t j = (kind == 2 || general) && k % 3 == 1 && k >= W ? k - W : k;
                     const uint64_t w = j % W, h = j / W % H, nc = j / W / H;
                     uint64_t v = (nc * oh + 2 * h + (j >> 1 & 1)) * ow + 2 * w + (j & 1);

@@ -4,8 +4,8 @@
  *   windows  output H, W multiples of the input's: every index inside its own
  *            window (on each window border), one outside, one out of range;
  *   pool     H or W not a multiple (test_unpool_pools covers it on real pools);
- *   general  output smaller than the input, duplicates with different values, also
- *            across the wrap of the claims' base;
+ *   general  output smaller than the input, duplicates with different values;
+ *            also the windows plan across the wrap of the status words' generations;
  *   serial   a small input (one work-item scatters in order), alone or after clear;
  * and the asynchronous status: clops_operator_execute returns at once (also
  * behind an unsignalled user event) and clops_operator_last_status reports bad
@@ -14,7 +14,7 @@
  */
 #include "test_unpool_common.h"
 
-#include "ops/ops.h" /* test_claims_wrap sets an operator's claim base */
+#include "ops/ops.h" /* test_generation_wrap sets an operator's generation */
 
 /* Input {2, 3, 24, 40} (5760 elements) into windows of KH x KW = 2 x 3. */
 #define IN_N 2
@@ -189,40 +189,53 @@ START_TEST(test_general_duplicates)
 }
 END_TEST
 
-/* Claims carry a base that grows by the input's element count per execution and
- * wraps after ~2^32 claims (the scratch buffer is zeroed then): start an
- * operator just below the wrap, alternate two index sets whose duplicates name
- * the same elements, and compare each execution with the reference. */
-START_TEST(test_claims_wrap)
+/* Each execution's status words carry a generation number; when it would wrap,
+ * the words are zeroed first (max_unpooling.c enqueue_chain). Start a windows
+ * and pool operator just below the wrap and run index sets in turn across it:
+ * in their windows (windows alone), duplicates across windows (pool, then bucket
+ * and tiles) and one out of range (reported): each result and status must be
+ * this execution's, whatever the words held from before the wrap. */
+START_TEST(test_generation_wrap)
 {
-    if (tc_skip_without_device("test_claims_wrap"))
+    if (tc_skip_without_device("test_generation_wrap"))
         return;
-    const uint32_t in[4] = {IN_N, IN_C, IN_H, IN_W}, out[4] = {IN_N, IN_C, 10, 10};
+    enum { OH = IN_H * KH, OW = IN_W * KW, OUT_COUNT = IN_N * IN_C * OH * OW };
+    const uint32_t in[4] = {IN_N, IN_C, IN_H, IN_W}, out[4] = {IN_N, IN_C, OH, OW};
     clops_tensor_desc tx = {CLOPS_DATA_TYPE_UINT32, {IN_N, IN_C, IN_H, IN_W}, NULL};
     clops_tensor_desc ti = {CLOPS_DATA_TYPE_UINT32, {IN_N, IN_C, IN_H, IN_W}, NULL};
-    clops_tensor_desc ty = {CLOPS_DATA_TYPE_UINT32, {IN_N, IN_C, 10, 10}, NULL};
+    clops_tensor_desc ty = {CLOPS_DATA_TYPE_UINT32, {IN_N, IN_C, OH, OW}, NULL};
     clops_max_unpooling_desc ud = {&tx, &ti, &ty, CLOPS_INDICES_FLAT};
     clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &ud};
-    clops_operator *op = tc_create(tc_dev_ctx, &desc, "claims wrap", "device");
-    uint32_t x[IN_COUNT], idx[2][IN_COUNT], y[600], want[600];
+    clops_operator *op = tc_create(tc_dev_ctx, &desc, "generation wrap", "device");
+    static uint32_t x[IN_COUNT], idx[3][IN_COUNT], y[OUT_COUNT], want[OUT_COUNT];
+    uint64_t flat[IN_COUNT];
     tc_fill_random(x, sizeof x, 4242u);
-    uint64_t s = 77u;
-    for (int set = 0; set < 2; set++)
-        for (uint32_t k = 0; k < IN_COUNT; k++)
-            idx[set][k] = (uint32_t)(tc_rng_next(&s) % 600);
-    op->unpool.claims = UINT32_MAX - 2 * IN_COUNT - 5; /* the second execution wraps */
-    for (int run = 0; run < 5; run++) {
-        const uint32_t *ix = idx[run % 2];
+    border_indices(&win_shapes[0], OH, OW, flat);
+    for (uint32_t k = 0; k < IN_COUNT; k++) {
+        idx[0][k] = (uint32_t)flat[k];
+        idx[1][k] = (uint32_t)(k % 3 == 1 ? flat[k - 1] : flat[k]);
+        idx[2][k] = k == IN_COUNT / 2 ? OUT_COUNT : (uint32_t)flat[k];
+    }
+    static const int order[10] = {0, 1, 2, 1, 0, 1, 2, 0, 1, 1}; /* the wrap after the fourth */
+    static const char *const what[3] = {"in windows", "duplicates across windows", "one out of range"};
+    op->unpool.gen = UINT32_MAX - 4;
+    for (int run = 0; run < 10; run++) {
+        const int set = order[run];
         ref_tensor rx, ri, ry;
         memset(want, 0, sizeof want);
         ref_tensor_init(&rx, x, sizeof *x, in, NULL);
-        ref_tensor_init(&ri, (void *)(uintptr_t)ix, sizeof *ix, in, NULL);
+        ref_tensor_init(&ri, idx[set], sizeof *idx[set], in, NULL);
         ref_tensor_init(&ry, want, sizeof *want, out, NULL);
-        ck_assert_int_eq(ref_max_unpooling(&rx, &ri, REF_INDEX_UINT32, &ry), 0);
-        clops_host_buffers hb = {x, sizeof x, ix, sizeof idx[0], y, sizeof y};
-        ck_assert_int_eq(clops_operator_execute_host(op, &hb), CLOPS_SUCCESS);
-        tc_check_bytes(y, want, sizeof y, sizeof *y, "claims around the wrap of their base", "execute_host");
+        ck_assert_int_eq(ref_max_unpooling(&rx, &ri, REF_INDEX_UINT32, &ry), set == 2);
+        clops_host_buffers hb = {x, sizeof x, idx[set], sizeof idx[set], y, sizeof y};
+        const clops_status st = clops_operator_execute_host(op, &hb);
+        const clops_status want_st = set == 2 ? CLOPS_ERROR_INDEX_OUT_OF_RANGE : CLOPS_SUCCESS;
+        ck_assert_msg(st == want_st, "execution %d (%s) around the generation wrap: %s, want %s", run, what[set],
+                      clops_status_name(st), clops_status_name(want_st));
+        if (set != 2)
+            tc_check_bytes(y, want, sizeof y, sizeof *y, what[set], "execute_host around the generation wrap");
     }
+    ck_assert_msg(op->unpool.gen == 6, "generation %u after the wrap, want 6", (unsigned)op->unpool.gen);
     clops_operator_free(op);
 }
 END_TEST
@@ -350,7 +363,7 @@ static Suite *plans_suite(void)
     tcase_add_loop_test(tc, test_windows_edges, 0, (int)(NUM_PLAN_TYPES * 3 * NUM_WIN_SHAPES));
     tc = tc_suite_case(s, "duplicates", -1);
     tcase_add_loop_test(tc, test_general_duplicates, 0, (int)(NUM_PLAN_TYPES * 3));
-    tcase_add_test(tc, test_claims_wrap);
+    tcase_add_test(tc, test_generation_wrap);
     tc = tc_suite_case(s, "async_status", -1);
     tcase_add_loop_test(tc, test_behind_user_event, 0, (int)(sizeof async_cases / sizeof async_cases[0]));
     return s;

@@ -6,16 +6,19 @@
  *            in all) or after the clear kernel;
  *   windows  output H and W are multiples of the input's (what a non-overlapping
  *            max pool produces): the windows kernel writes every output element
- *            once and checks that each index lies in its own window; claim and
- *            place follow it, gated: they return at once unless it found an
- *            index outside its window, and then write every element an index
- *            names (every other one is already zero);
- *   general  any other shape: clear, claim, place (max_unpooling.cl).
- * The general path is deterministic on every device: the largest (last in
- * row-major order) input position naming an output element wins, decided by an
- * atomic_max per element in the operator's scratch buffer, not by write order.
- * Claims carry a base that grows with every execution, so the scratch buffer
- * needs zeroing only when that base would wrap (max_unpooling.cl).
+ *            once and checks that each index lies in its own window; pool
+ *            follows it where the cells allow, gated on an index outside its
+ *            window (shape_plan);
+ *   pool     output H and W near a small multiple of the input's (an
+ *            overlapping max pool): the pool kernel gathers every output element
+ *            from its candidates and checks each index's neighbourhood;
+ *   general  bucket, then tiles, after windows or pool (gated: they return at
+ *            once unless an index was outside its window or neighbourhood) or
+ *            alone for any other shape (max_unpooling.cl BUCKET).
+ * The general path is deterministic on every device: bucket keeps each tile's
+ * entries in input order and one work-item writes each tile whole, so the
+ * largest (last in row-major order) input position naming an output element
+ * wins, with no atomics; its scratch needs no clearing between executions.
  *
  * While programs are listed (clops kernels list), list_plans names the program
  * of every plan any shape could choose, from the same rule (plan_options).
@@ -57,12 +60,12 @@
  * long (bucket_plan): 64 bytes of indices. */
 #define BUCKET_PAD 16u
 /* Kernel arguments (max_unpooling.cl UNPOOL_ARGS). */
-enum { ARG_X, ARG_INDICES, ARG_Y, ARG_STATUS, ARG_SCRATCH, ARG_DIMS, ARG_COUNT = ARG_DIMS + 5, ARG_GEN, ARG_BASE };
+enum { ARG_X, ARG_INDICES, ARG_Y, ARG_STATUS, ARG_SCRATCH, ARG_DIMS, ARG_COUNT = ARG_DIMS + 5, ARG_GEN };
 /* Status words (max_unpooling.cl ST_*). */
-enum { ST_GENERAL, ST_OUT_OF_RANGE, ST_DUPLICATES, ST_POOL, ST_MARKED, ST_BITS, ST_WORDS };
+enum { ST_GENERAL, ST_OUT_OF_RANGE, ST_POOL, ST_WORDS };
 /* After the status words in the same buffer, set once here (max_unpooling.cl
- * ST_TILE_SHIFT): the bucketed path's tile shift, bucket work-items, tiles. */
-enum { ST_TILE_SHIFT = 8, ST_GROUPS, ST_TILES, ST_PAD, ST_BUFFER_WORDS };
+ * ST_TILE_SHIFT): the bucketed path's tile shift, bucket work-items, tiles, pad. */
+enum { ST_TILE_SHIFT = ST_WORDS, ST_GROUPS, ST_TILES, ST_PAD, ST_BUFFER_WORDS };
 
 unsigned clops_unpool_tile_shift;
 
@@ -85,13 +88,6 @@ static uint64_t pool_step(uint64_t in, uint64_t out)
 static bool serial_plan(const clops_op_params *p)
 {
     return p->input.count <= SERIAL_MAX;
-}
-
-/* Scratch words: a claim per output element, then (MARK plans) a mark bit per
- * output element. */
-static uint64_t scratch_words(const clops_op_params *p, bool mark)
-{
-    return p->output.count + (mark ? (p->output.count + 31) / 32 : 0);
 }
 
 /* Compute units of the operator's device (1 if it does not say). */
@@ -183,10 +179,10 @@ static clops_status new_buffer(clops_operator *op, uint64_t bytes, const void *i
     return clops_fail_cl(err, what);
 }
 
-/* Creates the scratch buffer, all zero. */
-static clops_status zeroed_scratch(clops_operator *op, bool mark, const bucket_layout *bl)
+/* Creates the bucketed path's scratch buffer (bucket_plan), all zero. */
+static clops_status zeroed_scratch(clops_operator *op, const bucket_layout *bl)
 {
-    const uint64_t want = bl->bytes ? bl->bytes : scratch_words(&op->params, mark) * sizeof(cl_uint);
+    const uint64_t want = bl->bytes;
     const size_t bytes = want <= SIZE_MAX ? (size_t)want : 0;
     /* The bucketed path writes before it reads and needs no zeros, but Oclgrind
      * 21.10 then reports its counters as uninitialised on buffers after the
@@ -199,13 +195,13 @@ static clops_status zeroed_scratch(clops_operator *op, bool mark, const bucket_l
     op->unpool.scratch =
         clCreateBuffer(op->ctx->cl_ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, zeros, &err);
     free(zeros);
-    return op->unpool.scratch ? CLOPS_SUCCESS : clops_fail_cl(err, "clCreateBuffer(MaxUnpooling claims)");
+    return op->unpool.scratch ? CLOPS_SUCCESS : clops_fail_cl(err, "clCreateBuffer(MaxUnpooling scratch)");
 }
 
 /* A plan's shape-dependent choices (the header's plans), from which its build
  * options follow (plan_options). */
 typedef struct unpool_plan {
-    bool serial, serial_fills, windows, pool, vec, mark, bucket;
+    bool serial, serial_fills, windows, pool, vec, bucket;
     uint64_t kh, kw, sh, sw; /* windows: output rows (columns) per input row (column); pool: its cell */
 } unpool_plan;
 
@@ -234,13 +230,9 @@ static unpool_plan make_plan(const clops_operator *op, bool serial, bool serial_
     pl.pool = !serial && sh && sw;
     pl.sh = pl.pool ? sh : 0, pl.sw = pl.pool ? sw : 0;
     pl.vec = pl.pool && pool_vec(op, sh, sw, even_width);
-    /* The general path starts with mark (distinct indices need no claims) unless
-     * windows and pool both run first (four launches at most). */
-    pl.mark = !serial && !(pl.windows && pl.pool);
-    /* The bucketed general path (bucket, tiles) instead, on every device:
-     * measured faster than mark and claim (notes/max_unpooling.md, scatdev). */
+    /* The bucketed general path (bucket, tiles), on every device: measured
+     * faster than the claims it replaced (notes/max_unpooling.md, scatdev). */
     pl.bucket = !serial;
-    pl.mark = pl.mark && !pl.bucket;
     return pl;
 }
 
@@ -266,11 +258,11 @@ static void plan_options(const clops_operator *op, const unpool_plan *pl, char *
     const clops_op_params *p = &op->params;
     int n = snprintf(buf, size,
                      "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DIN_PACKED=%d -DOUT_PACKED=%d -DCHUNK=%uu "
-                     "-DGATED=%d -DSERIAL_FILLS=%d -DINT64_OK=%d -DPER_PLANE=%d -DPOOL_GATED=%d -DMARK=%d -DBUCKET=%d",
+                     "-DGATED=%d -DSERIAL_FILLS=%d -DINT64_OK=%d -DPER_PLANE=%d -DPOOL_GATED=%d -DBUCKET=%d",
                      p->input.elem_size, op->offset_64, p->indices.elem_size, p->input.packed && p->indices.packed,
                      p->output.packed, op->chunk, pl->windows || pl->pool, pl->serial_fills,
                      op->ctx->info.has_int64, p->indices_layout == CLOPS_INDICES_PER_PLANE, pl->windows && pl->pool,
-                     pl->mark, pl->bucket);
+                     pl->bucket);
     if (pl->windows)
         n += snprintf(buf + n, size - (size_t)n, " -DKH=%lluu -DKW=%lluu", (unsigned long long)pl->kh,
                       (unsigned long long)pl->kw);
@@ -313,20 +305,19 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     const clops_op_params *p = &op->params;
     const unpool_plan pl = shape_plan(op);
     const bool serial = pl.serial, serial_fills = pl.serial_fills, windows = pl.windows, pool = pl.pool;
-    const bool mark = pl.mark, bucket = pl.bucket;
+    const bool bucket = pl.bucket;
     const bool cpu = (op->ctx->info.type & CL_DEVICE_TYPE_CPU) != 0;
     op->offset_64 = !clops_fits_u32(p);
     op->chunk = unpool_chunk(op);
-    op->unpool.bucket = bucket;
     const bucket_layout bl = bucket ? bucket_plan(op) : (bucket_layout){0};
     plan_options(op, &pl, op->options, sizeof op->options);
-    op->kernel_name = serial_fills ? "serial" : windows ? "windows" : pool ? "pool" : bucket && p->input.count ? "bucket" : "clear";
+    op->kernel_name = serial_fills ? "serial" : windows ? "windows" : pool ? "pool" : bucket ? "bucket" : "clear";
     if (p->output.count == 0) return CLOPS_SUCCESS; /* nothing can be written */
     cl_uint words[ST_BUFFER_WORDS] = {0};
     words[ST_TILE_SHIFT] = bl.shift, words[ST_GROUPS] = (cl_uint)bl.groups, words[ST_TILES] = (cl_uint)bl.tiles;
     words[ST_PAD] = bl.pad;
     clops_status st = new_buffer(op, sizeof words, words, &op->unpool.status);
-    if (st == CLOPS_SUCCESS && !serial) st = zeroed_scratch(op, mark, &bl);
+    if (st == CLOPS_SUCCESS && bucket) st = zeroed_scratch(op, &bl);
     cl_program program;
     if (st == CLOPS_SUCCESS)
         st = clops_program_get(op->ctx, "max_unpooling.cl", op->options, &program, &op->program_origin);
@@ -344,21 +335,16 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     const uint64_t bucket_items[3] = {bl.groups, 1, 1}, tile_items[3] = {bl.tiles < cap ? bl.tiles : cap, 1, 1};
     static const size_t row_local[3] = {1, 1, 1};
     const size_t *local = cpu ? row_local : NULL;
-    const bool input = p->input.count != 0;
-    if (windows) st = clops_operator_add_launch(op, program, "windows", 1, in_items, local);
-    if (st == CLOPS_SUCCESS && pool) st = clops_operator_add_launch(op, program, "pool", 1, in_items, local);
-    if (st == CLOPS_SUCCESS && bucket && input) {
-        st = clops_operator_add_launch(op, program, "bucket", 1, bucket_items, local);
-        if (st == CLOPS_SUCCESS) st = clops_operator_add_launch(op, program, "tiles", 1, tile_items, local);
+    if (serial) { /* after clear: a serial plan whose output serial does not fill */
+        st = clops_operator_add_launch(op, program, "clear", 1, out_items, local);
+        if (st == CLOPS_SUCCESS && p->input.count) st = clops_operator_add_launch(op, program, "serial", 1, one, NULL);
         return st;
     }
-    if (st == CLOPS_SUCCESS && !windows && !pool) st = clops_operator_add_launch(op, program, "clear", 1, out_items, local);
-    if (st == CLOPS_SUCCESS && serial && input) st = clops_operator_add_launch(op, program, "serial", 1, one, NULL);
-    if (st == CLOPS_SUCCESS && mark && input) st = clops_operator_add_launch(op, program, "mark", 1, in_items, local);
-    if (st == CLOPS_SUCCESS && !serial && input)
-        st = clops_operator_add_launch(op, program, "claim", 1, in_items, local);
-    if (st == CLOPS_SUCCESS && !serial && input)
-        st = clops_operator_add_launch(op, program, "place", 1, in_items, local);
+    /* Every other plan has more than SERIAL_MAX input elements (shape_plan). */
+    if (windows) st = clops_operator_add_launch(op, program, "windows", 1, in_items, local);
+    if (st == CLOPS_SUCCESS && pool) st = clops_operator_add_launch(op, program, "pool", 1, in_items, local);
+    if (st == CLOPS_SUCCESS) st = clops_operator_add_launch(op, program, "bucket", 1, bucket_items, local);
+    if (st == CLOPS_SUCCESS) st = clops_operator_add_launch(op, program, "tiles", 1, tile_items, local);
     return st;
 }
 
@@ -433,9 +419,9 @@ static bool event_failed(cl_event e)
  * failed, a command the device lost) is not chained on: OpenCL would fail every
  * later execution with it (PoCL never runs them). The next execution chains on
  * what that one chained on instead - an earlier execution that may still run
- * on an out-of-order queue, using the status words and the claims - unless it
- * failed too, and zeroes the words and the claims first (enqueue_chain's wrap
- * path), since a failed zero fill may have left them stale. */
+ * on an out-of-order queue, using the status words and the scratch - unless it
+ * failed too, and zeroes the words first (enqueue_chain's wrap path), since a
+ * failed zero fill may have left them stale. */
 static void drop_failed_last(clops_operator *op)
 {
     if (!op->unpool.last || !event_failed(op->unpool.last)) return;
@@ -444,7 +430,6 @@ static void drop_failed_last(clops_operator *op)
     if (earlier && event_failed(earlier)) clReleaseEvent(earlier), earlier = NULL;
     clops_max_unpooling_record(op, earlier, 0); /* its reference moves to `last` */
     op->unpool.gen = UINT32_MAX;
-    op->unpool.claims = UINT32_MAX;
 }
 
 /* Enqueues the launches after the wait list, each after the one before (the
@@ -462,29 +447,9 @@ static clops_status enqueue_chain(clops_operator *op, cl_uint nwait, const cl_ev
         if (err != CL_SUCCESS) return clops_fail_cl(err, "clEnqueueFillBuffer(status words)");
         op->unpool.gen = 0;
     }
-    /* This execution's claims are base + 1 .. base + input count (< 2^32: larger
-     * inputs run on the host); every earlier one is at most base. */
-    const cl_uint count = (cl_uint)op->params.input.count;
-    cl_uint base = op->unpool.claims;
-    if (op->unpool.scratch && !op->unpool.bucket && base > UINT32_MAX - count) { /* claims wrap: zero them first */
-        cl_event after = NULL;
-        const cl_int err = clEnqueueFillBuffer(op->ctx->queue, op->unpool.scratch, &zero, sizeof zero, 0,
-                                               (size_t)op->params.output.count * sizeof zero, prev ? 1 : nwait,
-                                               prev ? &prev : nwait ? wait : NULL, &after);
-        if (err != CL_SUCCESS) {
-            *last = prev;
-            return clops_fail_cl(err, "clEnqueueFillBuffer(MaxUnpooling claims)");
-        }
-        if (prev) clReleaseEvent(prev);
-        prev = after;
-        base = 0;
-    }
-    op->unpool.claims = base + count;
     op->unpool.gen++;
-    for (unsigned i = 0; st == CLOPS_SUCCESS && i < op->num_launches; i++) {
+    for (unsigned i = 0; st == CLOPS_SUCCESS && i < op->num_launches; i++)
         st = clops_set_arg(op->launches[i].kernel, ARG_GEN, sizeof(cl_uint), &op->unpool.gen);
-        if (st == CLOPS_SUCCESS) st = clops_set_arg(op->launches[i].kernel, ARG_BASE, sizeof(cl_uint), &base);
-    }
     for (unsigned i = 0; st == CLOPS_SUCCESS && i < op->num_launches; i++) {
         cl_event next = NULL;
         st = prev ? clops_enqueue_launch(op, &op->launches[i], 1, &prev, &next)

@@ -42,10 +42,8 @@ struct clops_operator {
     bool block_arg;              /* DepthToSpace/SpaceToDepth: the block size is a kernel argument */
     struct {                     /* MaxUnpooling's device state (max_unpooling.c) */
         cl_mem status;           /* status words the kernels raise */
-        cl_mem scratch;          /* one uint per output element: the general path's claims */
+        cl_mem scratch;          /* the general path's buckets (bucket_plan), NULL for serial */
         cl_uint gen;             /* generation number of the last execution */
-        cl_uint claims;          /* every claim in scratch is at most this (max_unpooling.cl) */
-        bool bucket;             /* the general path is bucket, tiles: scratch holds no claims */
         cl_event last;           /* the last execution's final event (retained), or NULL */
         cl_event chained;        /* the event `last`'s execution chained on (retained), or NULL */
         uint64_t bad;            /* without `last`: bad indices the host counted */

@@ -23,10 +23,10 @@ grep -v '^#' "$work/list.txt" | grep -q -- '-DBLOCK=' && fail "--block-arg liste
 grep -q 'depth_space.cl .*-DBLOCK_ARG=1' "$work/list.txt" || fail "no block-argument program listed"
 grep -q 'max_unpooling.cl' "$work/list.txt" || fail "no MaxUnpooling program listed"
 # What this run builds offline: every depth/space program, and of MaxUnpooling's (every plan of
-# every shape: 2524 on PoCL's CPU device, ~25 min to build) the serial plan's (no GATED, no MARK),
+# every shape: 2524 on PoCL's CPU device, ~25 min to build) the serial plan's (no GATED, no BUCKET),
 # the only plan conformance --quick's small MaxUnpooling inputs choose; were another needed, step 5
 # fails (--fallback never). test_cli_kernels checks the whole list against built programs.
-grep -v '^#' "$work/list.txt" | grep -v -E '^max_unpooling.cl .*-DGATED=1|^max_unpooling.cl .*-DMARK=1' \
+grep -v '^#' "$work/list.txt" | grep -v -E '^max_unpooling.cl .*-DGATED=1|^max_unpooling.cl .*-DBUCKET=1' \
   >"$work/build-list.txt"
 n=$(grep -c . "$work/build-list.txt")
 grep -q '^max_unpooling.cl .*-DSERIAL_FILLS=1' "$work/build-list.txt" || fail "no serial MaxUnpooling program listed"
