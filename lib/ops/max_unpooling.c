@@ -287,7 +287,9 @@ static unpool_plan shape_plan(const clops_operator *op)
     unpool_plan pl = make_plan(op, serial_plan(p), p->output.count <= SERIAL_MAX, windows ? out[2] / in[2] : 0,
                                windows ? out[3] / in[3] : 0, pool_step(in[2], out[2]), pool_step(in[3], out[3]),
                                out[3] % 2 == 0);
-    return !pl.serial && planes_plan(op) ? with_planes(pl) : pl;
+    /* planes where pool would run, and for shapes with neither windows nor pool;
+     * windows wider than a pool's cell keep windows alone (as listed). */
+    return !pl.serial && (pl.pool || !pl.windows) && planes_plan(op) ? with_planes(pl) : pl;
 }
 
 /* The build options of plan `pl` (op->options). */
