@@ -27,6 +27,9 @@
  *   -DPOOL_GATED=1|0         1: windows runs first and pool only after an index
  *                            outside its window (status[ST_POOL]); windows skips
  *                            itself while the last execution needed pool (WINDOWS_SKIP)
+ *   -DPLANES=1|0             1: the planes kernel (CPU devices, packed, indices inside
+ *                            their own plane) instead of pool (after windows, gated
+ *                            like pool, for exact multiples)
  *   -DBUCKET=1|0             1 (every plan but serial): the general path bucket, then
  *                            tiles (entries bucketed by output tile in scratch, each
  *                            tile written whole); 0: serial, alone or after clear
@@ -716,6 +719,41 @@ __kernel void pool(UNPOOL_ARGS)
     if (outside) atomic_max(&status[ST_GENERAL], gen);
 }
 #endif /* SH */
+
+#if PLANES
+/* ---- planes: CPU devices, indices that stay inside their own (n, c) plane ------------------------
+ * Every index a max pool gives (any kernel, stride, padding) names an element of
+ * its own plane. Each work-item takes a contiguous run of planes and, plane
+ * after plane, zero-fills the output plane and writes the plane's inputs into it
+ * in input order (the last writer wins), while the plane stays in the CPU's
+ * cache: one pass, no atomics, no index arithmetic beyond a subtraction. An index
+ * outside its plane (out of range included) is written nowhere here and raises
+ * status[ST_GENERAL]: the bucketed general path behind it rewrites the whole
+ * output, with the same bits. Packed tensors only. */
+__kernel void planes(UNPOOL_ARGS)
+{
+#if POOL_GATED
+    if (status[ST_POOL] != gen) return; /* windows found every index in its window */
+#endif
+    GENERAL_SKIP
+    const idx_t per_in = DIM(in_sizes, 2) * DIM(in_sizes, 3), plane = DIM(out_sizes, 2) * DIM(out_sizes, 3);
+    const idx_t count = (idx_t)out_count, planes = DIM(in_sizes, 0) * DIM(in_sizes, 1);
+    const idx_t run = (planes + get_global_size(0) - 1) / get_global_size(0);
+    const idx_t p0 = min(planes, (idx_t)get_global_id(0) * run), p1 = min(planes, p0 + run);
+    uint outside = 0;
+    for (idx_t nc = p0; nc < p1; nc++) {
+        __global elem_t *restrict yp = y + nc * plane;
+        for (idx_t v = 0; v < plane; v++) yp[v] = (elem_t)(0);
+        const idx_t k0 = nc * per_in, first = PLANE_BASE(nc, plane);
+        for (idx_t k = k0; k < k0 + per_in; k++) {
+            const idx_t i = load_index(indices, k, INDEX_LIMIT(plane, count)) - first; /* wraps below the plane */
+            if (i < plane) yp[i] = x[k];
+            else outside = 1;
+        }
+    }
+    if (outside) atomic_max(&status[ST_GENERAL], gen);
+}
+#endif
 
 /* Serial plans whose output is too large for serial to fill: zero the output
  * first (the other plans' kernels write every output element themselves). */

@@ -371,5 +371,6 @@ static Suite *plans_suite(void)
 
 int main(void)
 {
+    clops_unpool_planes = CLOPS_PLANES_NEVER; /* these plans on every device (test_unpool_pools runs planes) */
     return tc_main(plans_suite());
 }

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 
 #include "test_unpool_common.h"
+#include "ops/ops.h" /* clops_unpool_planes, the test seam of the planes plan */
 
 typedef struct pool_shape {
     const char *what;
@@ -175,8 +176,10 @@ START_TEST(test_real_pools)
     if (s->s < s->k && s->h > 1)
         ck_assert_msg(has_duplicates(pc.flat, pc.count), "%s: test bug, no duplicates", what);
     const char *plan = plan_of(&pc.c, CLOPS_INDICES_FLAT);
+    /* With planes on, planes takes pool's place (windows stays first). */
+    const char *want = clops_unpool_planes == CLOPS_PLANES_ALWAYS && strcmp(s->plan, "pool") == 0 ? "planes" : s->plan;
     if (plan[0])
-        ck_assert_msg(strcmp(plan, s->plan) == 0, "%s: device plan %s, want %s", what, plan, s->plan);
+        ck_assert_msg(strcmp(plan, want) == 0, "%s: device plan %s, want %s", what, plan, want);
     up_run(&pc.c, pc.x, pc.idx, CLOPS_SUCCESS, what);
     free_case(&pc);
 }
@@ -332,17 +335,44 @@ START_TEST(test_repeated_executions)
 }
 END_TEST
 
+/* Every test runs twice: with the planes plan off, so that pool (the GPU's
+ * path) is tested on every device whatever its compute units, and forced on
+ * (max_unpooling.cl planes; an index outside its plane takes the general path).
+ * Checked fixtures: set in the forked child of each test. */
+static void planes_never(void)
+{
+    clops_unpool_planes = CLOPS_PLANES_NEVER;
+}
+
+static void planes_always(void)
+{
+    clops_unpool_planes = CLOPS_PLANES_ALWAYS;
+}
+
+static void planes_auto(void)
+{
+    clops_unpool_planes = CLOPS_PLANES_AUTO;
+}
+
 static Suite *pools_suite(void)
 {
     Suite *s = suite_create("unpool_pools");
-    TCase *tc = tc_suite_case(s, "real_pools", -1);
-    tcase_add_loop_test(tc, test_real_pools, 0, (int)(NUM_SHAPES * NUM_POOL_TYPES));
-    tc = tc_suite_case(s, "outside", -1);
-    tcase_add_loop_test(tc, test_outside_neighbourhood, 0, (int)(2 * NUM_POOL_TYPES));
-    tc = tc_suite_case(s, "per_plane", -1);
-    tcase_add_loop_test(tc, test_per_plane, 0, (int)(5 * NUM_POOL_TYPES));
-    tc = tc_suite_case(s, "repeated", -1);
-    tcase_add_loop_test(tc, test_repeated_executions, 0, (int)NUM_POOL_TYPES);
+    for (int planes = 0; planes < 2; planes++) {
+        /* Check keeps the name pointers: string literals. */
+        static const char *const names[2][4] = {{"real_pools", "outside", "per_plane", "repeated"},
+                                                {"real_pools_planes", "outside_planes", "per_plane_planes",
+                                                 "repeated_planes"}};
+        const char *const *name = names[planes];
+        TCase *tc[4];
+        for (int k = 0; k < 4; k++) {
+            tc[k] = tc_suite_case(s, name[k], -1);
+            tcase_add_checked_fixture(tc[k], planes ? planes_always : planes_never, planes_auto);
+        }
+        tcase_add_loop_test(tc[0], test_real_pools, 0, (int)(NUM_SHAPES * NUM_POOL_TYPES));
+        tcase_add_loop_test(tc[1], test_outside_neighbourhood, 0, (int)(2 * NUM_POOL_TYPES));
+        tcase_add_loop_test(tc[2], test_per_plane, 0, (int)(5 * NUM_POOL_TYPES));
+        tcase_add_loop_test(tc[3], test_repeated_executions, 0, (int)NUM_POOL_TYPES);
+    }
     return s;
 }
 

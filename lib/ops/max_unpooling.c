@@ -68,6 +68,7 @@ enum { ST_GENERAL, ST_OUT_OF_RANGE, ST_POOL, ST_WORDS };
 enum { ST_TILE_SHIFT = ST_WORDS, ST_GROUPS, ST_TILES, ST_PAD, ST_BUFFER_WORDS };
 
 unsigned clops_unpool_tile_shift;
+int clops_unpool_planes;
 
 static bool windows_shaped(const clops_op_params *p)
 {
@@ -201,7 +202,7 @@ static clops_status zeroed_scratch(clops_operator *op, const bucket_layout *bl)
 /* A plan's shape-dependent choices (the header's plans), from which its build
  * options follow (plan_options). */
 typedef struct unpool_plan {
-    bool serial, serial_fills, windows, pool, vec, bucket;
+    bool serial, serial_fills, windows, pool, vec, bucket, planes;
     uint64_t kh, kw, sh, sw; /* windows: output rows (columns) per input row (column); pool: its cell */
 } unpool_plan;
 
@@ -236,6 +237,34 @@ static unpool_plan make_plan(const clops_operator *op, bool serial, bool serial_
     return pl;
 }
 
+/* Plan pl with planes instead of pool (windows kept: for 2x2 indices the windows
+ * kernel is as fast, and it skips itself while the indices need more). */
+static unpool_plan with_planes(unpool_plan pl)
+{
+    pl.pool = pl.vec = false, pl.sh = pl.sw = 0;
+    pl.planes = true;
+    return pl;
+}
+
+/* The planes plan (max_unpooling.cl planes) on CPU devices: packed tensors with
+ * enough planes to keep every compute unit busy, each output plane small enough
+ * to stay in a core's cache while its inputs are written into it. Measured on
+ * PoCL (notes/max_unpooling.md, planes): 3x3/2/1 pool indices 1.6x and scattered
+ * in-plane indices 2x the pool and bucketed paths; on a GPU one work-item per
+ * plane would idle the device, so there pool stays. */
+#define PLANES_PER_UNIT 2u
+#define PLANE_MAX_BYTES (2u << 20)
+static bool planes_plan(const clops_operator *op)
+{
+    const clops_op_params *p = &op->params;
+    const uint64_t planes = p->input.sizes[0] * p->input.sizes[1];
+    if (clops_unpool_planes == CLOPS_PLANES_NEVER || !p->input.packed || !p->indices.packed || !p->output.packed)
+        return false;
+    return clops_unpool_planes == CLOPS_PLANES_ALWAYS ||
+           ((op->ctx->info.type & CL_DEVICE_TYPE_CPU) && planes >= (uint64_t)compute_units(op) * PLANES_PER_UNIT &&
+            p->output.sizes[2] * p->output.sizes[3] * p->input.elem_size <= PLANE_MAX_BYTES);
+}
+
 /* The plan the operator's shapes choose. Window-shaped: the windows kernel,
  * then pool only if an index is outside its window (windows skips itself while
  * the operator's indices need pool: max_unpooling.cl WINDOWS_SKIP). Measured:
@@ -247,9 +276,12 @@ static unpool_plan shape_plan(const clops_operator *op)
     const clops_op_params *p = &op->params;
     const uint64_t *in = p->input.sizes, *out = p->output.sizes;
     const bool windows = windows_shaped(p);
-    return make_plan(op, serial_plan(p), p->output.count <= SERIAL_MAX, windows ? out[2] / in[2] : 0,
-                     windows ? out[3] / in[3] : 0, pool_step(in[2], out[2]), pool_step(in[3], out[3]),
-                     out[3] % 2 == 0);
+    unpool_plan pl = make_plan(op, serial_plan(p), p->output.count <= SERIAL_MAX, windows ? out[2] / in[2] : 0,
+                               windows ? out[3] / in[3] : 0, pool_step(in[2], out[2]), pool_step(in[3], out[3]),
+                               out[3] % 2 == 0);
+    /* planes where pool would run, and for shapes with neither windows nor pool;
+     * windows wider than a pool's cell keep windows alone (as listed). */
+    return !pl.serial && (pl.pool || !pl.windows) && planes_plan(op) ? with_planes(pl) : pl;
 }
 
 /* The build options of plan `pl` (op->options). */
@@ -258,11 +290,11 @@ static void plan_options(const clops_operator *op, const unpool_plan *pl, char *
     const clops_op_params *p = &op->params;
     int n = snprintf(buf, size,
                      "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DIN_PACKED=%d -DOUT_PACKED=%d -DCHUNK=%uu "
-                     "-DGATED=%d -DSERIAL_FILLS=%d -DINT64_OK=%d -DPER_PLANE=%d -DPOOL_GATED=%d -DBUCKET=%d",
+                     "-DGATED=%d -DSERIAL_FILLS=%d -DINT64_OK=%d -DPER_PLANE=%d -DPOOL_GATED=%d -DBUCKET=%d -DPLANES=%d",
                      p->input.elem_size, op->offset_64, p->indices.elem_size, p->input.packed && p->indices.packed,
-                     p->output.packed, op->chunk, pl->windows || pl->pool, pl->serial_fills,
-                     op->ctx->info.has_int64, p->indices_layout == CLOPS_INDICES_PER_PLANE, pl->windows && pl->pool,
-                     pl->bucket);
+                     p->output.packed, op->chunk, pl->windows || pl->pool || pl->planes, pl->serial_fills,
+                     op->ctx->info.has_int64, p->indices_layout == CLOPS_INDICES_PER_PLANE,
+                     pl->windows && (pl->pool || pl->planes), pl->bucket, pl->planes);
     if (pl->windows)
         n += snprintf(buf + n, size - (size_t)n, " -DKH=%lluu -DKW=%lluu", (unsigned long long)pl->kh,
                       (unsigned long long)pl->kw);
@@ -274,20 +306,25 @@ static void plan_options(const clops_operator *op, const unpool_plan *pl, char *
 /* While programs are listed (api/aot.c): names the program of every plan any
  * shape of the operator's types, layouts and indices layout can choose, after
  * its own: serial (with and without the fill), general, windows up to the pool's
- * cells (each with pool), and pool alone for every cell, of even and odd output
- * width. Windows wider than a pool's cell are named only for the operator's own
+ * cells (each with pool, and on CPU devices with planes instead), planes alone,
+ * and pool alone for every cell, of even and odd output width. Windows wider than a pool's cell are named only for the operator's own
  * shape (clops kernels list --windows). Each request is refused (nothing is built). */
 static void list_plans(const clops_operator *op)
 {
     if (clops_program_list_case(CLOPS_LIST_WIDE_OFFSETS) < 0) return;
-    unpool_plan plans[3 + 3 * POOL_MAX_STEP * POOL_MAX_STEP];
+    unpool_plan plans[4 + 4 * POOL_MAX_STEP * POOL_MAX_STEP];
     size_t n = 0;
     plans[n++] = make_plan(op, true, true, 0, 0, 0, 0, true);
     plans[n++] = make_plan(op, true, false, 0, 0, 0, 0, true);
     plans[n++] = make_plan(op, false, false, 0, 0, 0, 0, true);
+    const bool planes = op->params.input.packed && op->params.indices.packed && op->params.output.packed &&
+                        clops_unpool_planes != CLOPS_PLANES_NEVER &&
+                        ((op->ctx->info.type & CL_DEVICE_TYPE_CPU) || clops_unpool_planes == CLOPS_PLANES_ALWAYS);
+    if (planes) plans[n] = with_planes(plans[n - 1]), n++;
     for (uint64_t a = 1; a <= POOL_MAX_STEP; a++)
         for (uint64_t b = 1; b <= POOL_MAX_STEP; b++) {
             plans[n++] = make_plan(op, false, false, a, b, a, b, b % 2 == 0); /* windows: width b x input's */
+            if (planes) plans[n] = with_planes(plans[n - 1]), n++;
             plans[n++] = make_plan(op, false, false, 0, 0, a, b, true);
             plans[n++] = make_plan(op, false, false, 0, 0, a, b, false);
         }
@@ -311,7 +348,7 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     op->chunk = unpool_chunk(op);
     const bucket_layout bl = bucket ? bucket_plan(op) : (bucket_layout){0};
     plan_options(op, &pl, op->options, sizeof op->options);
-    op->kernel_name = serial_fills ? "serial" : windows ? "windows" : pool ? "pool" : bucket ? "bucket" : "clear";
+    op->kernel_name = serial_fills ? "serial" : windows ? "windows" : pl.planes ? "planes" : pool ? "pool" : bucket ? "bucket" : "clear";
     if (p->output.count == 0) return CLOPS_SUCCESS; /* nothing can be written */
     cl_uint words[ST_BUFFER_WORDS] = {0};
     words[ST_TILE_SHIFT] = bl.shift, words[ST_GROUPS] = (cl_uint)bl.groups, words[ST_TILES] = (cl_uint)bl.tiles;
@@ -342,6 +379,11 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     }
     /* Every other plan has more than SERIAL_MAX input elements (shape_plan). */
     if (windows) st = clops_operator_add_launch(op, program, "windows", 1, in_items, local);
+    if (st == CLOPS_SUCCESS && pl.planes) {
+        const uint64_t planes = p->input.sizes[0] * p->input.sizes[1], cu = compute_units(op);
+        const uint64_t plane_items[3] = {planes < cu * PLANES_PER_UNIT ? planes : cu * PLANES_PER_UNIT, 1, 1};
+        st = clops_operator_add_launch(op, program, "planes", 1, plane_items, local);
+    }
     if (st == CLOPS_SUCCESS && pool) st = clops_operator_add_launch(op, program, "pool", 1, in_items, local);
     if (st == CLOPS_SUCCESS) st = clops_operator_add_launch(op, program, "bucket", 1, bucket_items, local);
     if (st == CLOPS_SUCCESS) st = clops_operator_add_launch(op, program, "tiles", 1, tile_items, local);

@@ -90,6 +90,11 @@ void clops_max_unpooling_release(clops_operator *op);
 /* Test seam: when not 0, the tile shift of MaxUnpooling's bucketed general path
  * (tiles of 2^shift output elements) for operators created after it is set. */
 extern unsigned clops_unpool_tile_shift;
+/* Test seam: MaxUnpooling's planes plan (max_unpooling.cl planes) for operators
+ * created after it is set: CLOPS_PLANES_AUTO (0, the rule), CLOPS_PLANES_NEVER,
+ * or CLOPS_PLANES_ALWAYS (packed tensors, on any device, any number of planes). */
+enum { CLOPS_PLANES_AUTO, CLOPS_PLANES_NEVER, CLOPS_PLANES_ALWAYS };
+extern int clops_unpool_planes;
 clops_status clops_max_unpooling_run_mapped(const clops_op_params *p, const clops_host_buffers *m, uint64_t *bad);
 
 /* ---- the fallback (fallback.c) and the launch helpers (plan.c) ------------------------------ */
