@@ -12,7 +12,12 @@
  *   pool     output H and W near a small multiple of the input's (an
  *            overlapping max pool): the pool kernel gathers every output element
  *            from its candidates and checks each index's neighbourhood;
- *   general  bucket, then tiles, after windows or pool (gated: they return at
+ *   planes   on CPU devices, in pool's place (and for shapes with neither windows
+ *            nor pool), for packed tensors with enough planes: one pass per
+ *            (n, c) plane, zero-fill then the plane's inputs in order, while the
+ *            plane stays in the cache; an index outside its plane raises the
+ *            general path (planes_plan);
+ *   general  bucket, then tiles, after windows, pool or planes (gated: they return at
  *            once unless an index was outside its window or neighbourhood) or
  *            alone for any other shape (max_unpooling.cl BUCKET).
  * The general path is deterministic on every device: bucket keeps each tile's
@@ -307,8 +312,9 @@ static void plan_options(const clops_operator *op, const unpool_plan *pl, char *
  * shape of the operator's types, layouts and indices layout can choose, after
  * its own: serial (with and without the fill), general, windows up to the pool's
  * cells (each with pool, and on CPU devices with planes instead), planes alone,
- * and pool alone for every cell, of even and odd output width. Windows wider than a pool's cell are named only for the operator's own
- * shape (clops kernels list --windows). Each request is refused (nothing is built). */
+ * and pool alone for every cell, of even and odd output width. Windows wider
+ * than a pool's cell are named only for the operator's own shape (clops kernels
+ * list --windows). Each request is refused (nothing is built). */
 static void list_plans(const clops_operator *op)
 {
     if (clops_program_list_case(CLOPS_LIST_WIDE_OFFSETS) < 0) return;
@@ -348,7 +354,12 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     op->chunk = unpool_chunk(op);
     const bucket_layout bl = bucket ? bucket_plan(op) : (bucket_layout){0};
     plan_options(op, &pl, op->options, sizeof op->options);
-    op->kernel_name = serial_fills ? "serial" : windows ? "windows" : pl.planes ? "planes" : pool ? "pool" : bucket ? "bucket" : "clear";
+    op->kernel_name = serial_fills ? "serial"
+                      : windows  ? "windows"
+                      : pl.planes ? "planes"
+                      : pool     ? "pool"
+                      : bucket   ? "bucket"
+                                 : "clear";
     if (p->output.count == 0) return CLOPS_SUCCESS; /* nothing can be written */
     cl_uint words[ST_BUFFER_WORDS] = {0};
     words[ST_TILE_SHIFT] = bl.shift, words[ST_GROUPS] = (cl_uint)bl.groups, words[ST_TILES] = (cl_uint)bl.tiles;
