@@ -1,6 +1,7 @@
 /* program.c - OpenCL programs: sources, build options, one build per context.
  *
- * A program is kernels/clops_common.cl followed by one operator file, built
+ * A program is kernels/clops_common.cl followed by one operator file (and the
+ * file that continues it, if any: continued_files), built
  * with the operator's specialisation as -D options. Each (file, options) pair is
  * built once per context and kept until the context is freed; across processes
  * the device binary comes from the on-disk cache (store/cache_entry.c) when it has one.
@@ -78,27 +79,44 @@ static clops_status build_failure(cl_program program, cl_device_id device, const
                       clops_status_name(err), log);
 }
 
-/* The program's whole source: clops_common.cl then the operator's file. */
+/* Operator files continued in another file, appended to them in one program
+ * (kept apart only to stay readable). */
+static const struct {
+    const char *name, *continued;
+} continued_files[] = {{"max_unpooling.cl", "max_unpooling_pool.cl"}};
+
+/* The program's whole source: clops_common.cl, the operator's file, and the
+ * file that continues it if any (continued_files), one after another. */
 clops_status clops_program_source(const char *name, char **out, size_t *out_len)
 {
-    char *parts[2] = {NULL, NULL};
-    size_t lens[2] = {0, 0};
-    clops_status st = load_source("clops_common.cl", &parts[0], &lens[0]);
-    if (st == CLOPS_SUCCESS) st = load_source(name, &parts[1], &lens[1]);
+    const char *names[3] = {"clops_common.cl", name, NULL};
+    for (size_t i = 0; i < sizeof continued_files / sizeof continued_files[0]; i++)
+        if (strcmp(continued_files[i].name, name) == 0) names[2] = continued_files[i].continued;
+    const size_t nparts = names[2] ? 3 : 2;
+    char *parts[3] = {NULL, NULL, NULL};
+    size_t lens[3] = {0, 0, 0}, total = 0;
+    clops_status st = CLOPS_SUCCESS;
+    for (size_t i = 0; i < nparts && st == CLOPS_SUCCESS; i++) {
+        st = load_source(names[i], &parts[i], &lens[i]);
+        total += lens[i] + 1; /* and a newline between parts, or the final NUL */
+    }
     if (st == CLOPS_SUCCESS) {
-        *out = malloc(lens[0] + 1 + lens[1] + 1);
+        *out = malloc(total);
         if (!*out) {
-            st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "kernel source of %zu bytes", lens[0] + lens[1]);
+            st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "kernel source of %zu bytes", total);
         } else {
-            memcpy(*out, parts[0], lens[0]);
-            (*out)[lens[0]] = '\n';
-            memcpy(*out + lens[0] + 1, parts[1], lens[1]);
-            *out_len = lens[0] + 1 + lens[1];
-            (*out)[*out_len] = '\0';
+            size_t at = 0;
+            for (size_t i = 0; i < nparts; i++) {
+                memcpy(*out + at, parts[i], lens[i]);
+                at += lens[i];
+                if (i + 1 < nparts) (*out)[at++] = '\n';
+            }
+            (*out)[at] = '\0';
+            *out_len = at;
         }
     }
-    if (parts[0]) CLOPS_SOURCE_FREE(parts[0]);
-    if (parts[1]) CLOPS_SOURCE_FREE(parts[1]);
+    for (size_t i = 0; i < nparts; i++)
+        if (parts[i]) CLOPS_SOURCE_FREE(parts[i]);
     return st;
 }
 
