@@ -186,4 +186,27 @@ static long up_run(const up_case *c, const void *x, const void *indices, clops_s
 }
 
 
+/* 60 executions of one operator on the host buffers of two index sets (20 of
+ * the first, 20 of the second, then alternating), each checked against its
+ * expected output want[k]; name[k] says which set in failure messages. The
+ * plans keep state between executions (which path the last one needed). */
+static inline void up_run_alternating(clops_operator *op, const void *const x[2], size_t x_bytes,
+                                      const void *const idx[2], size_t idx_bytes, const unsigned char *const want[2],
+                                      size_t yb, size_t es, const char *const name[2])
+{
+    unsigned char *got = tc_malloc(yb);
+    for (int run = 0; run < 60; run++) {
+        const int k = run < 20 ? 0 : run < 40 ? 1 : run % 2;
+        clops_host_buffers hb = {x[k], x_bytes, idx[k], idx_bytes, got, yb};
+        tc_fill_sentinel(got, yb);
+        const clops_status st = clops_operator_execute_host(op, &hb);
+        ck_assert_msg(st == CLOPS_SUCCESS, "execution %d: %s (%s)", run, clops_status_name(st),
+                      clops_last_error_message());
+        char what[96];
+        snprintf(what, sizeof what, "execution %d of one operator, %s indices", run, name[k]);
+        tc_check_bytes(got, want[k], yb, es, what, "execute_host");
+    }
+    free(got);
+}
+
 #endif /* CLOPS_TEST_UNPOOL_COMMON_H */

@@ -305,7 +305,7 @@ START_TEST(test_repeated_executions)
     up_describe(&pc[0].c, &d);
     clops_operator *op = tc_create(tc_dev_ctx, &d.desc, "repeated executions", "device");
     const size_t es = tc_type(t)->size, yb = tc_tensor_bytes(&d.y);
-    unsigned char *want[2], *got = tc_malloc(yb);
+    unsigned char *want[2];
     for (int k = 0; k < 2; k++) {
         want[k] = tc_malloc(yb);
         memset(want[k], 0, yb);
@@ -315,19 +315,11 @@ START_TEST(test_repeated_executions)
         ref_tensor_init(&ry, want[k], es, pc[k].c.out_sizes, NULL);
         ck_assert_int_eq(ref_max_unpooling(&rx, &ri, REF_INDEX_UINT32, &ry), 0);
     }
-    for (int run = 0; run < 60; run++) {
-        const int k = run < 20 ? 0 : run < 40 ? 1 : run % 2; /* 20 3x3, 20 2x2, then alternating */
-        clops_host_buffers hb = {pc[k].x, pc[k].count * es, pc[k].idx, pc[k].count * 4, got, yb};
-        tc_fill_sentinel(got, yb);
-        const clops_status st = clops_operator_execute_host(op, &hb);
-        ck_assert_msg(st == CLOPS_SUCCESS, "execution %d: %s (%s)", run, clops_status_name(st),
-                      clops_last_error_message());
-        char what[96];
-        snprintf(what, sizeof what, "execution %d of one operator, %s indices", run, k ? "2x2/2" : "3x3/2");
-        tc_check_bytes(got, want[k], yb, es, what, "execute_host");
-    }
+    const void *const xs[2] = {pc[0].x, pc[1].x}, *const idxs[2] = {pc[0].idx, pc[1].idx};
+    const unsigned char *const wants[2] = {want[0], want[1]};
+    static const char *const names[2] = {"3x3/2", "2x2/2"};
+    up_run_alternating(op, xs, pc[0].count * es, idxs, pc[0].count * 4, wants, yb, es, names);
     clops_operator_free(op);
-    free(got);
     for (int k = 0; k < 2; k++) {
         free(want[k]);
         free_case(&pc[k]);

@@ -261,25 +261,17 @@ START_TEST(test_repeated_executions)
     up_describe(&c, &d);
     clops_operator *op = tc_create(tc_dev_ctx, &d.desc, "repeated executions", "device");
     const size_t yb = tc_tensor_bytes(&d.y);
-    unsigned char *want[2], *got = tc_malloc(yb);
+    unsigned char *want[2];
     for (int k = 0; k < 2; k++) {
         want[k] = tc_malloc(yb);
         memset(want[k], 0, yb);
         ck_assert_int_eq(up_reference(&c, CLOPS_INDICES_FLAT, x, idx[k], want[k]), 0);
     }
-    for (int run = 0; run < 60; run++) {
-        const int k = run < 20 ? 0 : run < 40 ? 1 : run % 2; /* 20 scattered, 20 windows, then alternating */
-        clops_host_buffers hb = {x, n * es, idx[k], n * 4, got, yb};
-        tc_fill_sentinel(got, yb);
-        const clops_status st = clops_operator_execute_host(op, &hb);
-        ck_assert_msg(st == CLOPS_SUCCESS, "execution %d: %s (%s)", run, clops_status_name(st),
-                      clops_last_error_message());
-        char what[96];
-        snprintf(what, sizeof what, "execution %d of one operator, %s indices", run, k ? "2x2 window" : "scattered");
-        tc_check_bytes(got, want[k], yb, es, what, "execute_host");
-    }
+    const void *const xs[2] = {x, x}, *const idxs[2] = {idx[0], idx[1]};
+    const unsigned char *const wants[2] = {want[0], want[1]};
+    static const char *const names[2] = {"scattered", "2x2 window"};
+    up_run_alternating(op, xs, n * es, idxs, n * 4, wants, yb, es, names);
     clops_operator_free(op);
-    free(got);
     for (int k = 0; k < 2; k++) {
         free(want[k]);
         free(idx[k]);
