@@ -259,15 +259,22 @@ static unpool_plan with_planes(unpool_plan pl)
  * plane would idle the device, so there pool stays. */
 #define PLANES_PER_UNIT 2u
 #define PLANE_MAX_BYTES (2u << 20)
+/* Whether any shape of op's layouts can take planes on op's device (the seam included). */
+static bool planes_allowed(const clops_operator *op)
+{
+    const clops_op_params *p = &op->params;
+    return clops_unpool_planes != CLOPS_PLANES_NEVER && p->input.packed && p->indices.packed && p->output.packed &&
+           ((op->ctx->info.type & CL_DEVICE_TYPE_CPU) || clops_unpool_planes == CLOPS_PLANES_ALWAYS);
+}
+
 static bool planes_plan(const clops_operator *op)
 {
     const clops_op_params *p = &op->params;
     const uint64_t planes = p->input.sizes[0] * p->input.sizes[1];
-    if (clops_unpool_planes == CLOPS_PLANES_NEVER || !p->input.packed || !p->indices.packed || !p->output.packed)
-        return false;
-    return clops_unpool_planes == CLOPS_PLANES_ALWAYS ||
-           ((op->ctx->info.type & CL_DEVICE_TYPE_CPU) && planes >= (uint64_t)compute_units(op) * PLANES_PER_UNIT &&
-            p->output.sizes[2] * p->output.sizes[3] * p->input.elem_size <= PLANE_MAX_BYTES);
+    return planes_allowed(op) &&
+           (clops_unpool_planes == CLOPS_PLANES_ALWAYS ||
+            (planes >= (uint64_t)compute_units(op) * PLANES_PER_UNIT &&
+             p->output.sizes[2] * p->output.sizes[3] * p->input.elem_size <= PLANE_MAX_BYTES));
 }
 
 /* The plan the operator's shapes choose. Window-shaped: the windows kernel,
@@ -323,9 +330,7 @@ static void list_plans(const clops_operator *op)
     plans[n++] = make_plan(op, true, true, 0, 0, 0, 0, true);
     plans[n++] = make_plan(op, true, false, 0, 0, 0, 0, true);
     plans[n++] = make_plan(op, false, false, 0, 0, 0, 0, true);
-    const bool planes = op->params.input.packed && op->params.indices.packed && op->params.output.packed &&
-                        clops_unpool_planes != CLOPS_PLANES_NEVER &&
-                        ((op->ctx->info.type & CL_DEVICE_TYPE_CPU) || clops_unpool_planes == CLOPS_PLANES_ALWAYS);
+    const bool planes = planes_allowed(op);
     if (planes) plans[n] = with_planes(plans[n - 1]), n++;
     for (uint64_t a = 1; a <= POOL_MAX_STEP; a++)
         for (uint64_t b = 1; b <= POOL_MAX_STEP; b++) {
