@@ -50,7 +50,13 @@
  * nothing needs clearing between executions.
  *
  * NDRanges: 1-D; each kernel strides over its tensor's row chunks (FOR_ROWS),
- * serial runs on one work-item.
+ * serial runs on one work-item. The global size may be rounded up past the work-items
+ * the host planned (to a multiple of the local size): every kernel takes its share
+ * from the ids it was planned for and gives the others nothing (bucket's layout
+ * counts exactly status[ST_GROUPS] work-items). The host launches enough
+ * work-items that none runs more than about 32768 loop iterations in all
+ * (max_unpooling.c ITEM_LOOP_BUDGET): Mesa's llvmpipe (rusticl) stops a work-item
+ * after 65535 (its loop limiter), silently leaving the rest unwritten.
  */
 #define ST_GENERAL 0
 #define ST_OUT_OF_RANGE 1
@@ -165,6 +171,17 @@ inline idx_t flat_offset(idx_t v, dims4 sizes, dims4 strides)
 #endif
 }
 
+/* Zeroes n elements at p, 16 per loop iteration (bounded loop counts: see the header). */
+inline void zero_fill(__global elem_t *p, idx_t n)
+{
+    idx_t v = 0;
+    for (; v + 16 <= n; v += 16) {
+#pragma unroll
+        for (uint j = 0; j < 16; j++) p[v + j] = (elem_t)(0);
+    }
+    for (; v < n; v++) p[v] = (elem_t)(0);
+}
+
 #define UNPOOL_ARGS                                                                              \
     __global const elem_t *restrict x, __global const void *restrict indices,                    \
         __global elem_t *restrict y, volatile __global uint *restrict status,                    \
@@ -176,10 +193,13 @@ inline idx_t flat_offset(idx_t v, dims4 sizes, dims4 strides)
  * memory): a 1-D launch of any size covers the tensor, and a gated kernel that
  * has nothing to do costs a few work-items, not one per row. Opens a loop body
  * with n, c, h, nc and [w0, w1); END_ROWS closes it. */
-#define FOR_ROWS(sizes)                                                                          \
+#define FOR_ROWS(sizes) FOR_ROWS_OF(sizes, (idx_t)get_global_size(0))
+/* FOR_ROWS over `items_` work-items (ids 0 .. items_-1 take a run each; any others
+ * none), for a layout that depends on how many there are (bucket). */
+#define FOR_ROWS_OF(sizes, items_)                                                               \
     const idx_t chunks_ = (DIM(sizes, 3) + CHUNK - 1) / CHUNK;                                   \
     const idx_t units_ = chunks_ * DIM(sizes, 2) * DIM(sizes, 0) * DIM(sizes, 1);                \
-    const idx_t run_ = (units_ + get_global_size(0) - 1) / get_global_size(0);                   \
+    const idx_t run_ = (units_ + (items_) - 1) / (items_);                                       \
     const idx_t end_ = min(units_, ((idx_t)get_global_id(0) + 1) * run_);                        \
     for (idx_t u_ = (idx_t)get_global_id(0) * run_; u_ < end_; u_++) {                           \
         const idx_t w0 = u_ % chunks_ * CHUNK, h = u_ / chunks_ % DIM(sizes, 2);                 \
@@ -488,6 +508,8 @@ inline idx_t bucket_rounded(dims4 in_sizes, volatile __global const uint *status
 __kernel void bucket(UNPOOL_ARGS)
 {
     GENERAL_GATE
+    const idx_t groups = status[ST_GROUPS];
+    if (get_global_id(0) >= groups) return; /* past the planned work-items: no bounds row */
     const uint shift = status[ST_TILE_SHIFT], pad = status[ST_PAD];
     const idx_t tiles = status[ST_TILES], count = (idx_t)out_count, plane = DIM(out_sizes, 2) * DIM(out_sizes, 3);
     __global elem_t *values = BUCKET_VALUES(in_sizes);
@@ -496,7 +518,7 @@ __kernel void bucket(UNPOOL_ARGS)
     for (idx_t t = 1; t <= tiles; t++) bounds[t] = 0;
     uint bad = 0;
     { /* counts, in bounds[t + 1] */
-        FOR_ROWS(in_sizes)
+        FOR_ROWS_OF(in_sizes, groups)
         const idx_t k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3);
         for (idx_t w = w0; w < w1; w++) {
             const idx_t v = load_flat(indices, I_AT(w), nc, plane, count);
@@ -517,7 +539,7 @@ __kernel void bucket(UNPOOL_ARGS)
     }
     if (bad) atomic_max(&status[ST_OUT_OF_RANGE], gen);
     { /* entries: bounds[t + 1] moves from tile t's start to its end */
-        FOR_ROWS(in_sizes)
+        FOR_ROWS_OF(in_sizes, groups)
         const idx_t k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3);
         for (idx_t w = w0; w < w1; w++) {
             const idx_t v = load_flat(indices, I_AT(w), nc, plane, count);
@@ -546,7 +568,7 @@ __kernel void tiles(UNPOOL_ARGS)
         const idx_t t0 = t << shift, t1 = min(count, t0 + ((idx_t)1 << shift));
 #if OUT_PACKED
         __global elem_t *tile = y + t0;
-        for (idx_t v = 0; v < t1 - t0; v++) tile[v] = (elem_t)(0);
+        zero_fill(tile, t1 - t0);
         for (idx_t g = 0; g < groups; g++) {
             __global const uint *b = bounds + g * (tiles + 1) + t;
             for (idx_t s = b[0] + pad; s < b[1]; s++) tile[slots[s]] = values[s];

@@ -313,7 +313,7 @@ __kernel void planes(UNPOOL_ARGS)
     uint outside = 0;
     for (idx_t nc = p0; nc < p1; nc++) {
         __global elem_t *restrict yp = y + nc * plane;
-        for (idx_t v = 0; v < plane; v++) yp[v] = (elem_t)(0);
+        zero_fill(yp, plane);
         const idx_t k0 = nc * per_in, first = PLANE_BASE(nc, plane);
         for (idx_t k = k0; k < k0 + per_in; k++) {
             const idx_t i = load_index(indices, k, INDEX_LIMIT(plane, count)) - first; /* wraps below the plane */

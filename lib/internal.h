@@ -33,6 +33,18 @@ typedef struct clops_tuning {
     clops_loop loop;
 } clops_tuning;
 
+/* What the plans and the scheduler read of the device, besides info.type:
+ * compute units, the largest work-group (0: the device's own limit) and the
+ * work-group size to aim for (0: the scheduler's default for the type). Filled
+ * from the device, then from a device profile in test builds (cl/profile.c),
+ * so that one device plans as another would. */
+typedef struct clops_plan_device {
+    unsigned compute_units;
+    size_t max_group;
+    size_t target_group;
+    char profile[96]; /* the profile in effect, "" for none */
+} clops_plan_device;
+
 /* ---- the context (created by api/context.c) ---------------------------------------------- */
 typedef struct clops_program_entry clops_program_entry;
 
@@ -45,7 +57,9 @@ struct clops_context {
     cl_context cl_ctx;
     cl_device_id device;
     cl_command_queue queue;
-    clops_device_info info;      /* device capabilities (zeroed for the host) */
+    clops_device_info info;      /* device capabilities (zeroed for the host); info.type is the
+                                    type clops plans for (a device profile may change it) */
+    clops_plan_device plan;      /* what plans and work sizes are chosen from (cl/profile.c) */
     pthread_mutex_t lock;        /* guards the program table and the tuning table */
     clops_program_entry *programs;
     struct clops_tuning_table *tuning; /* loaded on first lookup */

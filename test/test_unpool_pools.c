@@ -327,6 +327,39 @@ START_TEST(test_repeated_executions)
 }
 END_TEST
 
+/* ---- the sizes real networks use ------------------------------------------------------------------ */
+/* SegNet-style decoders: the indices of real 2x2/2, 3x3/2/1, 3x3/1/1 and 4x4/2/1
+ * max pools of (1, 64, 128, 128) and (2, 32, 128, 128) tensors, 1 to 4 million
+ * output elements, per-plane (PyTorch's) and flat, on every path. Small shapes
+ * never reach what these do: enough work-items and work-groups that a device
+ * runs them side by side (rusticl left every 4th plane partly zero here while
+ * the small cases passed: issue 31). */
+START_TEST(test_network_sizes)
+{
+    static const pool_shape nets[] = {
+        {"2x2/2", 1, 64, 128, 128, 2, 2, 0, false, ""},     {"3x3/2 pad 1", 2, 32, 128, 128, 3, 2, 1, false, ""},
+        {"3x3/1 pad 1", 1, 64, 128, 128, 3, 1, 1, false, ""}, {"4x4/2 pad 1", 2, 32, 128, 128, 4, 2, 1, false, ""},
+        {"2x2/2", 2, 32, 128, 128, 2, 2, 0, false, ""},     {"3x3/2 pad 1", 1, 64, 127, 127, 3, 2, 1, false, ""},
+        {"3x3/1 pad 1", 2, 32, 128, 128, 3, 1, 1, false, ""}, {"4x4/2 pad 1", 1, 64, 128, 128, 4, 2, 1, false, ""},
+    };
+    static const clops_data_type types[] = {CLOPS_DATA_TYPE_FLOAT32, CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_TYPE_FLOAT16,
+                                            CLOPS_DATA_TYPE_FLOAT64};
+    const pool_shape *s = &nets[_i];
+    const clops_data_type t = types[_i % 4];
+    const index_type_info *it = &index_types[_i % 3];
+    const clops_indices_layout layout = _i % 2 ? CLOPS_INDICES_FLAT : CLOPS_INDICES_PER_PLANE;
+    pool_case pc;
+    make_case(s, t, it, 9000u + (uint64_t)_i, &pc);
+    if (layout == CLOPS_INDICES_PER_PLANE)
+        store_indices(it, pc.plane_idx, pc.count, pc.idx);
+    char what[160];
+    snprintf(what, sizeof what, "network-sized %ux%ux%ux%u, indices of a real %s max pool (%s plan)", s->n, s->c, s->h,
+             s->w, s->what, plan_of(&pc.c, layout));
+    up_run_layout(&pc.c, layout, pc.x, pc.idx, CLOPS_SUCCESS, what, NULL);
+    free_case(&pc);
+}
+END_TEST
+
 /* Every test runs twice: with the planes plan off, so that pool (the GPU's
  * path) is tested on every device whatever its compute units, and forced on
  * (max_unpooling.cl planes; an index outside its plane takes the general path).
@@ -365,6 +398,8 @@ static Suite *pools_suite(void)
         tcase_add_loop_test(tc[2], test_per_plane, 0, (int)(5 * NUM_POOL_TYPES));
         tcase_add_loop_test(tc[3], test_repeated_executions, 0, (int)NUM_POOL_TYPES);
     }
+    /* The network sizes with the plans the device's own rule picks (planes on CPUs). */
+    tcase_add_loop_test(tc_suite_case(s, "network", -1), test_network_sizes, 0, 8);
     return s;
 }
 

@@ -60,8 +60,10 @@ static clops_status create_from_cl(cl_context context, cl_device_id device, cl_c
     clops_context *ctx = NULL;
     clops_status st = context_alloc(CLOPS_BACKEND_OPENCL, o, &ctx);
     if (st != CLOPS_SUCCESS) return st;
+    ctx->device = device; /* the profile reads it (freed with the context only through cl_ctx) */
     st = clops_query_device(platform, device, 0, o->disable, &ctx->info);
     if (st == CLOPS_SUCCESS) st = clops_device_identity(&ctx->info, o->disable, &ctx->identity);
+    if (st == CLOPS_SUCCESS) st = clops_device_profile_apply(ctx); /* after the identity: same cache keys */
     if (st != CLOPS_SUCCESS) {
         clops_context_free(ctx);
         return st;

@@ -13,6 +13,14 @@
 clops_status clops_query_device(cl_platform_id platform, cl_device_id device, unsigned index, unsigned disable,
                                 clops_device_info *info);
 
+/* Fills ctx->plan from ctx->device, then (test builds: CLOPS_TEST_HOOKS) applies
+ * the device profile of CLOPS_TEST_DEVICE_PROFILE to ctx->info.type and
+ * ctx->plan: "TYPE[,cu=N][,wg=N][,local=N]", TYPE gpu, cpu or accelerator, cu
+ * the compute units, wg the largest work-group (capped by the kernel's and the
+ * device's own), local the work-group size to aim for. A bad profile is
+ * CLOPS_ERROR_INVALID_SETTING (cl/profile.c). */
+clops_status clops_device_profile_apply(clops_context *ctx);
+
 /* clops_device_list with the capabilities of `disable` reported absent. */
 clops_status clops_device_list_masked(clops_device_info *infos, size_t capacity, size_t *count, unsigned disable);
 /* Every device (with `disable` masked) in a new array `*infos` (freed by the

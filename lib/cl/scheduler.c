@@ -20,10 +20,12 @@ static size_t min_size(size_t a, size_t b)
 
 /* Work-items per group to aim for: 256 on GPUs (several wavefronts) and on CPUs
  * (PoCL runs a group as a vectorised loop, where a few hundred items amortise
- * the per-group overhead); 64 on accelerators and other devices. */
-static size_t target_group_size(cl_device_type type)
+ * the per-group overhead); 64 on accelerators and other devices; a device
+ * profile's own (cl/profile.c). */
+static size_t target_group_size(const clops_context *ctx)
 {
-    return type & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_CPU) ? 256 : 64;
+    if (ctx->plan.target_group) return ctx->plan.target_group;
+    return ctx->info.type & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_CPU) ? 256 : 64;
 }
 
 /* A tuned local size the device and kernel accept, or false. */
@@ -65,6 +67,12 @@ clops_status clops_schedule(const clops_context *ctx, cl_kernel kernel, unsigned
     if (err != CL_SUCCESS || multiple == 0) multiple = 1;
     err = clGetDeviceInfo(ctx->device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof dev_max, dev_max, NULL);
     if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetDeviceInfo(CL_DEVICE_MAX_WORK_ITEM_SIZES)");
+    /* The kernel's own limit (its registers and local memory), never the
+     * device's CL_DEVICE_MAX_WORK_GROUP_SIZE; a profile's work-group limit below it. */
+    if (ctx->plan.max_group) {
+        kernel_max = min_size(kernel_max, ctx->plan.max_group);
+        for (unsigned d = 0; d < 3; d++) dev_max[d] = min_size(dev_max[d], ctx->plan.max_group);
+    }
 
     if (want && accept_local(work_dim, want, kernel_max, dev_max)) {
         for (unsigned d = 0; d < 3; d++) local[d] = want[d];
@@ -72,7 +80,7 @@ clops_status clops_schedule(const clops_context *ctx, cl_kernel kernel, unsigned
         return round_up(work_dim, items, local, global);
     }
     *origin = "heuristic";
-    size_t budget = min_size(target_group_size(ctx->info.type), kernel_max ? kernel_max : 1);
+    size_t budget = min_size(target_group_size(ctx), kernel_max ? kernel_max : 1);
     for (unsigned d = 0; d < 3; d++) local[d] = 1;
     for (unsigned d = 0; d < work_dim; d++) {
         size_t l = min_size(min_size(pow2_at_least(items[d]), budget), dev_max[d] ? dev_max[d] : 1);

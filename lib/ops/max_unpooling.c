@@ -49,6 +49,12 @@
  * (kernel 2-4 with padding up to 1: the pools networks use). */
 #define POOL_MAX_STEP 4u
 #define POOL_REACH 1u
+/* Loop iterations, all loops together, that a work-item may run: Mesa's llvmpipe
+ * (rusticl) ends a work-item after 65535 (its loop limiter), silently, which
+ * left the planes kernel's later planes unwritten (issue 31). Half of that, so
+ * that the estimates below (upper bounds per position) keep a margin. Every
+ * kernel is launched on enough work-items to stay below it. */
+#define ITEM_LOOP_BUDGET 32768u
 /* Work-items per compute unit of the row-striding kernels. */
 #define ROWS_PER_UNIT_CPU 16u
 #define ROWS_PER_UNIT_GPU 1024u
@@ -96,13 +102,10 @@ static bool serial_plan(const clops_op_params *p)
     return p->input.count <= SERIAL_MAX;
 }
 
-/* Compute units of the operator's device (1 if it does not say). */
+/* Compute units of the operator's device as clops plans for it (cl/profile.c). */
 static cl_uint compute_units(const clops_operator *op)
 {
-    cl_uint units = 1;
-    if (clGetDeviceInfo(op->ctx->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL) != CL_SUCCESS)
-        units = 1;
-    return units ? units : 1;
+    return op->ctx->plan.compute_units;
 }
 
 /* Input positions (or output columns) per work-item and row chunk (CHUNK). */
@@ -135,6 +138,10 @@ static bucket_layout bucket_plan(const clops_operator *op)
     bucket_layout b = {0};
     const uint64_t rows = row_chunks(op, p->input.sizes), cap = (uint64_t)compute_units(op) * ROWS_PER_UNIT_CPU;
     b.groups = rows < cap ? rows : cap;
+    /* bucket's loops: two over its positions, two over the tiles (at most TILES_MAX) */
+    const uint64_t per_group = (ITEM_LOOP_BUDGET - 2 * TILES_MAX) / 2;
+    const uint64_t least = (p->input.count + per_group - 1) / per_group;
+    if (b.groups < least) b.groups = least < rows ? least : rows;
     if (b.groups == 0) b.groups = 1;
     const uint64_t out = p->output.count ? p->output.count : 1;
     unsigned shift = 0;
@@ -271,7 +278,9 @@ static bool planes_plan(const clops_operator *op)
 {
     const clops_op_params *p = &op->params;
     const uint64_t planes = p->input.sizes[0] * p->input.sizes[1];
-    return planes_allowed(op) &&
+    /* a plane's loops: its zero fill, 16 elements an iteration, and its inputs */
+    const uint64_t per_plane = p->output.sizes[2] * p->output.sizes[3] / 16 + 16 + p->input.sizes[2] * p->input.sizes[3];
+    return planes_allowed(op) && per_plane <= ITEM_LOOP_BUDGET &&
            (clops_unpool_planes == CLOPS_PLANES_ALWAYS ||
             (planes >= (uint64_t)compute_units(op) * PLANES_PER_UNIT &&
              p->output.sizes[2] * p->output.sizes[3] * p->input.elem_size <= PLANE_MAX_BYTES));
@@ -348,6 +357,17 @@ static void list_plans(const clops_operator *op)
     }
 }
 
+/* Work-items for `rows` units of `per_row` loop iterations each: `cap` (enough
+ * to balance), more where a work-item's run would pass ITEM_LOOP_BUDGET, never
+ * more than the units. */
+static uint64_t row_items(uint64_t rows, uint64_t per_row, uint64_t cap)
+{
+    const uint64_t per_item = ITEM_LOOP_BUDGET / (per_row ? per_row : 1);
+    const uint64_t least = per_item ? (rows + per_item - 1) / per_item : rows;
+    const uint64_t items = rows < cap ? rows : cap > least ? cap : least;
+    return items ? items : 1;
+}
+
 clops_status clops_max_unpooling_prepare(clops_operator *op)
 {
     const clops_op_params *p = &op->params;
@@ -383,9 +403,17 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
      * (enough to balance; a gated kernel with nothing to do costs no more). */
     const uint64_t cap = (uint64_t)compute_units(op) * (cpu ? ROWS_PER_UNIT_CPU : ROWS_PER_UNIT_GPU);
     const uint64_t out_rows = row_chunks(op, p->output.sizes), in_rows = row_chunks(op, p->input.sizes);
-    const uint64_t out_items[3] = {out_rows < cap ? out_rows : cap, 1, 1};
-    const uint64_t in_items[3] = {in_rows < cap ? in_rows : cap, 1, 1};
-    const uint64_t bucket_items[3] = {bl.groups, 1, 1}, tile_items[3] = {bl.tiles < cap ? bl.tiles : cap, 1, 1};
+    /* Loop iterations per row chunk, upper bounds: windows KH x (KW + 2) per
+     * input position, pool 16 per output element of its cell and 8 more, clear 1. */
+    const uint64_t chunk = op->chunk < p->input.sizes[3] ? op->chunk : p->input.sizes[3];
+    const uint64_t out_chunk = op->chunk < p->output.sizes[3] ? op->chunk : p->output.sizes[3];
+    const uint64_t per_window = pl.kh * (pl.kw + 2), per_pool = pl.sh * pl.sw * 16 + 8;
+    const uint64_t per_in = (per_window > per_pool ? per_window : per_pool) * chunk + 1;
+    const uint64_t out_items[3] = {row_items(out_rows, out_chunk + 1, cap), 1, 1};
+    const uint64_t in_items[3] = {row_items(in_rows, per_in, cap), 1, 1};
+    /* tiles: a tile's zero fill (16 per iteration) and the groups' bounds, per tile */
+    const uint64_t per_tile = (((uint64_t)1 << bl.shift) >> 4) + 16 + 2 * bl.groups;
+    const uint64_t bucket_items[3] = {bl.groups, 1, 1}, tile_items[3] = {row_items(bl.tiles, per_tile, cap), 1, 1};
     static const size_t row_local[3] = {1, 1, 1};
     const size_t *local = cpu ? row_local : NULL;
     if (serial) { /* after clear: a serial plan whose output serial does not fill */
@@ -396,8 +424,8 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     /* Every other plan has more than SERIAL_MAX input elements (shape_plan). */
     if (windows) st = clops_operator_add_launch(op, program, "windows", 1, in_items, local);
     if (st == CLOPS_SUCCESS && pl.planes) {
-        const uint64_t planes = p->input.sizes[0] * p->input.sizes[1], cu = compute_units(op);
-        const uint64_t plane_items[3] = {planes < cu * PLANES_PER_UNIT ? planes : cu * PLANES_PER_UNIT, 1, 1};
+        /* one plane per work-item (planes_plan keeps a plane within ITEM_LOOP_BUDGET) */
+        const uint64_t plane_items[3] = {p->input.sizes[0] * p->input.sizes[1], 1, 1};
         st = clops_operator_add_launch(op, program, "planes", 1, plane_items, local);
     }
     if (st == CLOPS_SUCCESS && pool) st = clops_operator_add_launch(op, program, "pool", 1, in_items, local);
