@@ -16,6 +16,8 @@
 # (past Oclgrind's default of 1000 reports it stops reporting, which would hide later cases)
 # Fails on any Oclgrind report ("Invalid ...", "... data race ...", "Uninitialized ...",
 # an OpenCL runtime error) and on any wrong output.
+# Runs it three times: as Oclgrind's own device, and under the device profiles of a discrete
+# GPU (gpu,cu=132,wg=1024,local=256) and a small integrated one (gpu,cu=24,wg=256,local=64).
 # Environment: OCLGRIND_BUILD_DIR (default build-oclgrind), JOBS, CLOPS_OCLGRIND_QUICK=1 (a
 # smoke run: one layout per width and order).
 set -euo pipefail
@@ -37,13 +39,17 @@ cc -std=c11 -O1 -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-
   -DCL_TARGET_OPENCL_VERSION=120 -DCLOPS_TEST_HOOKS -DCLOPS_DRIVER_FORCED -I "$ROOT/include" -I "$ROOT/lib" \
   test/oclgrind_driver.c "$build_abs/libclops_testable.a" -lOpenCL -lpthread -o "$build_abs/oclgrind_driver"
 
-log="$build_abs/oclgrind.log"
-echo "== oclgrind --check-api --data-races --uninitialized oclgrind_driver (log: $log)"
-t0=$SECONDS
-rc=0
+# One run of the driver under Oclgrind as itself (profile "") or planning as another device
+# (CLOPS_TEST_DEVICE_PROFILE, lib/cl/profile.c): the plans, local sizes and work-item counts a
+# GPU takes, checked access by access.
+run_profile() {
+local profile=$1 name=$2
+local log="$build_abs/oclgrind-$name.log"
+echo "== oclgrind --check-api --data-races --uninitialized oclgrind_driver, profile ${profile:-none} (log: $log)"
+local t0=$SECONDS rc=0 summary real
 # -cl-opt-disable: Oclgrind 21.10's uninitialized-value checker aborts on LLVM's `freeze`
 # instruction, which its optimiser emits ("Unsupported instruction: freeze").
-env -u CLOPS_DEVICE OCLGRIND_BUILD_OPTIONS=-cl-opt-disable CLOPS_OCLGRIND_VERBOSE=1 CLOPS_CACHE=off CLOPS_TUNE=off \
+env -u CLOPS_DEVICE CLOPS_TEST_DEVICE_PROFILE="$profile" OCLGRIND_BUILD_OPTIONS=-cl-opt-disable CLOPS_OCLGRIND_VERBOSE=1 CLOPS_CACHE=off CLOPS_TUNE=off \
   oclgrind --check-api --data-races --uninitialized --max-errors 100000 "$build_abs/oclgrind_driver" >"$log" 2>&1 || rc=$?
 # Each report is charged to the driver case running when it appeared ("case: ..." lines).
 # Every report counts: no kernel races by design any more (MaxUnpooling's general path, bucket
@@ -71,6 +77,14 @@ grep -E "^oclgrind_driver:|^FAIL" "$log" || true
 echo "   Oclgrind reports: $real"
 if [ "$rc" -ne 0 ] || [ "$real" -ne 0 ]; then
   echo "== Oclgrind: FAILED (driver exit $rc, $real reports, $((SECONDS - t0)) s); log: $log"
-  exit 1
+  return 1
 fi
-echo "== Oclgrind: clean ($((SECONDS - t0)) s)"
+echo "== Oclgrind: clean, profile ${profile:-none} ($((SECONDS - t0)) s)"
+}
+
+# As itself (a CPU-type device), as a discrete GPU and as a small integrated GPU.
+status=0
+run_profile "" native || status=1
+run_profile "gpu,cu=132,wg=1024,local=256" gpu-discrete || status=1
+run_profile "gpu,cu=24,wg=256,local=64" gpu-integrated || status=1
+exit "$status"
