@@ -184,9 +184,7 @@ def max_unpooling(x, indices, output_shape, indices_layout="flat", device=None):
     if _core.is_cl_array(indices):
         raise TypeError("indices is a pyopencl array but x is not: pass both as pyopencl arrays or neither")
     x = _core.as_numpy(x, "x")
-    indices = _core.as_numpy(indices, "indices")
-    if not indices.dtype.isnative:  # indices are read as numbers (x's elements are only moved)
-        indices = indices.astype(indices.dtype.newbyteorder("="))
+    indices = _core.as_numpy(indices, "indices", numbers=True)  # read as numbers: see _core.byte_order
     ctx = _core.context_for(device)
     tx, ti = _core.tensor_key(x, "x"), _core.tensor_key(indices, "indices")
     op = _core.max_unpooling_operator(ctx, tx, ti, shape, layout)

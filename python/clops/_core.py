@@ -231,12 +231,40 @@ def output_shape_arg(shape):
     return sizes
 
 
+# ---- byte order: one rule for every array of every function ------------------------------------------
+
+
+def byte_order(a, what, numbers):
+    """The package's one byte-order rule. Every entry point passes each array it gives clops through here:
+    the tensors (numbers=False) and the indices (numbers=True), NumPy and pyopencl arrays alike.
+
+    clops reads elements in the machine's byte order. An array in the other byte order:
+    - numbers=True (indices: read as numbers): a NumPy array is swapped on the host into a native copy; a
+      pyopencl array raises TypeError naming its byte order (swapping it would need a device kernel that
+      clops does not have; the caller can swap it, e.g. with .astype on the host before to_device).
+    - numbers=False (x: its elements are only moved, never read as numbers): swapping it on the way in and
+      the result back on the way out gives the same bits as moving it unchanged, so it is passed unchanged
+      (no copy, NumPy or pyopencl) and the result keeps the caller's dtype, byte order included.
+    One-byte elements (and bool) have no byte order. Returns the array to give clops."""
+    dt = a.dtype
+    if dt.isnative or not numbers:
+        return a
+    order = "big-endian" if dt.byteorder == ">" else "little-endian"
+    if is_cl_array(a):
+        raise TypeError(f"{what}: dtype {dt.str!r} is {order}, not this machine's byte order; clops reads "
+                        f"{what} as numbers and cannot swap a pyopencl array's bytes: pass "
+                        f"{what} in native byte order ({dt.newbyteorder('=').name}), for example swapped on "
+                        "the host with .astype() before pyopencl.array.to_device")
+    return a.astype(dt.newbyteorder("="))
+
+
 # ---- running on NumPy arrays ------------------------------------------------------------------------
 
 
-def as_numpy(a, what):
+def as_numpy(a, what, numbers=False):
     """A NumPy array clops can read: negative or partial-element strides are copied once (clops's strides
-    are whole elements, >= 0); every other view goes to clops as strides."""
+    are whole elements, >= 0); every other view goes to clops as strides. Then byte_order's rule (numbers:
+    whether clops reads its elements as numbers, as it does indices)."""
     if type(a) is not np.ndarray:
         a = np.asarray(a)
         if a.dtype == object:
@@ -244,7 +272,7 @@ def as_numpy(a, what):
     size = a.dtype.itemsize
     if not a.flags.c_contiguous and any(s < 0 or s % size for s in a.strides):
         a = np.ascontiguousarray(a)
-    return a
+    return byte_order(a, what, numbers)
 
 
 def run_host(op, x, sx, idx=None, si=None):
@@ -312,12 +340,14 @@ def run_cl(optype, x, block=0, order=0, idx=None, out_shape=None, layout=0):
         raise ValueError("x: a pyopencl array without a queue (with_queue(None)): clops runs on x's queue; "
                          "give it one with x.with_queue(queue)")
     check_cl_array(x, "x")
+    x = byte_order(x, "x", numbers=False)
     if idx is not None:
         if not is_cl_array(idx):
             raise TypeError("indices must be a pyopencl array when x is one")
         if idx.context.int_ptr != x.context.int_ptr:
             raise ValueError("indices and x are pyopencl arrays of different OpenCL contexts")
         check_cl_array(idx, "indices")
+        idx = byte_order(idx, "indices", numbers=True)
     ctx = context_for_queue(queue)
     tx = tensor_key(x, "x")
     if optype == L.OP_MAX_UNPOOLING:
