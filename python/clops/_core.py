@@ -10,6 +10,7 @@ import atexit
 import collections
 import ctypes
 import operator as _operator
+import os
 import threading
 
 import numpy as np
@@ -58,6 +59,29 @@ def clear_caches():
     with _lock:
         _operators.clear()
         _contexts.clear()
+
+
+def _after_fork_in_child():
+    """os.register_at_fork(after_in_child=...): a forked child starts with no cached context or operator.
+
+    The parent's OpenCL contexts are unusable in the child (PoCL's device threads, for one, are gone: a
+    call on them hung; the C library now answers CLOPS_ERROR_DEVICE_LOST there). The child makes new ones
+    when it next needs them: the host backend's always work; a device's where the driver allows it (after
+    PoCL has run in the parent it does not: use multiprocessing's "spawn" start method, or make contexts
+    only after the fork). The parent's handles are not freed here, only forgotten: freeing them in the
+    child would call into the driver on the parent's objects (which hung too). The lock is made anew, as
+    another thread of the parent may have held it at the fork."""
+    global _lock, _contexts, _operators
+    for table in (_operators, _contexts):
+        for obj in table.values():
+            obj.handle = None  # leaked in the child, so that __del__ frees nothing
+    _lock = threading.RLock()
+    _operators = collections.OrderedDict()
+    _contexts = collections.OrderedDict()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 # ---- contexts ---------------------------------------------------------------------------------------
