@@ -282,6 +282,39 @@ def byte_order(a, what, numbers):
     return a.astype(dt.newbyteorder("="))
 
 
+# ---- torch tensors (max_unpool2d) --------------------------------------------------------------------
+
+
+def is_torch_tensor(a):
+    t = type(a)
+    return t.__module__.split(".")[0] == "torch" and hasattr(a, "__dlpack__")
+
+
+def from_torch(a, what):
+    """A NumPy array on a CPU torch tensor's memory (no copy: __dlpack__, or __array__ for the types DLPack
+    lacks here, bool for one). The tensor is detached (the result has no autograd history) and a lazy
+    conjugate or negation is resolved first (that alone copies)."""
+    if a.device.type != "cpu":
+        raise TypeError(f"{what}: a torch tensor on {a.device}; clops takes CPU tensors (use .cpu(), or "
+                        "pyopencl arrays for an OpenCL device)")
+    t = a.detach()
+    for resolve in ("resolve_conj", "resolve_neg"):
+        if hasattr(t, resolve):
+            t = getattr(t, resolve)()
+    try:
+        return np.from_dlpack(t)
+    except (AttributeError, BufferError, RuntimeError, TypeError):
+        try:
+            return np.asarray(t)  # Tensor.__array__: Tensor.numpy(), no copy
+        except (RuntimeError, TypeError) as e:
+            raise TypeError(f"{what}: torch dtype {t.dtype} has no NumPy type clops takes ({e})") from None
+
+
+def to_torch(out):
+    import torch
+    return torch.from_numpy(out)  # no copy
+
+
 # ---- running on NumPy arrays ------------------------------------------------------------------------
 
 
