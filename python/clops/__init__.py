@@ -93,7 +93,7 @@ def devices():
 def _block(block_size):
     import operator
     try:
-        if isinstance(block_size, bool):  # an int to operator.index, but True is no block size
+        if isinstance(block_size, _core.BOOLS):  # an int to operator.index, but True is no block size
             raise TypeError
         b = operator.index(block_size)
     except TypeError:
@@ -216,7 +216,7 @@ def _pair(v, what, least):
     import operator
     items = v if isinstance(v, (tuple, list)) else (v, v)
     try:
-        if len(items) != 2 or any(isinstance(n, bool) for n in items):
+        if len(items) != 2 or any(isinstance(n, _core.BOOLS) for n in items):
             raise TypeError
         pair = tuple(operator.index(n) for n in items)
     except TypeError:
@@ -238,7 +238,7 @@ def _unpool_output_size(in_hw, kernel, stride, padding, output_size):
         import operator
         try:
             sizes = tuple(output_size)
-            if any(isinstance(n, bool) for n in sizes):
+            if any(isinstance(n, _core.BOOLS) for n in sizes):
                 raise TypeError
             sizes = tuple(operator.index(n) for n in sizes)
         except TypeError:

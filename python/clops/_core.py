@@ -20,6 +20,7 @@ from . import _lib as L
 MAX_OPERATORS = 256
 MAX_QUEUES = 16
 U32_MAX = 0xFFFFFFFF
+BOOLS = (bool, np.bool_)  # ints to operator.index (np.bool_ with NumPy < 2, deprecated), but no sizes
 
 _lock = threading.RLock()
 _contexts = collections.OrderedDict()   # key -> _Context
@@ -100,7 +101,7 @@ def _device_key(device):
             return ("host",)
         raise ValueError(f"device {device!r}: expected None, an index of clops.devices() or \"host\"")
     index = getattr(device, "index", device)  # a Device of clops.devices()
-    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+    if isinstance(index, BOOLS) or not isinstance(index, (int, np.integer)):
         raise TypeError(f"device must be None, an int index of clops.devices() or \"host\", not {type(device).__name__}")
     if not 0 <= index <= U32_MAX:
         raise ValueError(f"device index {index} does not exist (see clops.devices())")
@@ -245,7 +246,7 @@ def output_shape_arg(shape):
     """MaxUnpooling's output_shape: four sizes."""
     try:
         items = tuple(shape)
-        if any(isinstance(n, bool) for n in items):  # ints to operator.index, but no sizes
+        if any(isinstance(n, BOOLS) for n in items):  # ints to operator.index, but no sizes
             raise TypeError
         sizes = tuple(_operator.index(n) for n in items)
     except TypeError:
