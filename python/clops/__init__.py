@@ -6,27 +6,30 @@
     z = clops.space_to_depth(y, 2, order="dcr", device="host")
     assert (z == x).all()
 
+With PyTorch, clops.max_unpool2d(values, indices, kernel_size, stride, padding, output_size) takes the pair
+torch.nn.functional.max_pool2d(..., return_indices=True) gives and returns a torch tensor.
+
 Inputs are NumPy arrays of any fixed-width dtype (bool, int/uint 8-64, float16/32/64, complex64/128) in
 any strides (passed to clops as strides, not copied), or pyopencl arrays (run on the array's own queue;
 the package does not wait for them, but for max_unpooling's status, and copies nothing through the host;
 an operator clops runs on the host path on that device follows the C API's fallback rule,
 clops_operator_execute in clops.h). Results are bit-exact: these operators only move elements. Bad
 arguments raise ValueError or TypeError with the library's message; failures of the device raise
-clops.Error.
+clops.Error. The public names are those of __all__; the rest (_core, _lib, helpers) is private.
 """
-from typing import NamedTuple
+from typing import NamedTuple as _NamedTuple
 
 from . import _core
-from . import _lib as L
+from . import _lib as _L
 from ._lib import Error
 
 __all__ = ["__version__", "Device", "Error", "devices", "depth_to_space", "space_to_depth", "max_unpooling",
            "max_unpool2d", "clear_cache"]
 
-__version__ = L.version_string().decode()
+__version__ = _L.version_string().decode()
 
 
-class Device(NamedTuple):
+class Device(_NamedTuple):
     """An OpenCL device as `clops devices` lists it. `index` is what `device=` and CLOPS_DEVICE take."""
     index: int
     name: str
@@ -49,9 +52,9 @@ class Device(NamedTuple):
 def _device_string(info, what):
     import ctypes
     n = ctypes.c_size_t()
-    L.check(L.device_string(ctypes.byref(info), what, None, 0, ctypes.byref(n)))
+    _L.check(_L.device_string(ctypes.byref(info), what, None, 0, ctypes.byref(n)))
     buf = ctypes.create_string_buffer(n.value + 1)
-    L.check(L.device_string(ctypes.byref(info), what, buf, len(buf), None))
+    _L.check(_L.device_string(ctypes.byref(info), what, buf, len(buf), None))
     return buf.value.decode(errors="replace")
 
 
@@ -71,20 +74,20 @@ def devices():
     """
     import ctypes
     count = ctypes.c_size_t()
-    L.check(L.device_list(None, 0, ctypes.byref(count)))
-    infos = (L.DeviceInfo * max(1, count.value))()
-    L.check(L.device_list(infos, count.value, ctypes.byref(count)))
+    _L.check(_L.device_list(None, 0, ctypes.byref(count)))
+    infos = (_L.DeviceInfo * max(1, count.value))()
+    _L.check(_L.device_list(infos, count.value, ctypes.byref(count)))
     result = []
     for info in infos[:count.value]:
-        n = L.device_plan(ctypes.byref(info), None, 0)
+        n = _L.device_plan(ctypes.byref(info), None, 0)
         plan = ctypes.create_string_buffer(n + 1)
-        L.device_plan(ctypes.byref(info), plan, len(plan))
+        _L.device_plan(ctypes.byref(info), plan, len(plan))
         result.append(Device(
-            info.index, _device_string(info, L.DEVICE_STRING_DEVICE_NAME),
-            _device_string(info, L.DEVICE_STRING_PLATFORM_NAME), _device_type(info.type),
-            _device_string(info, L.DEVICE_STRING_DEVICE_VERSION),
-            _device_string(info, L.DEVICE_STRING_DRIVER_VERSION),
-            _device_string(info, L.DEVICE_STRING_OPENCL_C_VERSION), bool(info.has_fp16), bool(info.has_fp64),
+            info.index, _device_string(info, _L.DEVICE_STRING_DEVICE_NAME),
+            _device_string(info, _L.DEVICE_STRING_PLATFORM_NAME), _device_type(info.type),
+            _device_string(info, _L.DEVICE_STRING_DEVICE_VERSION),
+            _device_string(info, _L.DEVICE_STRING_DRIVER_VERSION),
+            _device_string(info, _L.DEVICE_STRING_OPENCL_C_VERSION), bool(info.has_fp16), bool(info.has_fp64),
             bool(info.has_int64), bool(info.compiler_available), info.max_alloc_bytes,
             plan.value.decode(errors="replace")))
     return result
@@ -104,7 +107,7 @@ def _block(block_size):
 
 
 def _order(order):
-    o = {"DCR": L.ORDER_DCR, "CRD": L.ORDER_CRD}.get(order.upper() if isinstance(order, str) else None)
+    o = {"DCR": _L.ORDER_DCR, "CRD": _L.ORDER_CRD}.get(order.upper() if isinstance(order, str) else None)
     if o is None:
         raise ValueError(f"order {order!r}: expected \"DCR\" or \"CRD\" (any case)")
     return o
@@ -138,7 +141,7 @@ def depth_to_space(x, block_size, order="DCR", device=None):
     Returns a new C-contiguous array of x's dtype. Raises ValueError (shapes, block size, order, device)
     or TypeError (dtype) with the library's message, clops.Error for a device failure.
     """
-    return _depth_space(L.OP_DEPTH_TO_SPACE, x, block_size, order, device)
+    return _depth_space(_L.OP_DEPTH_TO_SPACE, x, block_size, order, device)
 
 
 def space_to_depth(x, block_size, order="DCR", device=None):
@@ -152,7 +155,7 @@ def space_to_depth(x, block_size, order="DCR", device=None):
     Returns a new C-contiguous array of x's dtype (a pyopencl array on x's queue for a pyopencl x).
     Raises ValueError or TypeError with the library's message, clops.Error for a device failure.
     """
-    return _depth_space(L.OP_SPACE_TO_DEPTH, x, block_size, order, device)
+    return _depth_space(_L.OP_SPACE_TO_DEPTH, x, block_size, order, device)
 
 
 def max_unpooling(x, indices, output_shape, indices_layout="flat", device=None):
@@ -173,14 +176,14 @@ def max_unpooling(x, indices, output_shape, indices_layout="flat", device=None):
     result; a bad shape or dtype ValueError or TypeError; a device failure clops.Error.
     """
     shape = _core.output_shape_arg(output_shape)
-    layout = {"flat": L.INDICES_FLAT, "per-plane": L.INDICES_PER_PLANE}.get(
+    layout = {"flat": _L.INDICES_FLAT, "per-plane": _L.INDICES_PER_PLANE}.get(
         indices_layout.lower() if isinstance(indices_layout, str) else None)
     if layout is None:
         raise ValueError(f"indices_layout {indices_layout!r}: expected \"flat\" or \"per-plane\"")
     if _core.is_cl_array(x):
         if device is not None:
             raise ValueError("device= is for NumPy arrays: a pyopencl array runs on its own queue")
-        return _core.run_cl(L.OP_MAX_UNPOOLING, x, idx=indices, out_shape=shape, layout=layout)
+        return _core.run_cl(_L.OP_MAX_UNPOOLING, x, idx=indices, out_shape=shape, layout=layout)
     if _core.is_cl_array(indices):
         raise TypeError("indices is a pyopencl array but x is not: pass both as pyopencl arrays or neither")
     x = _core.as_numpy(x, "x")
@@ -189,7 +192,7 @@ def max_unpooling(x, indices, output_shape, indices_layout="flat", device=None):
     tx, ti = _core.tensor_key(x, "x"), _core.tensor_key(indices, "indices")
     op = _core.max_unpooling_operator(ctx, tx, ti, shape, layout)
     y = _core.run_host(op, x, tx[2], indices, ti[2])
-    if layout == L.INDICES_FLAT:  # after a call that succeeded: a failed one says what is wrong itself
+    if layout == _L.INDICES_FLAT:  # after a call that succeeded: a failed one says what is wrong itself
         _warn_if_per_plane(indices, shape)
     return y
 

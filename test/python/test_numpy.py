@@ -14,6 +14,19 @@ def test_version_and_devices():
         assert d.max_alloc_bytes > 0 and d.plan
 
 
+def test_namespace_is_the_public_api():
+    """Issue 33 item 9: no helper leaks into the package's namespace (clops.L and clops.NamedTuple did):
+    every public name is in __all__, every name of __all__ exists, and `import *` gives just those."""
+    public = {n for n in dir(clops) if not n.startswith("_")}
+    assert public == set(clops.__all__) - {"__version__"}
+    assert all(hasattr(clops, n) for n in clops.__all__)
+    for leaked in ("L", "NamedTuple", "unpool_output_size", "pair"):
+        assert not hasattr(clops, leaked), leaked
+    names = {}
+    exec("from clops import *", names)
+    assert set(names) - {"__builtins__"} == set(clops.__all__)
+
+
 def test_the_package_carries_one_library():
     """`pip install .` puts one libclops into the package (a wheel has no symbolic links: the soname's
     and the development link would be two more copies of it), and nothing else of the C install."""
