@@ -6,27 +6,30 @@
     z = clops.space_to_depth(y, 2, order="dcr", device="host")
     assert (z == x).all()
 
+With PyTorch, clops.max_unpool2d(values, indices, kernel_size, stride, padding, output_size) takes the pair
+torch.nn.functional.max_pool2d(..., return_indices=True) gives and returns a torch tensor.
+
 Inputs are NumPy arrays of any fixed-width dtype (bool, int/uint 8-64, float16/32/64, complex64/128) in
 any strides (passed to clops as strides, not copied), or pyopencl arrays (run on the array's own queue;
 the package does not wait for them, but for max_unpooling's status, and copies nothing through the host;
 an operator clops runs on the host path on that device follows the C API's fallback rule,
 clops_operator_execute in clops.h). Results are bit-exact: these operators only move elements. Bad
 arguments raise ValueError or TypeError with the library's message; failures of the device raise
-clops.Error.
+clops.Error. The public names are those of __all__; the rest (_core, _lib, helpers) is private.
 """
-from typing import NamedTuple
+from typing import NamedTuple as _NamedTuple
 
 from . import _core
-from . import _lib as L
+from . import _lib as _L
 from ._lib import Error
 
 __all__ = ["__version__", "Device", "Error", "devices", "depth_to_space", "space_to_depth", "max_unpooling",
-           "clear_cache"]
+           "max_unpool2d", "clear_cache"]
 
-__version__ = L.version_string().decode()
+__version__ = _L.version_string().decode()
 
 
-class Device(NamedTuple):
+class Device(_NamedTuple):
     """An OpenCL device as `clops devices` lists it. `index` is what `device=` and CLOPS_DEVICE take."""
     index: int
     name: str
@@ -49,9 +52,9 @@ class Device(NamedTuple):
 def _device_string(info, what):
     import ctypes
     n = ctypes.c_size_t()
-    L.check(L.device_string(ctypes.byref(info), what, None, 0, ctypes.byref(n)))
+    _L.check(_L.device_string(ctypes.byref(info), what, None, 0, ctypes.byref(n)))
     buf = ctypes.create_string_buffer(n.value + 1)
-    L.check(L.device_string(ctypes.byref(info), what, buf, len(buf), None))
+    _L.check(_L.device_string(ctypes.byref(info), what, buf, len(buf), None))
     return buf.value.decode(errors="replace")
 
 
@@ -71,20 +74,20 @@ def devices():
     """
     import ctypes
     count = ctypes.c_size_t()
-    L.check(L.device_list(None, 0, ctypes.byref(count)))
-    infos = (L.DeviceInfo * max(1, count.value))()
-    L.check(L.device_list(infos, count.value, ctypes.byref(count)))
+    _L.check(_L.device_list(None, 0, ctypes.byref(count)))
+    infos = (_L.DeviceInfo * max(1, count.value))()
+    _L.check(_L.device_list(infos, count.value, ctypes.byref(count)))
     result = []
     for info in infos[:count.value]:
-        n = L.device_plan(ctypes.byref(info), None, 0)
+        n = _L.device_plan(ctypes.byref(info), None, 0)
         plan = ctypes.create_string_buffer(n + 1)
-        L.device_plan(ctypes.byref(info), plan, len(plan))
+        _L.device_plan(ctypes.byref(info), plan, len(plan))
         result.append(Device(
-            info.index, _device_string(info, L.DEVICE_STRING_DEVICE_NAME),
-            _device_string(info, L.DEVICE_STRING_PLATFORM_NAME), _device_type(info.type),
-            _device_string(info, L.DEVICE_STRING_DEVICE_VERSION),
-            _device_string(info, L.DEVICE_STRING_DRIVER_VERSION),
-            _device_string(info, L.DEVICE_STRING_OPENCL_C_VERSION), bool(info.has_fp16), bool(info.has_fp64),
+            info.index, _device_string(info, _L.DEVICE_STRING_DEVICE_NAME),
+            _device_string(info, _L.DEVICE_STRING_PLATFORM_NAME), _device_type(info.type),
+            _device_string(info, _L.DEVICE_STRING_DEVICE_VERSION),
+            _device_string(info, _L.DEVICE_STRING_DRIVER_VERSION),
+            _device_string(info, _L.DEVICE_STRING_OPENCL_C_VERSION), bool(info.has_fp16), bool(info.has_fp64),
             bool(info.has_int64), bool(info.compiler_available), info.max_alloc_bytes,
             plan.value.decode(errors="replace")))
     return result
@@ -93,7 +96,7 @@ def devices():
 def _block(block_size):
     import operator
     try:
-        if isinstance(block_size, bool):  # an int to operator.index, but True is no block size
+        if isinstance(block_size, _core.BOOLS):  # an int to operator.index, but True is no block size
             raise TypeError
         b = operator.index(block_size)
     except TypeError:
@@ -104,7 +107,7 @@ def _block(block_size):
 
 
 def _order(order):
-    o = {"DCR": L.ORDER_DCR, "CRD": L.ORDER_CRD}.get(order.upper() if isinstance(order, str) else None)
+    o = {"DCR": _L.ORDER_DCR, "CRD": _L.ORDER_CRD}.get(order.upper() if isinstance(order, str) else None)
     if o is None:
         raise ValueError(f"order {order!r}: expected \"DCR\" or \"CRD\" (any case)")
     return o
@@ -138,7 +141,7 @@ def depth_to_space(x, block_size, order="DCR", device=None):
     Returns a new C-contiguous array of x's dtype. Raises ValueError (shapes, block size, order, device)
     or TypeError (dtype) with the library's message, clops.Error for a device failure.
     """
-    return _depth_space(L.OP_DEPTH_TO_SPACE, x, block_size, order, device)
+    return _depth_space(_L.OP_DEPTH_TO_SPACE, x, block_size, order, device)
 
 
 def space_to_depth(x, block_size, order="DCR", device=None):
@@ -152,7 +155,7 @@ def space_to_depth(x, block_size, order="DCR", device=None):
     Returns a new C-contiguous array of x's dtype (a pyopencl array on x's queue for a pyopencl x).
     Raises ValueError or TypeError with the library's message, clops.Error for a device failure.
     """
-    return _depth_space(L.OP_SPACE_TO_DEPTH, x, block_size, order, device)
+    return _depth_space(_L.OP_SPACE_TO_DEPTH, x, block_size, order, device)
 
 
 def max_unpooling(x, indices, output_shape, indices_layout="flat", device=None):
@@ -173,24 +176,140 @@ def max_unpooling(x, indices, output_shape, indices_layout="flat", device=None):
     result; a bad shape or dtype ValueError or TypeError; a device failure clops.Error.
     """
     shape = _core.output_shape_arg(output_shape)
-    layout = {"flat": L.INDICES_FLAT, "per-plane": L.INDICES_PER_PLANE}.get(
+    layout = {"flat": _L.INDICES_FLAT, "per-plane": _L.INDICES_PER_PLANE}.get(
         indices_layout.lower() if isinstance(indices_layout, str) else None)
     if layout is None:
         raise ValueError(f"indices_layout {indices_layout!r}: expected \"flat\" or \"per-plane\"")
     if _core.is_cl_array(x):
         if device is not None:
             raise ValueError("device= is for NumPy arrays: a pyopencl array runs on its own queue")
-        return _core.run_cl(L.OP_MAX_UNPOOLING, x, idx=indices, out_shape=shape, layout=layout)
+        return _core.run_cl(_L.OP_MAX_UNPOOLING, x, idx=indices, out_shape=shape, layout=layout)
     if _core.is_cl_array(indices):
         raise TypeError("indices is a pyopencl array but x is not: pass both as pyopencl arrays or neither")
     x = _core.as_numpy(x, "x")
-    indices = _core.as_numpy(indices, "indices")
-    if not indices.dtype.isnative:  # indices are read as numbers (x's elements are only moved)
-        indices = indices.astype(indices.dtype.newbyteorder("="))
+    indices = _core.as_numpy(indices, "indices", numbers=True)  # read as numbers: see _core.byte_order
     ctx = _core.context_for(device)
     tx, ti = _core.tensor_key(x, "x"), _core.tensor_key(indices, "indices")
     op = _core.max_unpooling_operator(ctx, tx, ti, shape, layout)
-    return _core.run_host(op, x, tx[2], indices, ti[2])
+    y = _core.run_host(op, x, tx[2], indices, ti[2])
+    if layout == _L.INDICES_FLAT:  # after a call that succeeded: a failed one says what is wrong itself
+        _warn_if_per_plane(indices, shape)
+    return y
+
+
+def _warn_if_per_plane(indices, shape):
+    """UserWarning when flat indices all fall inside the first plane of an output with several planes: what
+    per-plane indices (PyTorch's max_pool2d) given as flat look like. NumPy indices only (a device array
+    would need a reduction on the device). O(1) when the last index is past the first plane, which flat
+    indices of a real pool always are; otherwise one pass (max) over the indices."""
+    planes, plane = shape[0] * shape[1], shape[2] * shape[3]
+    if planes < 2 or indices.size == 0 or indices.ndim != 4 or not 0 < plane <= _core.U32_MAX:
+        return
+    if int(indices[-1, -1, -1, -1]) >= plane or int(indices.max()) >= plane:
+        return
+    import warnings
+    warnings.warn(f"max_unpooling: indices_layout=\"flat\" but every index is below {plane}, the size of one "
+                  f"output plane, in an output of {planes} planes: every value lands in plane (0, 0). Indices "
+                  "that count within each (n, c) plane, as torch.nn.functional.max_pool2d(..., "
+                  "return_indices=True) gives them, need indices_layout=\"per-plane\" (or clops.max_unpool2d)",
+                  UserWarning, stacklevel=3)
+
+
+def _pair(v, what, least):
+    import operator
+    items = v if isinstance(v, (tuple, list)) else (v, v)
+    try:
+        if len(items) != 2 or any(isinstance(n, _core.BOOLS) for n in items):
+            raise TypeError
+        pair = tuple(operator.index(n) for n in items)
+    except TypeError:
+        raise TypeError(f"{what} must be an int or two ints, not {v!r}") from None
+    if any(n < least for n in pair):
+        raise ValueError(f"{what} {v!r}: each must be at least {least}")
+    return pair
+
+
+def _unpool_output_size(in_hw, kernel, stride, padding, output_size):
+    """max_unpool2d's (H_out, W_out), by PyTorch's rule (torch.nn.functional._unpool_output_size): by default
+    (H - 1) * stride - 2 * padding + kernel_size per dimension; a given output_size, (H, W) or a full 4-D
+    shape (whose first two sizes are ignored, as PyTorch does), must lie strictly between that default minus
+    and plus the stride."""
+    default = tuple((n - 1) * s - 2 * p + k for n, s, p, k in zip(in_hw, stride, padding, kernel))
+    if output_size is None:
+        hw = default
+    else:
+        import operator
+        try:
+            sizes = tuple(output_size)
+            if any(isinstance(n, _core.BOOLS) for n in sizes):
+                raise TypeError
+            sizes = tuple(operator.index(n) for n in sizes)
+        except TypeError:
+            raise TypeError(f"output_size must be (H, W) or (N, C, H, W) ints, not {output_size!r}") from None
+        if len(sizes) == 4:
+            sizes = sizes[2:]
+        if len(sizes) != 2:
+            raise ValueError(f"output_size should be a sequence containing 2 or 4 elements, but it has a length "
+                             f"of '{len(tuple(output_size))}'")
+        for d in range(2):
+            lo, hi = default[d] - stride[d], default[d] + stride[d]
+            if not lo < sizes[d] < hi:
+                raise ValueError(f'invalid output_size "{tuple(output_size)}" (dim {d} must be between {lo} and {hi})')
+        hw = sizes
+    if any(n < 0 for n in hw):
+        raise ValueError(f"max_unpool2d: output size {hw} of input size {tuple(in_hw)}, kernel_size {kernel}, "
+                         f"stride {stride} and padding {padding} is negative")
+    return hw
+
+
+def max_unpool2d(x, indices, kernel_size, stride=None, padding=0, output_size=None, *, device=None):
+    """torch.nn.functional.max_unpool2d on clops: the inverse of max_pool2d(..., return_indices=True).
+
+    x            (N, C, H, W) or (C, H, W): a torch CPU tensor (read in place through __dlpack__, or
+                 __array__ for bool; detached), a NumPy array or a pyopencl.array.Array (4-D), any
+                 fixed-width dtype
+    indices      x's shape, int64 as max_pool2d gives them (uint32 and uint64 also taken), each counting
+                 within its (n, c) output plane (indices_layout="per-plane" of clops.max_unpooling);
+                 the same kind of array as x (a torch tensor and a NumPy array mix)
+    kernel_size  int or (kH, kW); stride: int, (sH, sW) or None (= kernel_size); padding: int or (pH, pW)
+    output_size  None: (H - 1) * stride - 2 * padding + kernel_size per dimension, PyTorch's default;
+                 or (H_out, W_out), or a full shape (N, C, H_out, W_out) whose N and C are ignored as
+                 PyTorch ignores them; each size strictly between that default minus and plus the stride
+                 (PyTorch's check: ValueError outside)
+    device       (keyword only, not PyTorch's) for NumPy and torch inputs: None, an index of
+                 clops.devices(), or "host"
+
+    Returns x's type: a new torch tensor (CPU, contiguous, sharing memory with the NumPy result, no
+    autograd history), a NumPy array or a pyopencl array, shaped (N, C, H_out, W_out) or (C, H_out, W_out).
+    Zeros but where an index says; duplicate indices (overlapping pools): the element last in row-major
+    order wins, as in PyTorch on the CPU. An index outside its plane raises ValueError (PyTorch raises
+    RuntimeError), a bad argument ValueError or TypeError.
+    """
+    k = _pair(kernel_size, "kernel_size", 1)
+    s = k if stride is None else _pair(stride, "stride", 1)
+    p = _pair(padding, "padding", 0)
+    back = None
+    if _core.is_torch_tensor(x):
+        back = _core.to_torch
+        x = _core.from_torch(x, "x")
+    if _core.is_torch_tensor(indices):
+        indices = _core.from_torch(indices, "indices")
+    if not _core.is_cl_array(x):
+        x = _core.as_numpy(x, "x")
+        indices = _core.as_numpy(indices, "indices", numbers=True) if not _core.is_cl_array(indices) else indices
+    if len(x.shape) not in (3, 4):
+        raise ValueError(f"max_unpool2d: x must be 3-D (C, H, W) or 4-D (N, C, H, W), not {len(x.shape)}-D "
+                         f"with shape {tuple(x.shape)}")
+    if tuple(indices.shape) != tuple(x.shape):
+        raise ValueError(f"max_unpool2d: indices' shape {tuple(indices.shape)} is not x's {tuple(x.shape)}")
+    three = len(x.shape) == 3
+    if three:
+        x, indices = x.reshape((1,) + tuple(x.shape)), indices.reshape((1,) + tuple(indices.shape))
+    hw = _unpool_output_size(tuple(x.shape[2:]), k, s, p, output_size)
+    y = max_unpooling(x, indices, tuple(x.shape[:2]) + hw, "per-plane", device=device)
+    if three:
+        y = y.reshape(tuple(y.shape[1:]))
+    return back(y) if back is not None else y
 
 
 def clear_cache():

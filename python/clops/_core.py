@@ -10,6 +10,7 @@ import atexit
 import collections
 import ctypes
 import operator as _operator
+import os
 import threading
 
 import numpy as np
@@ -19,6 +20,7 @@ from . import _lib as L
 MAX_OPERATORS = 256
 MAX_QUEUES = 16
 U32_MAX = 0xFFFFFFFF
+BOOLS = (bool, np.bool_)  # ints to operator.index (np.bool_ with NumPy < 2, deprecated), but no sizes
 
 _lock = threading.RLock()
 _contexts = collections.OrderedDict()   # key -> _Context
@@ -60,6 +62,29 @@ def clear_caches():
         _contexts.clear()
 
 
+def _after_fork_in_child():
+    """os.register_at_fork(after_in_child=...): a forked child starts with no cached context or operator.
+
+    The parent's OpenCL contexts are unusable in the child (PoCL's device threads, for one, are gone: a
+    call on them hung; the C library now answers CLOPS_ERROR_DEVICE_LOST there). The child makes new ones
+    when it next needs them: the host backend's always work; a device's where the driver allows it (after
+    PoCL has run in the parent it does not: use multiprocessing's "spawn" start method, or make contexts
+    only after the fork). The parent's handles are not freed here, only forgotten: freeing them in the
+    child would call into the driver on the parent's objects (which hung too). The lock is made anew, as
+    another thread of the parent may have held it at the fork."""
+    global _lock, _contexts, _operators
+    for table in (_operators, _contexts):
+        for obj in table.values():
+            obj.handle = None  # leaked in the child, so that __del__ frees nothing
+    _lock = threading.RLock()
+    _operators = collections.OrderedDict()
+    _contexts = collections.OrderedDict()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 # ---- contexts ---------------------------------------------------------------------------------------
 
 
@@ -76,7 +101,7 @@ def _device_key(device):
             return ("host",)
         raise ValueError(f"device {device!r}: expected None, an index of clops.devices() or \"host\"")
     index = getattr(device, "index", device)  # a Device of clops.devices()
-    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+    if isinstance(index, BOOLS) or not isinstance(index, (int, np.integer)):
         raise TypeError(f"device must be None, an int index of clops.devices() or \"host\", not {type(device).__name__}")
     if not 0 <= index <= U32_MAX:
         raise ValueError(f"device index {index} does not exist (see clops.devices())")
@@ -221,7 +246,7 @@ def output_shape_arg(shape):
     """MaxUnpooling's output_shape: four sizes."""
     try:
         items = tuple(shape)
-        if any(isinstance(n, bool) for n in items):  # ints to operator.index, but no sizes
+        if any(isinstance(n, BOOLS) for n in items):  # ints to operator.index, but no sizes
             raise TypeError
         sizes = tuple(_operator.index(n) for n in items)
     except TypeError:
@@ -231,12 +256,73 @@ def output_shape_arg(shape):
     return sizes
 
 
+# ---- byte order: one rule for every array of every function ------------------------------------------
+
+
+def byte_order(a, what, numbers):
+    """The package's one byte-order rule. Every entry point passes each array it gives clops through here:
+    the tensors (numbers=False) and the indices (numbers=True), NumPy and pyopencl arrays alike.
+
+    clops reads elements in the machine's byte order. An array in the other byte order:
+    - numbers=True (indices: read as numbers): a NumPy array is swapped on the host into a native copy; a
+      pyopencl array raises TypeError naming its byte order (swapping it would need a device kernel that
+      clops does not have; the caller can swap it, e.g. with .astype on the host before to_device).
+    - numbers=False (x: its elements are only moved, never read as numbers): swapping it on the way in and
+      the result back on the way out gives the same bits as moving it unchanged, so it is passed unchanged
+      (no copy, NumPy or pyopencl) and the result keeps the caller's dtype, byte order included.
+    One-byte elements (and bool) have no byte order. Returns the array to give clops."""
+    dt = a.dtype
+    if dt.isnative or not numbers:
+        return a
+    order = "big-endian" if dt.byteorder == ">" else "little-endian"
+    if is_cl_array(a):
+        raise TypeError(f"{what}: dtype {dt.str!r} is {order}, not this machine's byte order; clops reads "
+                        f"{what} as numbers and cannot swap a pyopencl array's bytes: pass "
+                        f"{what} in native byte order ({dt.newbyteorder('=').name}), for example swapped on "
+                        "the host with .astype() before pyopencl.array.to_device")
+    return a.astype(dt.newbyteorder("="))
+
+
+# ---- torch tensors (max_unpool2d) --------------------------------------------------------------------
+
+
+def is_torch_tensor(a):
+    t = type(a)
+    return t.__module__.split(".")[0] == "torch" and hasattr(a, "__dlpack__")
+
+
+def from_torch(a, what):
+    """A NumPy array on a CPU torch tensor's memory (no copy: __dlpack__, or __array__ for the types DLPack
+    lacks here, bool for one). The tensor is detached (the result has no autograd history) and a lazy
+    conjugate or negation is resolved first (that alone copies)."""
+    if a.device.type != "cpu":
+        raise TypeError(f"{what}: a torch tensor on {a.device}; clops takes CPU tensors (use .cpu(), or "
+                        "pyopencl arrays for an OpenCL device)")
+    t = a.detach()
+    for resolve in ("resolve_conj", "resolve_neg"):
+        if hasattr(t, resolve):
+            t = getattr(t, resolve)()
+    try:
+        return np.from_dlpack(t)
+    except (AttributeError, BufferError, RuntimeError, TypeError):
+        try:
+            return np.asarray(t)  # Tensor.__array__: Tensor.numpy(), no copy
+        except (RuntimeError, TypeError) as e:
+            raise TypeError(f"{what}: torch dtype {t.dtype} has no NumPy type clops takes ({e})") from None
+
+
+def to_torch(out):
+    import torch
+    return torch.from_numpy(out)  # no copy
+
+
 # ---- running on NumPy arrays ------------------------------------------------------------------------
 
 
-def as_numpy(a, what):
+def as_numpy(a, what, numbers=False):
     """A NumPy array clops can read: negative or partial-element strides are copied once (clops's strides
-    are whole elements, >= 0); every other view goes to clops as strides."""
+    are whole elements, >= 0); every other view goes to clops as strides. Then byte_order's rule (numbers:
+    whether clops reads its elements as numbers, as it does indices)."""
     if type(a) is not np.ndarray:
         a = np.asarray(a)
         if a.dtype == object:
@@ -244,7 +330,7 @@ def as_numpy(a, what):
     size = a.dtype.itemsize
     if not a.flags.c_contiguous and any(s < 0 or s % size for s in a.strides):
         a = np.ascontiguousarray(a)
-    return a
+    return byte_order(a, what, numbers)
 
 
 def run_host(op, x, sx, idx=None, si=None):
@@ -312,12 +398,14 @@ def run_cl(optype, x, block=0, order=0, idx=None, out_shape=None, layout=0):
         raise ValueError("x: a pyopencl array without a queue (with_queue(None)): clops runs on x's queue; "
                          "give it one with x.with_queue(queue)")
     check_cl_array(x, "x")
+    x = byte_order(x, "x", numbers=False)
     if idx is not None:
         if not is_cl_array(idx):
             raise TypeError("indices must be a pyopencl array when x is one")
         if idx.context.int_ptr != x.context.int_ptr:
             raise ValueError("indices and x are pyopencl arrays of different OpenCL contexts")
         check_cl_array(idx, "indices")
+        idx = byte_order(idx, "indices", numbers=True)
     ctx = context_for_queue(queue)
     tx = tensor_key(x, "x")
     if optype == L.OP_MAX_UNPOOLING:

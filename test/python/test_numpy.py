@@ -14,6 +14,19 @@ def test_version_and_devices():
         assert d.max_alloc_bytes > 0 and d.plan
 
 
+def test_namespace_is_the_public_api():
+    """Issue 33 item 9: no helper leaks into the package's namespace (clops.L and clops.NamedTuple did):
+    every public name is in __all__, every name of __all__ exists, and `import *` gives just those."""
+    public = {n for n in dir(clops) if not n.startswith("_")}
+    assert public == set(clops.__all__) - {"__version__"}
+    assert all(hasattr(clops, n) for n in clops.__all__)
+    for leaked in ("L", "NamedTuple", "unpool_output_size", "pair"):
+        assert not hasattr(clops, leaked), leaked
+    names = {}
+    exec("from clops import *", names)
+    assert set(names) - {"__builtins__"} == set(clops.__all__)
+
+
 def test_the_package_carries_one_library():
     """`pip install .` puts one libclops into the package (a wheel has no symbolic links: the soname's
     and the development link would be two more copies of it), and nothing else of the C install."""
@@ -179,3 +192,87 @@ def test_clear_cache(device):
     y = clops.depth_to_space(x, 2, device=device)
     clops.clear_cache()
     assert same_bits(clops.depth_to_space(x, 2, device=device), y)
+
+
+# ---- max_unpool2d without torch: PyTorch's output-size rules; the per-plane warning -----------------
+
+
+def _pool_pair(shape=(2, 3, 4, 4), out_hw=(8, 8), seed=11):
+    """Values and per-plane indices of a 2x2/2 pool onto out_hw (one index per window)."""
+    x = random_array(shape, np.float32, seed=seed)
+    n, c, h, w = shape
+    rng = np.random.default_rng(seed)
+    rows = np.arange(h).reshape(h, 1) * 2 + rng.integers(0, 2, (n, c, h, w))
+    cols = np.arange(w).reshape(1, w) * 2 + rng.integers(0, 2, (n, c, h, w))
+    return x, (rows * out_hw[1] + cols).astype(np.int64)
+
+
+def test_max_unpool2d_default_output_size(device):
+    x, idx = _pool_pair()
+    y = clops.max_unpool2d(x, idx, 2, device=device)  # (4 - 1) * 2 - 0 + 2 = 8
+    assert y.shape == (2, 3, 8, 8) and same_bits(y, ref_max_unpooling(x, idx, (2, 3, 8, 8), "per-plane"))
+    assert same_bits(clops.max_unpool2d(x, idx, (2, 2), (2, 2), (0, 0), device=device), y)
+    y3 = clops.max_unpool2d(x[0], idx[0], 2, device=device)  # (C, H, W) as PyTorch takes it
+    assert same_bits(y3, y[0])
+
+
+@pytest.mark.parametrize("kernel, stride, padding, want", [
+    (2, None, 0, (7, 9)), (3, 2, 1, (5, 7)), (3, 1, 0, (6, 7)), ((2, 3), (1, 2), (0, 1), (5, 7)),
+])
+def test_max_unpool2d_output_size_arithmetic(kernel, stride, padding, want):
+    """(H - 1) * stride - 2 * padding + kernel_size, per dimension, as torch.nn.functional.max_unpool2d."""
+    x = np.zeros((1, 2, 4, 5), np.float32)
+    y = clops.max_unpool2d(x, np.zeros(x.shape, np.int64), kernel, stride, padding, device="host")
+    k = kernel if isinstance(kernel, tuple) else (kernel, kernel)
+    s = k if stride is None else (stride if isinstance(stride, tuple) else (stride, stride))
+    p = padding if isinstance(padding, tuple) else (padding, padding)
+    assert y.shape == (1, 2) + tuple((n - 1) * s[d] - 2 * p[d] + k[d] for d, n in enumerate((4, 5)))
+
+
+def test_max_unpool2d_given_output_size(device):
+    x, idx = _pool_pair(out_hw=(9, 8))
+    for size in [(9, 8), (2, 3, 9, 8), (7, 3, 9, 8)]:  # (H, W), or a full shape whose N and C are ignored
+        y = clops.max_unpool2d(x, idx, 2, output_size=size, device=device)
+        assert same_bits(y, ref_max_unpooling(x, idx, (2, 3, 9, 8), "per-plane"))
+    # strictly between default - stride and default + stride: 7..9 excluded -> only 7 < n < 10 is 8, 9
+    for size in [(10, 8), (6, 8), (8, 10), (8, 6)]:
+        with pytest.raises(ValueError, match="invalid output_size"):
+            clops.max_unpool2d(x, idx, 2, output_size=size, device=device)
+    for size in [(8,), (1, 8, 8), (1, 2, 3, 8, 8)]:
+        with pytest.raises(ValueError, match="2 or 4 elements"):
+            clops.max_unpool2d(x, idx, 2, output_size=size, device=device)
+    with pytest.raises(TypeError):
+        clops.max_unpool2d(x, idx, 2, output_size=(8.0, 8), device=device)
+
+
+def test_max_unpool2d_bad_arguments():
+    x, idx = _pool_pair()
+    for call, error in [
+        (lambda: clops.max_unpool2d(x, idx, 0), ValueError),
+        (lambda: clops.max_unpool2d(x, idx, 2, stride=0), ValueError),
+        (lambda: clops.max_unpool2d(x, idx, 2, padding=-1), ValueError),
+        (lambda: clops.max_unpool2d(x, idx, (2, 2, 2)), TypeError),
+        (lambda: clops.max_unpool2d(x, idx, True), TypeError),
+        (lambda: clops.max_unpool2d(x, idx[:, :1], 2), ValueError),
+        (lambda: clops.max_unpool2d(x[0, 0], idx[0, 0], 2), ValueError),
+        (lambda: clops.max_unpool2d(x, idx + 64, 2, device="host"), ValueError),  # past its plane
+    ]:
+        with pytest.raises(error):
+            call()
+
+
+def test_flat_indices_in_the_first_plane_warn(device):
+    x, idx = _pool_pair()
+    with pytest.warns(UserWarning, match="per-plane") as record:
+        clops.max_unpooling(x, idx, (2, 3, 8, 8), device=device)
+    assert record[0].filename == __file__  # points at the caller
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clops.max_unpooling(x, idx, (2, 3, 8, 8), "per-plane", device=device)  # meant: no warning
+        clops.max_unpool2d(x, idx, 2, device=device)
+        flat = idx + (np.arange(6).reshape(2, 3, 1, 1) * 64)  # real flat indices
+        clops.max_unpooling(x, flat, (2, 3, 8, 8), device=device)
+        clops.max_unpooling(x[:1, :1], idx[:1, :1], (1, 1, 8, 8), device=device)  # one plane: flat is per-plane
+        flat[-1, -1, -1, -1] = 0  # the last index in plane 0, another past it: still no warning
+        clops.max_unpooling(x, flat, (2, 3, 8, 8), device=device)

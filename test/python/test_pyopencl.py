@@ -125,6 +125,29 @@ def test_max_unpooling(queue):
     assert isinstance(y, cla.Array) and same_bits(y.get(), ref_max_unpooling(x, plane, out_shape, "per-plane"))
 
 
+@pytest.mark.parametrize("index_dtype", [">u4", ">i8", ">u8", "<u4", "<i8"])
+def test_big_endian_indices_are_refused(queue, index_dtype):
+    """Issue 32 P3: non-native indices on the device were read in the machine's byte order and the values
+    scattered to the swapped positions, silently. Now a TypeError naming the byte order (the NumPy path
+    swaps them: test_byte_order.py); native ones still run."""
+    x = cla.to_device(queue, np.array([7, 9], np.float32).reshape(1, 2, 1, 1))
+    for values in ([0, 0], [1, 0]):  # [0, 0] swapped is still 0: in range, so main gave no error at all
+        idx = cla.to_device(queue, np.array(values, index_dtype).reshape(1, 2, 1, 1))
+        if np.dtype(index_dtype).isnative:
+            y = clops.max_unpooling(x, idx, (1, 2, 2, 2)).get()
+            assert y.ravel().tolist() == ([9, 0, 0, 0, 0, 0, 0, 0] if values == [0, 0] else [9, 7, 0, 0, 0, 0, 0, 0])
+            continue
+        with pytest.raises(TypeError, match="big-endian" if index_dtype[0] == ">" else "little-endian"):
+            clops.max_unpooling(x, idx, (1, 2, 2, 2))
+
+
+def test_big_endian_tensors_keep_their_dtype(queue):
+    """Tensors' elements are only moved: one in the other byte order runs unchanged and keeps its dtype."""
+    x = random_array((1, 8, 2, 3), np.float32, seed=4).astype(">f4")
+    y = clops.depth_to_space(cla.to_device(queue, x), 2)
+    assert y.dtype == np.dtype(">f4") and same_bits(y.get(), ref_depth_to_space(x, 2, "DCR"))
+
+
 def test_empty(queue):
     y = clops.depth_to_space(cla.empty(queue, (0, 8, 2, 2), np.float32), 2)
     assert isinstance(y, cla.Array) and y.shape == (0, 2, 4, 4)
