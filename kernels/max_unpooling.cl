@@ -31,9 +31,13 @@
  *   -DPLANES=1|0             1: the planes kernel (CPU devices, packed, indices inside
  *                            their own plane) instead of pool (after windows, gated
  *                            like pool, for exact multiples)
- *   -DBUCKET=1|0             1 (every plan but serial): the general path bucket, then
- *                            tiles (entries bucketed by output tile in scratch, each
- *                            tile written whole); 0: serial, alone or after clear
+ *   -DBUCKET=1|0             1 (CPU devices, every plan but serial): the general path
+ *                            bucket, then tiles (entries bucketed by output tile in
+ *                            scratch, each tile written whole)
+ *   -DMARK=1|0               1 (other devices, every plan but serial): the general path
+ *                            mark, then place (the winning input position of every
+ *                            output element through atomic_max, then a gather);
+ *                            BUCKET and MARK both 0: serial, alone or after clear
  *
  * Status words `status` (the operator's, never reset on the host): each execution
  * has a generation number `gen`, larger than every earlier one, and the kernels
@@ -583,6 +587,69 @@ __kernel void tiles(UNPOOL_ARGS)
     }
 }
 #endif /* BUCKET */
+
+#if MARK
+/* General path, MARK plans (devices that are not CPUs; two launches, bounded work
+ * per work-item, any order of work-groups): `mark` gives every output element
+ * the largest row-major input position (plus 1) whose index names it, with
+ * atomic_max on its word of scratch (`win`: one uint per output element, all
+ * zero between executions); `place` then writes every output element from that
+ * position's input, zero where none named it, and zeroes its word again. The
+ * last input position naming an element wins, as everywhere. Input positions are
+ * below 2^32 - 1 (the host's rule, max_unpooling.c needs_host). */
+#if GATED
+#define MARK_GATE GENERAL_GATE
+#else
+#define MARK_GATE
+#endif
+
+__kernel void mark(UNPOOL_ARGS)
+{
+    MARK_GATE
+    const idx_t count = (idx_t)out_count, plane = DIM(out_sizes, 2) * DIM(out_sizes, 3);
+    volatile __global uint *win = (volatile __global uint *)scratch;
+    uint bad = 0;
+    FOR_ROWS(in_sizes)
+    const idx_t k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3); /* row-major position of (n, c, h, 0) */
+    for (idx_t w = w0; w < w1; w++) {
+        const idx_t v = load_flat(indices, I_AT(w), nc, plane, count);
+        if (v == count) bad = 1;
+        else atomic_max(&win[v], (uint)(k0 + w + 1));
+    }
+    END_ROWS
+    if (bad) atomic_max(&status[ST_OUT_OF_RANGE], gen);
+}
+
+__kernel void place(UNPOOL_ARGS)
+{
+    MARK_GATE
+    __global uint *win = scratch;
+    const idx_t hin = DIM(in_sizes, 2), win_w = DIM(in_sizes, 3);
+    FOR_ROWS(out_sizes)
+    const idx_t v0 = (nc * DIM(out_sizes, 2) + h) * DIM(out_sizes, 3);
+#if OUT_PACKED
+    const idx_t yrow = v0, ys = 1;
+#else
+    const idx_t yrow = offset4(y_strides, n, c, h, 0), ys = DIM(y_strides, 3);
+#endif
+    for (idx_t q = w0; q < w1; q++) {
+        const uint k1 = win[v0 + q];
+        elem_t v = (elem_t)(0);
+        if (k1) {
+            const idx_t k = k1 - 1u;
+#if IN_PACKED
+            v = x[k];
+#else
+            const idx_t kw = k % win_w, kh = k / win_w % hin, knc = k / win_w / hin;
+            v = x[offset4(x_strides, knc / DIM(in_sizes, 1), knc % DIM(in_sizes, 1), kh, kw)];
+#endif
+            win[v0 + q] = 0u;
+        }
+        y[yrow + q * ys] = v;
+    }
+    END_ROWS
+}
+#endif /* MARK */
 
 /* Small inputs: one work-item scatters in row-major input order (the last
  * duplicate wins by order), after zero-filling the output itself when it is

@@ -9,6 +9,7 @@
 
 #include "reference.h"
 #include "test_common.h"
+#include "internal.h" /* the context's planned device type (up_plan_name) */
 
 typedef struct index_type_info {
     clops_data_type type;
@@ -58,6 +59,17 @@ typedef struct up_descs {
 } up_descs;
 
 /* As up_describe, with indices in `layout`. */
+/* The kernel a general-path plan starts with on the suites' OpenCL device, as
+ * clops plans for it (a device profile may change its type: lib/cl/profile.c):
+ * bucket on CPU devices, mark on the others (max_unpooling.c make_plan). Other
+ * plan names are the same everywhere. The suites link clops_testable. */
+static inline const char *up_plan_name(const char *plan)
+{
+    if (strcmp(plan, "bucket") == 0 && tc_dev_ctx && !(tc_dev_ctx->info.type & CL_DEVICE_TYPE_CPU))
+        return "mark";
+    return plan;
+}
+
 static inline void up_describe_layout(const up_case *c, clops_indices_layout layout, up_descs *d)
 {
     d->x = (clops_tensor_desc){c->type, {c->in_sizes[0], c->in_sizes[1], c->in_sizes[2], c->in_sizes[3]},

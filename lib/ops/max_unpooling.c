@@ -160,17 +160,31 @@ static bucket_layout bucket_plan(const clops_operator *op)
     return b;
 }
 
+/* Whether the operator's device is planned for as a CPU (cl/profile.c). */
+static bool cpu_device(const clops_operator *op)
+{
+    return (op->ctx->info.type & CL_DEVICE_TYPE_CPU) != 0;
+}
+
+/* Scratch bytes of the mark plans' general path: one word per output element. */
+static uint64_t mark_bytes(const clops_op_params *p)
+{
+    return (p->output.count + 3) / 4 * 16;
+}
+
 bool clops_max_unpooling_needs_host(const clops_operator *op, char *why, size_t size)
 {
     const clops_op_params *p = &op->params;
     if (serial_plan(p) || p->output.count == 0) return false;
-    const bucket_layout bl = bucket_plan(op);
+    const bool cpu = cpu_device(op);
+    const bucket_layout bl = cpu ? bucket_plan(op) : (bucket_layout){0};
     if (p->input.count >= UINT32_MAX || bl.slots >= UINT32_MAX) {
         snprintf(why, size, "MaxUnpooling of %llu input elements: the device's scratch positions are 32-bit",
                  (unsigned long long)p->input.count);
         return true;
     }
-    const uint64_t scratch = bl.bytes; /* < 2^64: slots < 2^32, tiles of up to 2^32 */
+    /* < 2^64: slots < 2^32, tiles of up to 2^32; outputs below 2^62 elements (validation) */
+    const uint64_t scratch = cpu ? bl.bytes : mark_bytes(p);
     if (op->ctx->info.max_alloc_bytes && scratch > op->ctx->info.max_alloc_bytes) {
         snprintf(why, size, "MaxUnpooling needs %llu bytes of scratch, more than the device's maximum allocation",
                  (unsigned long long)scratch);
@@ -192,10 +206,9 @@ static clops_status new_buffer(clops_operator *op, uint64_t bytes, const void *i
     return clops_fail_cl(err, what);
 }
 
-/* Creates the bucketed path's scratch buffer (bucket_plan), all zero. */
-static clops_status zeroed_scratch(clops_operator *op, const bucket_layout *bl)
+/* Creates the general path's scratch buffer of `want` bytes, all zero. */
+static clops_status zeroed_scratch(clops_operator *op, uint64_t want)
 {
-    const uint64_t want = bl->bytes;
     const size_t bytes = want <= SIZE_MAX ? (size_t)want : 0;
     /* The bucketed path writes before it reads and needs no zeros, but Oclgrind
      * 21.10 then reports its counters as uninitialised on buffers after the
@@ -214,7 +227,7 @@ static clops_status zeroed_scratch(clops_operator *op, const bucket_layout *bl)
 /* A plan's shape-dependent choices (the header's plans), from which its build
  * options follow (plan_options). */
 typedef struct unpool_plan {
-    bool serial, serial_fills, windows, pool, vec, bucket, planes;
+    bool serial, serial_fills, windows, pool, vec, bucket, mark, planes;
     uint64_t kh, kw, sh, sw; /* windows: output rows (columns) per input row (column); pool: its cell */
 } unpool_plan;
 
@@ -243,9 +256,12 @@ static unpool_plan make_plan(const clops_operator *op, bool serial, bool serial_
     pl.pool = !serial && sh && sw;
     pl.sh = pl.pool ? sh : 0, pl.sw = pl.pool ? sw : 0;
     pl.vec = pl.pool && pool_vec(op, sh, sw, even_width);
-    /* The bucketed general path (bucket, tiles), on every device: measured
-     * faster than the claims it replaced (notes/max_unpooling.md, scatdev). */
-    pl.bucket = !serial;
+    /* The general path: on CPUs bucketed (bucket, tiles: measured faster than
+     * claims and atomics there, notes/max_unpooling.md, scatdev); elsewhere mark
+     * and place (atomic_max per output element, then a gather: every work-item's
+     * work bounded whatever the indices, coalesced where they are). */
+    pl.bucket = !serial && cpu_device(op);
+    pl.mark = !serial && !pl.bucket;
     return pl;
 }
 
@@ -311,11 +327,12 @@ static void plan_options(const clops_operator *op, const unpool_plan *pl, char *
     const clops_op_params *p = &op->params;
     int n = snprintf(buf, size,
                      "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DIN_PACKED=%d -DOUT_PACKED=%d -DCHUNK=%uu "
-                     "-DGATED=%d -DSERIAL_FILLS=%d -DINT64_OK=%d -DPER_PLANE=%d -DPOOL_GATED=%d -DBUCKET=%d -DPLANES=%d",
+                     "-DGATED=%d -DSERIAL_FILLS=%d -DINT64_OK=%d -DPER_PLANE=%d -DPOOL_GATED=%d -DBUCKET=%d -DMARK=%d "
+                     "-DPLANES=%d",
                      p->input.elem_size, op->offset_64, p->indices.elem_size, p->input.packed && p->indices.packed,
                      p->output.packed, op->chunk, pl->windows || pl->pool || pl->planes, pl->serial_fills,
                      op->ctx->info.has_int64, p->indices_layout == CLOPS_INDICES_PER_PLANE,
-                     pl->windows && (pl->pool || pl->planes), pl->bucket, pl->planes);
+                     pl->windows && (pl->pool || pl->planes), pl->bucket, pl->mark, pl->planes);
     if (pl->windows)
         n += snprintf(buf + n, size - (size_t)n, " -DKH=%lluu -DKW=%lluu", (unsigned long long)pl->kh,
                       (unsigned long long)pl->kw);
@@ -374,7 +391,7 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     const unpool_plan pl = shape_plan(op);
     const bool serial = pl.serial, serial_fills = pl.serial_fills, windows = pl.windows, pool = pl.pool;
     const bool bucket = pl.bucket;
-    const bool cpu = (op->ctx->info.type & CL_DEVICE_TYPE_CPU) != 0;
+    const bool cpu = cpu_device(op);
     op->offset_64 = !clops_fits_u32(p);
     op->chunk = unpool_chunk(op);
     const bucket_layout bl = bucket ? bucket_plan(op) : (bucket_layout){0};
@@ -384,13 +401,15 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
                       : pl.planes ? "planes"
                       : pool     ? "pool"
                       : bucket   ? "bucket"
+                      : pl.mark  ? "mark"
                                  : "clear";
     if (p->output.count == 0) return CLOPS_SUCCESS; /* nothing can be written */
     cl_uint words[ST_BUFFER_WORDS] = {0};
     words[ST_TILE_SHIFT] = bl.shift, words[ST_GROUPS] = (cl_uint)bl.groups, words[ST_TILES] = (cl_uint)bl.tiles;
     words[ST_PAD] = bl.pad;
     clops_status st = new_buffer(op, sizeof words, words, &op->unpool.status);
-    if (st == CLOPS_SUCCESS && bucket) st = zeroed_scratch(op, &bl);
+    if (st == CLOPS_SUCCESS && (bucket || pl.mark)) st = zeroed_scratch(op, bucket ? bl.bytes : mark_bytes(p));
+    op->unpool.mark = pl.mark;
     cl_program program;
     if (st == CLOPS_SUCCESS)
         st = clops_program_get(op->ctx, "max_unpooling.cl", op->options, &program, &op->program_origin);
@@ -429,6 +448,12 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
         st = clops_operator_add_launch(op, program, "planes", 1, plane_items, local);
     }
     if (st == CLOPS_SUCCESS && pool) st = clops_operator_add_launch(op, program, "pool", 1, in_items, local);
+    if (pl.mark) { /* one row of the input (output) per unit: work-items side by side, coalesced */
+        const uint64_t mark_items[3] = {row_items(in_rows, chunk + 1, cap), 1, 1};
+        if (st == CLOPS_SUCCESS) st = clops_operator_add_launch(op, program, "mark", 1, mark_items, local);
+        if (st == CLOPS_SUCCESS) st = clops_operator_add_launch(op, program, "place", 1, out_items, local);
+        return st;
+    }
     if (st == CLOPS_SUCCESS) st = clops_operator_add_launch(op, program, "bucket", 1, bucket_items, local);
     if (st == CLOPS_SUCCESS) st = clops_operator_add_launch(op, program, "tiles", 1, tile_items, local);
     return st;
@@ -527,10 +552,21 @@ static clops_status enqueue_chain(clops_operator *op, cl_uint nwait, const cl_ev
     *last = NULL;
     clops_status st = CLOPS_SUCCESS;
     const cl_uint zero = 0;
-    if (op->unpool.gen == UINT32_MAX) { /* generations wrap: zero the words first */
-        const cl_int err = clEnqueueFillBuffer(op->ctx->queue, op->unpool.status, &zero, sizeof zero, 0,
-                                               ST_WORDS * sizeof zero, nwait, nwait ? wait : NULL, &prev);
+    if (op->unpool.gen == UINT32_MAX) { /* generations wrap, or a failure: zero the words first */
+        cl_int err = clEnqueueFillBuffer(op->ctx->queue, op->unpool.status, &zero, sizeof zero, 0,
+                                         ST_WORDS * sizeof zero, nwait, nwait ? wait : NULL, &prev);
         if (err != CL_SUCCESS) return clops_fail_cl(err, "clEnqueueFillBuffer(status words)");
+        if (op->unpool.mark) { /* and mark's words, which a failed execution may have left set */
+            cl_event filled = NULL;
+            size_t bytes = 0;
+            err = clGetMemObjectInfo(op->unpool.scratch, CL_MEM_SIZE, sizeof bytes, &bytes, NULL);
+            if (err == CL_SUCCESS)
+                err = clEnqueueFillBuffer(op->ctx->queue, op->unpool.scratch, &zero, sizeof zero, 0, bytes, 1, &prev,
+                                          &filled);
+            clReleaseEvent(prev);
+            prev = filled;
+            if (err != CL_SUCCESS) return clops_fail_cl(err, "clEnqueueFillBuffer(MaxUnpooling scratch)");
+        }
         op->unpool.gen = 0;
     }
     op->unpool.gen++;
@@ -540,7 +576,10 @@ static clops_status enqueue_chain(clops_operator *op, cl_uint nwait, const cl_ev
         cl_event next = NULL;
         st = prev ? clops_enqueue_launch(op, &op->launches[i], 1, &prev, &next)
                       : clops_enqueue_launch(op, &op->launches[i], nwait, wait, &next);
-        if (st != CLOPS_SUCCESS) break;
+        if (st != CLOPS_SUCCESS) {
+            if (i > 0 || prev) op->unpool.gen = UINT32_MAX; /* a part ran: the next execution zeroes first */
+            break;
+        }
         if (prev) clReleaseEvent(prev);
         prev = next;
     }

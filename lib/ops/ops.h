@@ -42,7 +42,8 @@ struct clops_operator {
     bool block_arg;              /* DepthToSpace/SpaceToDepth: the block size is a kernel argument */
     struct {                     /* MaxUnpooling's device state (max_unpooling.c) */
         cl_mem status;           /* status words the kernels raise */
-        cl_mem scratch;          /* the general path's buckets (bucket_plan), NULL for serial */
+        cl_mem scratch;          /* the general path's buckets (bucket_plan) or mark's words, NULL for serial */
+        bool mark;               /* the general path is mark and place (max_unpooling.c make_plan) */
         cl_uint gen;             /* generation number of the last execution */
         cl_event last;           /* the last execution's final event (retained), or NULL */
         cl_event chained;        /* the event `last`'s execution chained on (retained), or NULL */
