@@ -55,6 +55,13 @@ extern const clops_cl_api clops_cl_real;
  * code: there the macros below are empty. */
 void clops_test_corrupt_cl(cl_command_queue queue, cl_mem output, size_t output_bytes, cl_event *event);
 void clops_test_corrupt_host(void *output, size_t output_bytes);
+/* A kernel execution that fails as on a lost device (issue 31: NVIDIA's -9999,
+ * an illegal memory access): the `nth` clEnqueueNDRangeKernel from now (1: the
+ * next; a launch that asks for no event passes it on to the next that does)
+ * runs, then its event is replaced by one that ended with execution status
+ * `status` (negative). The table's entry is restored after that launch, or at
+ * once by nth = 0. Not thread-safe: a test's own seam. */
+void clops_test_fail_launch(unsigned nth, cl_int status);
 #define CLOPS_TEST_CORRUPT_CL(queue, output, bytes, event) clops_test_corrupt_cl(queue, output, bytes, event)
 #define CLOPS_TEST_CORRUPT_HOST(output, bytes) clops_test_corrupt_host(output, bytes)
 #else

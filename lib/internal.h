@@ -11,6 +11,7 @@
 #define CLOPS_INTERNAL_H
 
 #include <pthread.h>
+#include <sys/types.h>
 
 #include "core/core.h"
 #include "store/cache.h"
@@ -63,6 +64,17 @@ struct clops_context {
     pthread_mutex_t lock;        /* guards the program table and the tuning table */
     clops_program_entry *programs;
     struct clops_tuning_table *tuning; /* loaded on first lookup */
+    /* Whether the context can still reach its device (cl/wait.c, clops_context_usable):
+     * `pid` is getpid() at creation, set once (read without a lock): in a child
+     * forked after that, every call that would reach OpenCL fails instead of
+     * hanging in a driver whose threads stayed in the parent. `lost` is set once
+     * by the first execution whose kernel ended with a negative status, with
+     * `lost_where` naming it; both under `lost_lock` (any thread may set or read
+     * them; its own mutex, so that no path holding `lock` can deadlock on it). */
+    pid_t pid;
+    pthread_mutex_t lost_lock;
+    bool lost;
+    char lost_where[512];
 };
 
 /* ---- tuning database (store/tune_db.c) ------------------------------------------------------ */

@@ -303,6 +303,48 @@ START_TEST(test_cache_list_escapes)
 }
 END_TEST
 
+/* Issue 32 P5: `cache import` of a pack holding one entry (for a device this
+ * machine does not have) 1,000 times, into an empty cache, said "skipped 999
+ * already in the cache". The 999 are duplicates within the pack. */
+START_TEST(test_cache_import_pack_duplicates)
+{
+    enum { N = 1000 };
+    char dir[512], pack[512];
+    tmp_path(dir, sizeof dir, "cache-import-dups");
+    tmp_path(pack, sizeof pack, "dups.pack");
+    mkdir(dir, 0700);
+    setenv("CLOPS_CACHE_DIR", dir, 1);
+    static const char key[] = "clops-cache-format 1\nclops 0.0.0\nanother device, test_cli_commands\n";
+    static const unsigned char payload[4] = {1, 2, 3, 4};
+    const size_t klen = sizeof key - 1, elen = 32 + klen + sizeof payload;
+    unsigned char *p = malloc(16 + N * (8 + elen));
+    ck_assert(p != NULL);
+    memcpy(p, "CLOPSPAK", 8);
+    put_le(p + 8, N, 8);
+    unsigned char *e = p + 16;
+    for (int i = 0; i < N; i++, e += 8 + elen) {
+        put_le(e, elen, 8);
+        memcpy(e + 8, "CLOPSBIN", 8);
+        put_le(e + 16, 1, 4);
+        put_le(e + 20, klen, 4);
+        put_le(e + 24, sizeof payload, 8);
+        put_le(e + 32, fnv1a(fnv1a(0xcbf29ce484222325ull, key, klen), payload, sizeof payload), 8);
+        memcpy(e + 40, key, klen);
+        memcpy(e + 40 + klen, payload, sizeof payload);
+    }
+    write_bytes(pack, p, (size_t)(e - p));
+    free(p);
+    run("cache", "import", pack, NULL);
+    ck_assert_msg(res.exit_code == 0, "cache import: exit %d: %s", res.exit_code, res.err);
+    ck_assert_msg(strstr(res.out, "imported 0 of 1000 entries") && strstr(res.out, "skipped 999 duplicates within the pack") &&
+                      strstr(res.out, "skipped 1 for a device") && !strstr(res.out, "already in the cache"),
+                  "cache import: %s", res.out);
+    unlink(pack);
+    rmdir(dir);
+    unsetenv("CLOPS_CACHE_DIR");
+}
+END_TEST
+
 static Suite *cli_commands_suite(void)
 {
     Suite *s = suite_create("cli_commands");
@@ -313,6 +355,7 @@ static Suite *cli_commands_suite(void)
     tcase_add_loop_test(tc, test_verbose, 0, 2);
     tcase_add_loop_test(tc, test_bfloat16_run, 0, 2);
     tcase_add_test(tc, test_cache_list_escapes);
+    tcase_add_test(tc, test_cache_import_pack_duplicates);
     return s;
 }
 

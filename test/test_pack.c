@@ -490,6 +490,50 @@ START_TEST(test_import_load_failure_budget)
 }
 END_TEST
 
+/* Issue 32 P5: a pack holding one valid entry 1,000 times, imported into an
+ * empty cache, reported its 999 repeats as "already in the cache". The report
+ * now counts them apart (within_pack), `duplicates` still counts both kinds,
+ * and a second import finds the one entry in the cache. */
+START_TEST(test_import_duplicates_within_pack)
+{
+    static const size_t N = 1000;
+    char names[2][32];
+    make_pack(names); /* clears the directory after the export */
+    pack_path(g_pack, sizeof g_pack);
+    size_t len, elen;
+    unsigned char *orig = read_all(g_pack, &len);
+    const size_t at0 = pack_entry(orig, len, 0, &elen);
+    unsigned char *p = malloc(16 + N * (8 + elen));
+    ck_assert(p != NULL);
+    memcpy(p, "CLOPSPAK", 8);
+    put_le(p + 8, N, 8);
+    size_t at = 16;
+    for (size_t i = 0; i < N; i++) {
+        memcpy(p + at, orig + at0 - 8, 8 + elen);
+        at += 8 + elen;
+    }
+    write_all(g_pack, p, at);
+    free(p);
+    free(orig);
+    expect_clean_cache(0, "before importing the pack of repeats");
+    clops_pack_report r;
+    clops_status st = clops_cache_import_pack_report(g_pack, &r);
+    ck_assert_msg(st == CLOPS_SUCCESS && r.entries == N && r.imported == 1 && r.duplicates == N - 1 &&
+                      r.within_pack == N - 1 && r.other_device == 0 && r.rejected == 0,
+                  "into an empty cache: %s (%s): %zu entries, %zu imported, %zu duplicates, %zu within the pack",
+                  clops_status_name(st), clops_last_error_message(), r.entries, r.imported, r.duplicates,
+                  r.within_pack);
+    expect_clean_cache(1, "the pack of repeats imported");
+    st = clops_cache_import_pack_report(g_pack, &r);
+    ck_assert_msg(st == CLOPS_SUCCESS && r.entries == N && r.imported == 0 && r.duplicates == N &&
+                      r.within_pack == N - 1,
+                  "again: %s (%s): %zu entries, %zu imported, %zu duplicates, %zu within the pack",
+                  clops_status_name(st), clops_last_error_message(), r.entries, r.imported, r.duplicates,
+                  r.within_pack);
+    expect_clean_cache(1, "the pack of repeats imported twice");
+}
+END_TEST
+
 /* Adding a binary to a pack that holds CLOPS_PACK_MAX_ENTRIES entries already is
  * refused before anything is written, and the reason reaches the caller (as
  * for a file that is not a pack: it was "is not a readable clops kernel pack"). */
@@ -713,6 +757,6 @@ int main(void)
              test_import_with_options_reads_no_environment, test_import_copies_only_what_it_may_install,
              test_import_many_entries, test_import_load_failure_budget, test_import_entry_bound,
              test_export_entry_bound, test_pack_add_bound, test_export_skips_removed_entry,
-             test_export_count_patch_fails, test_export_fifo_removed_entry);
+             test_export_count_patch_fails, test_export_fifo_removed_entry, test_import_duplicates_within_pack);
     return cache_suite_main(s);
 }

@@ -508,7 +508,10 @@ CLOPS_API clops_status clops_context_create_from_cl(cl_context context, cl_devic
                                           cl_command_queue queue, clops_context **out);
 
 /** Releases everything the context holds: its programs, and its references to
- *  the cl_context and queue. NULL is fine.
+ *  the cl_context and queue. NULL is fine. In a process forked after the
+ *  context was created it calls no OpenCL function (the driver's threads stayed
+ *  in the parent): the OpenCL objects are left to the process's exit
+ *  (clops_operator_free() likewise).
  *  @param ctx the context, or NULL.
  *  @threadsafety Only once every operator created on it is freed and no other
  *  thread uses it.
@@ -678,7 +681,10 @@ CLOPS_API clops_status clops_operator_execute(clops_operator *op, const clops_bu
  *  @retval CLOPS_ERROR_NULL_ARGUMENT `op` is NULL.
  *  @retval CLOPS_ERROR_INDEX_OUT_OF_RANGE MaxUnpooling: a bad index was skipped.
  *  @retval CLOPS_ERROR_DEVICE_TIMEOUT the commands did not finish within the deadline.
- *  @retval CLOPS_ERROR_DEVICE_LOST the device reported a command failed.
+ *  @retval CLOPS_ERROR_DEVICE_LOST the device reported a command failed (a
+ *          kernel's own failure marks the context lost: every later call on it
+ *          returns this, naming the operator and kernel), or the context was
+ *          lost earlier, or this process was forked after the context was created.
  *  @retval other OpenCL errors (waiting, reading the status words).
  *  @threadsafety One thread at a time per operator.
  *  @blocking MaxUnpooling on a device: the last execution's commands (within
@@ -714,7 +720,10 @@ typedef struct clops_host_buffers {
  *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY the host kernels' MaxUnpooling plan
  *          (large inputs) could not be allocated; nothing was written.
  *  @retval CLOPS_ERROR_DEVICE_TIMEOUT the kernels did not finish within the deadline.
- *  @retval CLOPS_ERROR_DEVICE_LOST the device reported a command failed.
+ *  @retval CLOPS_ERROR_DEVICE_LOST the device reported a command failed (a
+ *          kernel's own failure marks the context lost: every later call on it
+ *          returns this, naming the operator and kernel), or the context was
+ *          lost earlier, or this process was forked after the context was created.
  *  @retval other OpenCL errors (clCreateBuffer, the enqueues, the read back).
  *  @threadsafety One thread at a time per operator.
  *  @blocking Until the output is written: the host kernels (threads of their

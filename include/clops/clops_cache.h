@@ -171,11 +171,17 @@ CLOPS_API clops_status clops_cache_import_pack(const char *path, size_t *count);
 typedef struct clops_pack_report {
     size_t entries;      /**< in the pack */
     size_t imported;     /**< installed */
-    size_t duplicates;   /**< already in the cache, or earlier in the pack */
+    size_t duplicates;   /**< skipped as duplicates of both kinds: already in the cache, or earlier in
+                              the pack (`duplicates - within_pack` were already in the cache) */
     size_t other_device; /**< for a device (or clops version) this machine does not have */
     size_t rejected;     /**< the device refused the binary, or its driver crashed or hung loading it */
     size_t over_limit;   /**< skipped: the cache would exceed CLOPS_CACHE_MAX_SIZE */
-    char reason[256];    /**< why the first rejected entry was rejected ("" if none was) */
+    char reason[256 - sizeof(size_t)]; /**< why the first rejected entry was rejected ("" if none
+                              was); 256 bytes before `within_pack`, which took its last ones: the struct's
+                              size and every other field's offset are unchanged (ABI), and the text is
+                              NUL-terminated within it as before */
+    size_t within_pack;  /**< of `duplicates`, those whose key an earlier entry of the same pack has
+                              (added after 0.1.0; a caller built before it sees the same `duplicates` as ever) */
 } clops_pack_report;
 /** A transaction. The pack is read entry by entry (never whole) and every
  *  entry's framing and checksum are checked before anything is installed or

@@ -10,6 +10,18 @@
  * Every call that can fail returns a ::clops_status and, on failure, leaves a
  * message naming the offending value in clops_last_error_message() (per thread).
  * clops_status_name() and clops_status_message() name any code, OpenCL's too.
+ *
+ * ::CLOPS_ERROR_DEVICE_LOST is final for its context: a kernel of one of its
+ * operators ended with a negative execution status (NVIDIA's -9999 for an
+ * illegal memory access; a failed event of the caller's wait list does not
+ * count), and from then on every call on that context - operator create,
+ * execute, execute_host, last_status, program builds - returns it at once,
+ * its message naming the operator and kernel where the device was lost. It is
+ * also what every such call returns in a process forked after the context was
+ * created (the driver's threads stayed in the parent): create contexts after
+ * fork, or use the spawn start method; host-backend contexts keep working.
+ * Free the context (that never calls a lost driver from a forked child) and
+ * create a new one (docs/integrating.md, "A lost device loses the context", "Fork").
  */
 #ifndef CLOPS_ERRORS_H
 #define CLOPS_ERRORS_H
@@ -62,7 +74,7 @@ extern "C" {
     X(CLOPS_ERROR_TOO_LARGE_FOR_DEVICE, -15102, "a buffer exceeds the device's maximum allocation") \
     X(CLOPS_ERROR_FALLBACK_REFUSED, -15103, "the device cannot run the operator and the fallback policy is never") \
     X(CLOPS_ERROR_DEVICE_TIMEOUT, -15104, "the device did not finish within the deadline")           \
-    X(CLOPS_ERROR_DEVICE_LOST, -15105, "the device reported a failed command (it may have been lost)") \
+    X(CLOPS_ERROR_DEVICE_LOST, -15105, "the device failed a command, or the context was lost earlier or is used after fork") \
     /* devices, programs and resources */                                                          \
     X(CLOPS_ERROR_NO_DEVICE, -15200, "no OpenCL device is available")                              \
     X(CLOPS_ERROR_INVALID_DEVICE_SELECTION, -15201, "the requested device does not exist")         \

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cl/cl.h"
 #include "store/tune_db.h"
@@ -16,6 +17,12 @@ static clops_status context_alloc(clops_backend backend, const clops_context_opt
         free(ctx);
         return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "context mutex");
     }
+    if (pthread_mutex_init(&ctx->lost_lock, NULL) != 0) {
+        pthread_mutex_destroy(&ctx->lock);
+        free(ctx);
+        return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "context mutex");
+    }
+    ctx->pid = getpid(); /* a child forked later refuses to use it (cl/wait.c, clops_context_usable) */
     ctx->backend = backend;
     ctx->options = *o;
     ctx->options.cache_dir = NULL; /* copied into ctx->cache.dir below */
@@ -227,11 +234,23 @@ clops_status clops_context_create(clops_context **out)
 void clops_context_free(clops_context *ctx)
 {
     if (!ctx) return;
+    /* In a child forked after the context was created, the driver's threads are
+     * gone and a release may wait for them for ever: the OpenCL objects (and the
+     * program table holding them) are left to the process's exit. The mutexes are
+     * not touched either: another thread of the parent may have held one at fork. */
+    if (clops_context_forked(ctx)) {
+        clops_tuning_release(ctx);
+        free(ctx->tuning_db);
+        free(ctx->identity);
+        free(ctx);
+        return;
+    }
     clops_programs_release(ctx);
     clops_tuning_release(ctx);
     if (ctx->queue) clReleaseCommandQueue(ctx->queue);
     if (ctx->cl_ctx) clReleaseContext(ctx->cl_ctx);
     pthread_mutex_destroy(&ctx->lock);
+    pthread_mutex_destroy(&ctx->lost_lock);
     free(ctx->tuning_db);
     free(ctx->identity);
     free(ctx);

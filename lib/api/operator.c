@@ -16,6 +16,8 @@ clops_status clops_operator_create_forced(clops_context *ctx, const clops_operat
     if (!out) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_operator_create: out is NULL");
     *out = NULL;
     if (!ctx) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_operator_create: context is NULL");
+    const clops_status usable = clops_context_usable(ctx); /* forked, or the device lost */
+    if (usable != CLOPS_SUCCESS) return usable;
     clops_operator *op = calloc(1, sizeof *op);
     if (!op) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "operator of %zu bytes", sizeof *op);
     op->ctx = ctx;
@@ -40,7 +42,9 @@ clops_status clops_operator_create_forced(clops_context *ctx, const clops_operat
 void clops_operator_free(clops_operator *op)
 {
     if (!op) return;
-    clops_op_release(op);
+    /* In a forked child: no release that would call the driver (cl/wait.c,
+     * clops_context_forked), its kernels, events and worker state are left. */
+    if (!clops_context_forked(op->ctx)) clops_op_release(op);
     free(op);
 }
 
@@ -54,7 +58,9 @@ static clops_status execute_cl(clops_operator *op, const clops_buffers *buffers,
     if (op->ctx->backend != CLOPS_BACKEND_OPENCL)
         return clops_fail(CLOPS_ERROR_WRONG_BACKEND, "clops_operator_execute on the host context: use "
                                                      "clops_operator_execute_host");
-    clops_status st = clops_check_cl_buffers(&op->params, buffers);
+    clops_status st = clops_context_usable(op->ctx);
+    if (st != CLOPS_SUCCESS) return st;
+    st = clops_check_cl_buffers(&op->params, buffers);
     if (st == CLOPS_SUCCESS) st = clops_check_same_context(op->ctx->cl_ctx, &op->params, buffers, nwait, wait);
     return st == CLOPS_SUCCESS ? clops_op_enqueue(op, buffers, nwait, wait, event) : st;
 }
@@ -70,7 +76,8 @@ clops_status clops_operator_execute(clops_operator *op, const clops_buffers *buf
 clops_status clops_operator_last_status(clops_operator *op)
 {
     if (!op) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_operator_last_status: operator is NULL");
-    return clops_op_last_status(op);
+    const clops_status st = clops_context_usable(op->ctx);
+    return st == CLOPS_SUCCESS ? clops_op_last_status(op) : st;
 }
 
 /* Host memory through device buffers: the output is copied back only on success,
@@ -94,7 +101,11 @@ static clops_status execute_via_device(clops_operator *op, const clops_host_buff
     st = clops_operator_execute(op, &d, 0, NULL, &done);
     if (st != CLOPS_SUCCESS) goto cleanup;
     /* The deadline ends this wait; the read below starts only after the kernels finished. */
-    if (done) st = clops_wait_events(op->ctx, 1, &done, "the operator's kernels");
+    if (done) {
+        clops_wait_take_failure();
+        st = clops_wait_events(op->ctx, 1, &done, "the operator's kernels");
+        if (!op->fallback) st = clops_op_after_wait(op, st); /* a failed kernel loses the context */
+    }
     if (st != CLOPS_SUCCESS) goto cleanup;
     st = clops_operator_last_status(op); /* bad indices: nothing copied back */
     if (st != CLOPS_SUCCESS || out_bytes == 0) goto cleanup;
@@ -113,7 +124,8 @@ cleanup:
 clops_status clops_operator_execute_host(clops_operator *op, const clops_host_buffers *buffers)
 {
     if (!op) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_operator_execute_host: operator is NULL");
-    clops_status st = clops_check_host_buffers(&op->params, buffers);
+    clops_status st = clops_context_usable(op->ctx); /* host contexts: always usable */
+    if (st == CLOPS_SUCCESS) st = clops_check_host_buffers(&op->params, buffers);
     if (st != CLOPS_SUCCESS) return st;
     if (op->ctx->backend == CLOPS_BACKEND_HOST || op->fallback) {
         st = clops_op_host_run(&op->params, buffers);

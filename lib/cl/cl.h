@@ -44,6 +44,27 @@ clops_status clops_wait_until(const char *device, double deadline, double timeou
                               const cl_event *events, const char *what);
 /* The monotonic time `timeout_seconds` from now, or 0 (no deadline) for 0. */
 double clops_deadline(double timeout_seconds);
+/* The negative execution status that made this thread's last wait fail (0: none),
+ * cleared: what clops_context_after_wait looks at. */
+cl_int clops_wait_take_failure(void);
+
+/* ---- whether a context can reach its device (wait.c) ----------------------------------- */
+
+/* CLOPS_SUCCESS, or CLOPS_ERROR_DEVICE_LOST with the reason when an OpenCL
+ * context is used in a process forked after its creation, or after one of its
+ * executions failed on the device (the place named). Host contexts: always
+ * CLOPS_SUCCESS. Every entry point that reaches OpenCL through a context asks it first. */
+clops_status clops_context_usable(const clops_context *ctx);
+/* True for an OpenCL context in a process forked after it was created: freeing
+ * it (or its operators) there must not call the driver (the objects are leaked). */
+bool clops_context_forked(const clops_context *ctx);
+/* After a wait on an operator's own kernels returned `st`: when that is
+ * CLOPS_ERROR_DEVICE_LOST because a kernel's event ended with a negative status
+ * (other than CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST: a failed event of the
+ * caller's wait list loses no device), marks the context lost at operator `op`,
+ * kernel `kernel` (may be ""), the first such place kept, and says so in the
+ * message. Returns `st`. Clears this thread's wait failure either way. */
+clops_status clops_context_after_wait(clops_context *ctx, clops_status st, const char *op, const char *kernel);
 
 /* ---- programs (program.c) -------------------------------------------------------------- */
 

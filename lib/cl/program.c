@@ -255,6 +255,8 @@ clops_status clops_program_get(clops_context *ctx, const char *source_name, cons
         return clops_fail(CLOPS_ERROR_COMPILER_UNAVAILABLE, "listing programs only: %s with \"%s\" not built",
                           source_name, options);
     }
+    const clops_status usable = clops_context_usable(ctx); /* no build on a lost device, or after fork */
+    if (usable != CLOPS_SUCCESS) return usable;
     const size_t key_len = strlen(source_name) + 1 + strlen(options) + 1;
     char *key = malloc(key_len);
     if (!key) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "program key of %zu bytes", key_len);

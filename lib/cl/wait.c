@@ -5,9 +5,17 @@
  * that grows from 20 us to 2 ms: OpenCL has no wait with a timeout, and a
  * callback would not fire either when a remote device is gone. Either way a
  * negative execution status - a command that failed, or a device lost under it -
- * is CLOPS_ERROR_DEVICE_LOST. */
+ * is CLOPS_ERROR_DEVICE_LOST.
+ *
+ * And whether a context can still reach its device (clops_context_usable): not
+ * in a process forked after it was created, and not once one of its operators'
+ * kernels failed (a lost device: NVIDIA's -9999, an illegal memory access, loses
+ * the whole CUDA context, so every later build and launch would fail with it). */
 #define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cl/cl.h"
 
@@ -18,10 +26,76 @@ static double now_seconds(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* The execution status of this thread's last failed wait (0: none since the
+ * last clops_wait_take_failure). */
+static _Thread_local cl_int wait_failure;
+
 static clops_status lost(const char *device, cl_int status, const char *what)
 {
-    return clops_fail(CLOPS_ERROR_DEVICE_LOST, "device \"%s\": %s failed with execution status %d", device, what,
-                      (int)status);
+    char label[256];
+    wait_failure = status;
+    return clops_fail(CLOPS_ERROR_DEVICE_LOST, "device \"%s\": %s failed with execution status %s", device, what,
+                      clops_status_label(status, label, sizeof label));
+}
+
+cl_int clops_wait_take_failure(void)
+{
+    const cl_int s = wait_failure;
+    wait_failure = 0;
+    return s;
+}
+
+bool clops_context_forked(const clops_context *ctx)
+{
+    return ctx->backend == CLOPS_BACKEND_OPENCL && ctx->pid != getpid();
+}
+
+clops_status clops_context_usable(const clops_context *ctx)
+{
+    if (ctx->backend != CLOPS_BACKEND_OPENCL) return CLOPS_SUCCESS;
+    if (clops_context_forked(ctx))
+        return clops_fail(CLOPS_ERROR_DEVICE_LOST,
+                          "device \"%s\": this process was forked after the context was created (by process %ld), "
+                          "and the OpenCL driver's threads stayed in that process; create contexts after fork, or "
+                          "use the spawn start method (the host backend works after fork)",
+                          ctx->info.device_name, (long)ctx->pid);
+    clops_context *c = (clops_context *)ctx; /* the lost state is the one part of a const context that changes */
+    char where[sizeof c->lost_where];
+    pthread_mutex_lock(&c->lost_lock);
+    const bool was_lost = c->lost;
+    if (was_lost) memcpy(where, c->lost_where, sizeof where);
+    pthread_mutex_unlock(&c->lost_lock);
+    if (!was_lost) return CLOPS_SUCCESS;
+    return clops_fail(CLOPS_ERROR_DEVICE_LOST,
+                      "device \"%s\" was lost on this context, at %s; every call on the context fails now: free it "
+                      "and create a new context (after a lost device the driver may need a new process)",
+                      ctx->info.device_name, where);
+}
+
+clops_status clops_context_after_wait(clops_context *ctx, clops_status st, const char *op, const char *kernel)
+{
+    const cl_int failure = clops_wait_take_failure();
+    if (st != CLOPS_ERROR_DEVICE_LOST || failure == 0 || failure == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST ||
+        ctx->backend != CLOPS_BACKEND_OPENCL)
+        return st;
+    char label[256];
+    clops_status_label(failure, label, sizeof label);
+    pthread_mutex_lock(&ctx->lost_lock);
+    if (!ctx->lost) {
+        ctx->lost = true;
+        if (kernel && kernel[0])
+            snprintf(ctx->lost_where, sizeof ctx->lost_where, "operator %s, kernel \"%s\" (execution status %s)", op,
+                     kernel, label);
+        else
+            snprintf(ctx->lost_where, sizeof ctx->lost_where, "operator %s (execution status %s)", op, label);
+    }
+    char where[sizeof ctx->lost_where];
+    memcpy(where, ctx->lost_where, sizeof where);
+    pthread_mutex_unlock(&ctx->lost_lock);
+    return clops_fail(CLOPS_ERROR_DEVICE_LOST,
+                      "device \"%s\" was lost at %s; every later call on this context fails with "
+                      "CLOPS_ERROR_DEVICE_LOST: free it and create a new context",
+                      ctx->info.device_name, where);
 }
 
 /* The first event of `events` not complete: its index, or n when all are; a

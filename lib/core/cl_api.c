@@ -51,6 +51,44 @@ void clops_test_corrupt_cl(cl_command_queue queue, cl_mem output, size_t output_
     byte ^= 1;
     clEnqueueWriteBuffer(queue, output, CL_TRUE, 0, 1, &byte, 0, NULL, NULL);
 }
+
+/* clops_test_fail_launch: the launch (counted from 1) whose event fails, and the status it ends with. */
+static unsigned fail_launch_left;
+static cl_int fail_launch_status;
+
+static cl_int CL_API_CALL failing_launch(cl_command_queue q, cl_kernel k, cl_uint dim, const size_t *off,
+                                         const size_t *global, const size_t *local, cl_uint n, const cl_event *wait,
+                                         cl_event *ev)
+{
+    const cl_int err = clEnqueueNDRangeKernel(q, k, dim, off, global, local, n, wait, ev);
+    if (err != CL_SUCCESS || fail_launch_left == 0) return err;
+    if (fail_launch_left > 1 || !ev) { /* not yet, or a launch without an event: the next one with one */
+        if (fail_launch_left > 1) fail_launch_left--;
+        return err;
+    }
+    fail_launch_left = 0;
+    clops_cl.clEnqueueNDRangeKernel = clEnqueueNDRangeKernel;
+    /* The command ran; its event is replaced by one that ended as a lost device's does. */
+    cl_context c = NULL;
+    cl_int e = clWaitForEvents(1, ev);
+    if (e == CL_SUCCESS) e = clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof c, &c, NULL);
+    cl_event failed = e == CL_SUCCESS ? clCreateUserEvent(c, &e) : NULL;
+    if (!failed) return e;
+    if ((e = clSetUserEventStatus(failed, fail_launch_status)) != CL_SUCCESS) {
+        clReleaseEvent(failed);
+        return e;
+    }
+    clReleaseEvent(*ev);
+    *ev = failed;
+    return CL_SUCCESS;
+}
+
+void clops_test_fail_launch(unsigned nth, cl_int status)
+{
+    fail_launch_left = nth;
+    fail_launch_status = status;
+    clops_cl.clEnqueueNDRangeKernel = nth ? failing_launch : clEnqueueNDRangeKernel;
+}
 #else
 const clops_cl_api clops_cl = CLOPS_REAL_TABLE;
 #endif

@@ -20,8 +20,14 @@ clops_status clops_fail(clops_status status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* A cl_int error from `what` as a status, with the call named in the message. */
+/* A cl_int error from `what` as a status, with the call named in the message
+ * (a code neither OpenCL nor clops defines with its number: clops_status_label). */
 clops_status clops_fail_cl(cl_int err, const char *what);
+/* `status` for a message, in `buf`: its name and number ("CL_OUT_OF_RESOURCES
+ * (-5)"), or for a code neither OpenCL nor clops defines, the number and what it
+ * is ("-9999 (which OpenCL does not define: the driver's own code; NVIDIA's -9999
+ * is an illegal memory access by a kernel, which loses the device)"). */
+const char *clops_status_label(int status, char *buf, size_t size);
 
 /* ---- context options (core/options.c) ---------------------------------------------- */
 

@@ -1,6 +1,7 @@
 /* status.c - names and messages of status codes; the per-thread detail message. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "core/core.h"
 
@@ -94,9 +95,20 @@ clops_status clops_fail(clops_status status, const char *fmt, ...)
     return status;
 }
 
+const char *clops_status_label(int status, char *buf, size_t size)
+{
+    if (strcmp(clops_status_name(status), "CLOPS_UNKNOWN_STATUS") != 0)
+        snprintf(buf, size, "%s (%d)", clops_status_name(status), status);
+    else
+        snprintf(buf, size, "%d (which OpenCL does not define: the driver's own code; NVIDIA's -9999 is an illegal "
+                 "memory access by a kernel, which loses the device)", status);
+    return buf;
+}
+
 clops_status clops_fail_cl(cl_int err, const char *what)
 {
-    return clops_fail((clops_status)err, "%s failed: %s (%d)", what, clops_status_name(err), (int)err);
+    char label[256];
+    return clops_fail((clops_status)err, "%s failed: %s", what, clops_status_label(err, label, sizeof label));
 }
 
 unsigned clops_version_number(void)

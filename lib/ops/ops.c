@@ -96,9 +96,16 @@ clops_status clops_op_host_run(const clops_op_params *p, const clops_host_buffer
     return clops_op_lookup(p->type)->host_run(p, b);
 }
 
+clops_status clops_op_after_wait(clops_operator *op, clops_status st)
+{
+    return clops_context_after_wait(op->ctx, st, op_name(op->params.type), op->kernel_name);
+}
+
 clops_status clops_op_last_status(clops_operator *op)
 {
     const clops_op_entry *e = clops_op_lookup(op->params.type);
     if (op->fallback) return clops_host_last_status(op);
-    return op->ctx->backend == CLOPS_BACKEND_OPENCL && e->last_status ? e->last_status(op) : CLOPS_SUCCESS;
+    if (op->ctx->backend != CLOPS_BACKEND_OPENCL || !e->last_status) return CLOPS_SUCCESS;
+    clops_wait_take_failure();
+    return clops_op_after_wait(op, e->last_status(op)); /* a failed kernel loses the context */
 }

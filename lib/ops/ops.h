@@ -70,6 +70,10 @@ clops_status clops_op_enqueue(clops_operator *op, const clops_buffers *b, cl_uin
 /* The host kernel of a validated operator on host buffers already checked. */
 clops_status clops_op_host_run(const clops_op_params *p, const clops_host_buffers *b);
 clops_status clops_op_last_status(clops_operator *op);
+/* After a wait on the operator's own kernels that returned `st` on this thread:
+ * a kernel that ended with a negative execution status marks the context lost,
+ * at this operator and kernel (cl/cl.h, clops_context_after_wait). Returns `st`. */
+clops_status clops_op_after_wait(clops_operator *op, clops_status st);
 /* Releases the kernels and the plan's own state. */
 void clops_op_release(clops_operator *op);
 

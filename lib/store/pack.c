@@ -217,7 +217,7 @@ static int by_name(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
-/* Marks every item whose name an earlier item has as PACK_DUPLICATE: the names
+/* Marks every item whose name an earlier item has as PACK_IN_PACK: the names
  * are sorted (O(n log n) compares whatever the keys: no hash table that crafted
  * keys could make probe quadratically), and each run of equal names keeps its
  * first item. 0, or -1 if there is no memory for the sort. */
@@ -228,7 +228,7 @@ static int mark_pack_duplicates(pack_item *items, size_t count)
     for (size_t i = 0; i < count; i++) refs[i] = (name_ref){items[i].hash, i};
     qsort(refs, count, sizeof *refs, by_name);
     for (size_t i = 1; i < count; i++)
-        if (refs[i].hash == refs[i - 1].hash) items[refs[i].index].verdict = PACK_DUPLICATE;
+        if (refs[i].hash == refs[i - 1].hash) items[refs[i].index].verdict = PACK_IN_PACK;
     free(refs);
     return 0;
 }
@@ -392,6 +392,11 @@ static const char *verdict_reason(char v)
     }
 }
 
+/* The layout callers built against 0.1.0 know: `within_pack` took the last 8 bytes of `reason`. */
+_Static_assert(sizeof(clops_pack_report) == 6 * sizeof(size_t) + 256 &&
+                   offsetof(clops_pack_report, reason) == 6 * sizeof(size_t),
+               "clops_pack_report changed size or layout (ABI)");
+
 /* The report of the import's verdicts. */
 static void report(clops_pack_report *r, const pack_item *items, size_t count)
 {
@@ -399,7 +404,8 @@ static void report(clops_pack_report *r, const pack_item *items, size_t count)
     for (size_t i = 0; i < count; i++) {
         const char v = items[i].verdict;
         r->imported += v == PACK_LOADS;
-        r->duplicates += v == PACK_DUPLICATE;
+        r->duplicates += v == PACK_DUPLICATE || v == PACK_IN_PACK; /* both kinds, as it always counted */
+        r->within_pack += v == PACK_IN_PACK;
         r->other_device += v == PACK_OTHER_DEVICE;
         r->over_limit += v == PACK_OVER_LIMIT;
         not_tried += v == PACK_NOT_TRIED;

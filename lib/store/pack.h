@@ -11,7 +11,8 @@ enum {
     PACK_UNCHECKED = 0,
     PACK_TO_LOAD = 'm',      /* a device here has its identity: copied, then loaded */
     PACK_LOADS = 'o',        /* built on its device: to install */
-    PACK_DUPLICATE = 'u',    /* already in the cache, or earlier in the pack */
+    PACK_DUPLICATE = 'u',    /* already in the cache */
+    PACK_IN_PACK = 'p',      /* its key is an earlier entry's of the same pack */
     PACK_OTHER_DEVICE = 'd', /* no device here has its identity */
     PACK_REFUSED = 'r',      /* the driver returned an error */
     PACK_CRASHED = 'c',      /* the child loading it died */

@@ -309,7 +309,7 @@ void clops_tuning_locks_remove(const clops_cache_config *cfg)
             strspn(e->d_name + prefix, "0123456789abcdef") != 16)
             continue;
         char path[CLOPS_CACHE_PATH_MAX + 64];
-        snprintf(path, sizeof path, "%s/%s", cfg->dir, e->d_name);
+        if (snprintf(path, sizeof path, "%s/%s", cfg->dir, e->d_name) >= (int)sizeof path) continue;
         const int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0 && errno == ELOOP) unlink(path); /* a link planted there: the link goes (N3) */
         if (fd < 0) continue;

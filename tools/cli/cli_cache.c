@@ -143,7 +143,8 @@ static int run_cache_import(const cli_command *cmd, const cli_args *args)
     const clops_status st = clops_cache_import_pack_report(path, &r);
     if (st != CLOPS_SUCCESS) return fail_clops(cmd->name, st);
     printf("imported %zu of %zu entr%s from %s\n", r.imported, r.entries, r.entries == 1 ? "y" : "ies", path);
-    if (r.duplicates) printf("  skipped %zu already in the cache\n", r.duplicates);
+    if (r.within_pack) printf("  skipped %zu duplicate%s within the pack\n", r.within_pack, r.within_pack == 1 ? "" : "s");
+    if (r.duplicates > r.within_pack) printf("  skipped %zu already in the cache\n", r.duplicates - r.within_pack);
     if (r.other_device) printf("  skipped %zu for a device or clops version this machine does not have\n", r.other_device);
     if (r.over_limit) printf("  skipped %zu that would exceed CLOPS_CACHE_MAX_SIZE\n", r.over_limit);
     if (r.rejected) printf("  rejected %zu; the first: %s\n", r.rejected, r.reason);

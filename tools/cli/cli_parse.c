@@ -64,6 +64,7 @@ int fail_clops_detail(const char *what, clops_status st, const char *detail, con
     put_one_line(what);
     fputs(": ", stderr);
     put_one_line(clops_status_name(st));
+    if (strcmp(clops_status_name(st), "CLOPS_UNKNOWN_STATUS") == 0) fprintf(stderr, " (%d)", (int)st); /* a driver's own code */
     fputs(": ", stderr);
     put_one_line(detail);
     for (size_t i = 0; i < ntail; i++) put_one_line(tail[i]);

@@ -1,0 +1,198 @@
+/*
+ * test_fork.c - a process forked after clops used an OpenCL device (issue 32, P2).
+ *
+ * PoCL's device threads do not survive fork(): a child that called clops on a
+ * context its parent had used hung for ever in its first call (Python's fork
+ * start method, PyTorch DataLoader workers). Now every call that would reach
+ * OpenCL through such a context returns CLOPS_ERROR_DEVICE_LOST in the child,
+ * saying what to do; freeing the operators and the context there does not call
+ * the driver (nor hang); host-backend contexts, the parent's included, keep
+ * working; the parent's own context is unharmed.
+ *
+ * The child reports through its exit status (0: all as expected, else the
+ * number of the first check that failed) and runs under alarm(): on today's
+ * main it hangs and the alarm kills it, so the test fails rather than hangs.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fixture.h"
+
+#define CHILD_SECONDS 20 /* the child's alarm: far above what its calls need */
+
+static const tc_case D2S = {"d2s float32", CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_FLOAT32, {1, 8, 3, 5}, 2,
+                            CLOPS_ORDER_DEPTH_COLUMN_ROW, CLOPS_DATA_TYPE_FLOAT32, {0, 0, 0, 0}};
+static const tc_case UNPOOL = {"serial float32 int64", CLOPS_OPERATOR_MAX_UNPOOLING, CLOPS_DATA_TYPE_FLOAT32,
+                               {1, 3, 4, 5}, 0, CLOPS_ORDER_DEPTH_COLUMN_ROW, CLOPS_DATA_TYPE_INT64, {1, 3, 8, 10}};
+
+static clops_context *context_with(unsigned disable, clops_cache_policy cache)
+{
+    clops_context_options o;
+    ck_assert_int_eq(clops_context_options_init(&o, sizeof o), CLOPS_SUCCESS);
+    o.disable = disable;
+    o.cache = cache;
+    clops_context *ctx = NULL;
+    const clops_status st = clops_context_create_with_options(&o, &ctx);
+    ck_assert_msg(st == CLOPS_SUCCESS && clops_context_backend(ctx) == CLOPS_BACKEND_OPENCL, "context: %s (%s)",
+                  clops_status_name(st), clops_last_error_message());
+    return ctx;
+}
+
+static clops_operator *create(clops_context *ctx, const tc_prepared *p, const char *what)
+{
+    clops_operator *op = NULL;
+    const clops_status st = clops_operator_create(ctx, &p->desc, &op);
+    ck_assert_msg(st == CLOPS_SUCCESS, "%s: create: %s (%s)", what, clops_status_name(st), clops_last_error_message());
+    return op;
+}
+
+/* execute_host in the parent, right: the device (and the fallback's worker) in use before fork. */
+static void run_right(clops_operator *op, const tc_prepared *p, const char *what)
+{
+    void *got = tc_malloc(p->bufs.out_bytes);
+    memcpy(got, p->sentinel, p->bufs.out_bytes);
+    const clops_status st = tc_run_execute_host(op, &p->bufs, got);
+    ck_assert_msg(st == CLOPS_SUCCESS, "%s: execute_host: %s (%s)", what, clops_status_name(st),
+                  clops_last_error_message());
+    tc_check_bytes(got, p->want, p->bufs.out_bytes, p->esize, p->def->name, what);
+    free(got);
+}
+
+/* In the child: CLOPS_ERROR_DEVICE_LOST, saying it forked and what to do. */
+static bool refused(clops_status st)
+{
+    const char *msg = clops_last_error_message();
+    return st == CLOPS_ERROR_DEVICE_LOST && strstr(msg, "forked") && strstr(msg, "create contexts after fork") &&
+           strstr(msg, "spawn");
+}
+
+/* The child's checks; its exit status is 0 or the first failed check's number. */
+static int child(clops_context *ctx, clops_operator *op, clops_context *fb_ctx, clops_operator *fb_op,
+                 clops_context *host_ctx, clops_operator *host_op, const tc_prepared *p, const tc_prepared *u)
+{
+    signal(SIGALRM, SIG_DFL); /* Check's handler would SIGKILL the whole process group */
+    alarm(CHILD_SECONDS);
+    void *got = malloc(p->bufs.out_bytes);
+    if (!got) return 100;
+    /* The parent's device context: refused, at once. */
+    if (!refused(tc_run_execute_host(op, &p->bufs, got))) return 1;
+    if (!refused(clops_operator_last_status(op))) return 2;
+    clops_operator *op2 = NULL;
+    if (!refused(clops_operator_create(ctx, &u->desc, &op2)) || op2) return 3;
+    if (!refused(clops_operator_create(ctx, &p->desc, &op2)) || op2) return 4;
+    /* A fallback operator (host work over cl_mem, behind the parent's worker) on cl_mem buffers. */
+    cl_mem none = NULL;
+    const clops_buffers b = {none, none, none};
+    if (!refused(clops_operator_execute(fb_op, &b, 0, NULL, NULL))) return 5;
+    if (!refused(tc_run_execute_host(fb_op, &p->bufs, got))) return 6;
+    if (!refused(clops_operator_last_status(fb_op))) return 7;
+    /* Freeing them calls no driver: no hang. */
+    clops_operator_free(op);
+    clops_operator_free(fb_op);
+    clops_context_free(ctx);
+    clops_context_free(fb_ctx);
+    /* The parent's host context, and a new one: they work. */
+    memcpy(got, p->sentinel, p->bufs.out_bytes);
+    if (tc_run_execute_host(host_op, &p->bufs, got) != CLOPS_SUCCESS) return 8;
+    if (memcmp(got, p->want, p->bufs.out_bytes) != 0) return 9;
+    clops_operator_free(host_op);
+    clops_context_free(host_ctx);
+    clops_context *h = NULL;
+    clops_operator *hop = NULL;
+    if (clops_context_create_host(&h) != CLOPS_SUCCESS || clops_operator_create(h, &u->desc, &hop) != CLOPS_SUCCESS)
+        return 10;
+    void *ugot = malloc(u->bufs.out_bytes);
+    if (!ugot) return 100;
+    memcpy(ugot, u->sentinel, u->bufs.out_bytes);
+    if (tc_run_execute_host(hop, &u->bufs, ugot) != CLOPS_SUCCESS) return 11;
+    if (memcmp(ugot, u->want, u->bufs.out_bytes) != 0) return 12;
+    clops_operator_free(hop);
+    clops_context_free(h);
+    free(ugot);
+    free(got);
+    return 0;
+}
+
+START_TEST(test_forked_child_refuses_and_frees)
+{
+    tc_prepared p, u;
+    ck_assert_int_eq(tc_prepare(&p, &D2S, tc_seed_of(D2S.name)), 0);
+    ck_assert_int_eq(tc_prepare(&u, &UNPOOL, tc_seed_of(UNPOOL.name)), 0);
+    clops_context *ctx = context_with(0, CLOPS_CACHE_POLICY_READ_WRITE);
+    clops_operator *op = create(ctx, &p, "device operator");
+    run_right(op, &p, "device operator, before fork");
+    /* No compiler, no cache: the operator runs on the host over cl_mem (a worker thread). */
+    clops_context *fb_ctx = context_with(CLOPS_CAPABILITY_COMPILER, CLOPS_CACHE_POLICY_OFF);
+    clops_operator *fb_op = create(fb_ctx, &p, "fallback operator");
+    clops_operator_info info;
+    ck_assert_int_eq(clops_operator_get_info(fb_op, &info), CLOPS_SUCCESS);
+    ck_assert_msg(info.backend == CLOPS_BACKEND_HOST, "without a compiler the operator should fall back");
+    {
+        cl_context cl = clops_context_cl_context(fb_ctx);
+        cl_command_queue q = clops_context_queue(fb_ctx);
+        cl_int err;
+        cl_mem in = clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, p.bufs.in_bytes, p.in, &err);
+        cl_mem out = clCreateBuffer(cl, CL_MEM_READ_WRITE, p.bufs.out_bytes, NULL, &err);
+        ck_assert(in && out);
+        const clops_buffers b = {in, NULL, out};
+        cl_event done = NULL;
+        clops_status st = clops_operator_execute(fb_op, &b, 0, NULL, &done);
+        ck_assert_msg(st == CLOPS_SUCCESS, "fallback execute: %s (%s)", clops_status_name(st),
+                      clops_last_error_message());
+        ck_assert_int_eq(clWaitForEvents(1, &done), CL_SUCCESS);
+        st = clops_operator_last_status(fb_op);
+        ck_assert_msg(st == CLOPS_SUCCESS, "fallback last_status: %s (%s)", clops_status_name(st),
+                      clops_last_error_message());
+        void *got = tc_malloc(p.bufs.out_bytes);
+        ck_assert_int_eq(clEnqueueReadBuffer(q, out, CL_TRUE, 0, p.bufs.out_bytes, got, 0, NULL, NULL), CL_SUCCESS);
+        tc_check_bytes(got, p.want, p.bufs.out_bytes, p.esize, D2S.name, "fallback before fork");
+        free(got);
+        clReleaseEvent(done);
+        clReleaseMemObject(in);
+        clReleaseMemObject(out);
+    }
+    clops_context *host_ctx = NULL;
+    ck_assert_int_eq(clops_context_create_host(&host_ctx), CLOPS_SUCCESS);
+    clops_operator *host_op = create(host_ctx, &p, "host operator");
+    run_right(host_op, &p, "host operator, before fork");
+
+    fflush(NULL);
+    const pid_t pid = fork();
+    ck_assert_msg(pid >= 0, "fork: %s", strerror(errno));
+    if (pid == 0) _exit(child(ctx, op, fb_ctx, fb_op, host_ctx, host_op, &p, &u)); /* no atexit handlers */
+    int status = 0;
+    ck_assert(waitpid(pid, &status, 0) == pid);
+    ck_assert_msg(!WIFSIGNALED(status), "the child was killed by signal %d%s", WTERMSIG(status),
+                  WTERMSIG(status) == SIGALRM ? " (its alarm: a call hung after fork)" : "");
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "the child's check %d failed (see child() in test_fork.c)", WEXITSTATUS(status));
+
+    /* The parent goes on. */
+    run_right(op, &p, "device operator, after the child");
+    clops_operator *op2 = create(ctx, &u, "a new operator in the parent");
+    run_right(op2, &u, "a new operator in the parent");
+    clops_operator_free(op2);
+    clops_operator_free(op);
+    clops_operator_free(fb_op);
+    clops_operator_free(host_op);
+    clops_context_free(ctx);
+    clops_context_free(fb_ctx);
+    clops_context_free(host_ctx);
+    tc_release(&p);
+    tc_release(&u);
+}
+END_TEST
+
+int main(void)
+{
+    const int need = tc_need_devices(1, "fork after using an OpenCL device");
+    if (need >= 0) return need;
+    Suite *s = suite_create("fork");
+    TCase *tc = tc_suite_case(s, "fork", -1);
+    tcase_add_test(tc, test_forked_child_refuses_and_frees);
+    return tc_run_nofork(s);
+}
