@@ -34,7 +34,9 @@
  *   -DBUCKET=1|0             1 (CPU devices, every plan but serial): the general path
  *                            bucket, then tiles (entries bucketed by output tile in
  *                            scratch, each tile written whole)
- *   -DMARK=1|0               1 (other devices, every plan but serial): the general path
+ *   -DLOOP_BUDGET=n          loop iterations a work-item may run (tiles checks it)
+ *   -DMARK=1|0               1 (every plan but serial; on CPUs gated behind tiles on
+ *                            ST_HEAVY): the general path
  *                            mark, then place (the winning input position of every
  *                            output element through atomic_max, then a gather);
  *                            BUCKET and MARK both 0: serial, alone or after clear
@@ -47,7 +49,9 @@
  *              path must run
  *   status[1]  an index was negative or past the output (never written)
  *   status[2]  (POOL_GATED) an index was outside its window: pool must run
- *   status[3..6] (BUCKET) the tiles' layout, set by the host once (ST_TILE_SHIFT),
+ *   status[3]  (BUCKET) a tile had more entries than a work-item may loop over
+ *              (LOOP_BUDGET): mark and place rewrite the whole output
+ *   status[4..7] (BUCKET) the tiles' layout, set by the host once (ST_TILE_SHIFT),
  *              not generations
  * `scratch` (the operator's, BUCKET plans only) holds bucket's entries and bounds,
  * which every execution that runs bucket writes before tiles reads them, so
@@ -65,6 +69,7 @@
 #define ST_GENERAL 0
 #define ST_OUT_OF_RANGE 1
 #define ST_POOL 2
+#define ST_HEAVY 3
 
 /* The word windows raises for an index outside its window: with POOL_GATED, the
  * pool kernel runs next (it raises ST_GENERAL in turn). */
@@ -491,10 +496,10 @@ __kernel void clear(UNPOOL_ARGS)
  * row g's word t + pad .. word t + 1): with evenly spread indices the
  * buckets' sizes are alike, and streams a multiple of 4 KiB apart would share
  * one set of the L1 cache (measured: 14 ms against 1.3 ms for bucket on PoCL). */
-#define ST_TILE_SHIFT 3
-#define ST_GROUPS 4
-#define ST_TILES 5
-#define ST_PAD 6
+#define ST_TILE_SHIFT 4
+#define ST_GROUPS 5
+#define ST_TILES 6
+#define ST_PAD 7
 
 inline idx_t bucket_rounded(dims4 in_sizes, volatile __global const uint *status)
 {
@@ -568,8 +573,19 @@ __kernel void tiles(UNPOOL_ARGS)
     const idx_t groups = status[ST_GROUPS], tiles = status[ST_TILES], count = (idx_t)out_count;
     __global const elem_t *values = BUCKET_VALUES(in_sizes);
     __global const uint *slots = BUCKET_INDICES(in_sizes), *bounds = BUCKET_BOUNDS(in_sizes);
+    idx_t spent = 0; /* loop iterations so far (the header: bounded work) */
     for (idx_t t = get_global_id(0); t < tiles; t += get_global_size(0)) {
         const idx_t t0 = t << shift, t1 = min(count, t0 + ((idx_t)1 << shift));
+        idx_t entries = 0;
+        for (idx_t g = 0; g < groups; g++) {
+            __global const uint *b = bounds + g * (tiles + 1) + t;
+            entries += b[1] - b[0] - pad;
+        }
+        spent += groups * 2 + ((t1 - t0) >> 4) + 16 + entries;
+        if (spent > LOOP_BUDGET) { /* duplicates crowd this tile: mark and place write the output */
+            atomic_max(&status[ST_HEAVY], gen);
+            return;
+        }
 #if OUT_PACKED
         __global elem_t *tile = y + t0;
         zero_fill(tile, t1 - t0);
@@ -589,7 +605,8 @@ __kernel void tiles(UNPOOL_ARGS)
 #endif /* BUCKET */
 
 #if MARK
-/* General path, MARK plans (devices that are not CPUs; two launches, bounded work
+/* General path, MARK plans (devices that are not CPUs, and on CPUs behind tiles
+ * for crowded tiles; two launches, bounded work
  * per work-item, any order of work-groups): `mark` gives every output element
  * the largest row-major input position (plus 1) whose index names it, with
  * atomic_max on its word of scratch (`win`: one uint per output element, all
@@ -597,17 +614,22 @@ __kernel void tiles(UNPOOL_ARGS)
  * position's input, zero where none named it, and zeroes its word again. The
  * last input position naming an element wins, as everywhere. Input positions are
  * below 2^32 - 1 (the host's rule, max_unpooling.c needs_host). */
-#if GATED
-#define MARK_GATE GENERAL_GATE
+#if BUCKET
+/* On CPUs mark and place run only where tiles found a tile too crowded to write
+ * within LOOP_BUDGET; their words follow bucket's scratch. */
+#define MARK_GATE                                                                                \
+    if (status[ST_HEAVY] != gen) return;
+#define MARK_WORDS(in_sizes) (BUCKET_BOUNDS(in_sizes) + (idx_t)status[ST_GROUPS] * (status[ST_TILES] + 1))
 #else
-#define MARK_GATE
+#define MARK_GATE GENERAL_GATE
+#define MARK_WORDS(in_sizes) (scratch)
 #endif
 
 __kernel void mark(UNPOOL_ARGS)
 {
     MARK_GATE
     const idx_t count = (idx_t)out_count, plane = DIM(out_sizes, 2) * DIM(out_sizes, 3);
-    volatile __global uint *win = (volatile __global uint *)scratch;
+    volatile __global uint *win = (volatile __global uint *)MARK_WORDS(in_sizes);
     uint bad = 0;
     FOR_ROWS(in_sizes)
     const idx_t k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3); /* row-major position of (n, c, h, 0) */
@@ -623,7 +645,7 @@ __kernel void mark(UNPOOL_ARGS)
 __kernel void place(UNPOOL_ARGS)
 {
     MARK_GATE
-    __global uint *win = scratch;
+    __global uint *win = MARK_WORDS(in_sizes);
     const idx_t hin = DIM(in_sizes, 2), win_w = DIM(in_sizes, 3);
     FOR_ROWS(out_sizes)
     const idx_t v0 = (nc * DIM(out_sizes, 2) + h) * DIM(out_sizes, 3);

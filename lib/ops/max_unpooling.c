@@ -73,7 +73,7 @@
 /* Kernel arguments (max_unpooling.cl UNPOOL_ARGS). */
 enum { ARG_X, ARG_INDICES, ARG_Y, ARG_STATUS, ARG_SCRATCH, ARG_DIMS, ARG_COUNT = ARG_DIMS + 5, ARG_GEN };
 /* Status words (max_unpooling.cl ST_*). */
-enum { ST_GENERAL, ST_OUT_OF_RANGE, ST_POOL, ST_WORDS };
+enum { ST_GENERAL, ST_OUT_OF_RANGE, ST_POOL, ST_HEAVY, ST_WORDS };
 /* After the status words in the same buffer, set once here (max_unpooling.cl
  * ST_TILE_SHIFT): the bucketed path's tile shift, bucket work-items, tiles, pad. */
 enum { ST_TILE_SHIFT = ST_WORDS, ST_GROUPS, ST_TILES, ST_PAD, ST_BUFFER_WORDS };
@@ -147,6 +147,10 @@ static bucket_layout bucket_plan(const clops_operator *op)
     unsigned shift = 0;
     while (((uint64_t)p->input.elem_size << (shift + 1)) <= TILE_BYTES) shift++;
     while (shift > TILE_SHIFT_MIN && ((out - 1) >> shift) + 1 < TILES_PER_ITEM * b.groups) shift--;
+    /* an even spread of the inputs leaves a tile at most an eighth of a work-item's loop budget */
+    while (shift > TILE_SHIFT_MIN && ((out - 1) >> shift) + 1 < TILES_MAX / 2 &&
+           p->input.count / (((out - 1) >> shift) + 1) > ITEM_LOOP_BUDGET / 8)
+        shift--;
     if (clops_unpool_tile_shift) shift = clops_unpool_tile_shift;
     while (((out - 1) >> shift) + 1 > TILES_MAX && !clops_unpool_tile_shift && shift < 32) shift++;
     b.shift = shift;
@@ -184,7 +188,7 @@ bool clops_max_unpooling_needs_host(const clops_operator *op, char *why, size_t 
         return true;
     }
     /* < 2^64: slots < 2^32, tiles of up to 2^32; outputs below 2^62 elements (validation) */
-    const uint64_t scratch = cpu ? bl.bytes : mark_bytes(p);
+    const uint64_t scratch = bl.bytes + mark_bytes(p);
     if (op->ctx->info.max_alloc_bytes && scratch > op->ctx->info.max_alloc_bytes) {
         snprintf(why, size, "MaxUnpooling needs %llu bytes of scratch, more than the device's maximum allocation",
                  (unsigned long long)scratch);
@@ -261,7 +265,7 @@ static unpool_plan make_plan(const clops_operator *op, bool serial, bool serial_
      * and place (atomic_max per output element, then a gather: every work-item's
      * work bounded whatever the indices, coalesced where they are). */
     pl.bucket = !serial && cpu_device(op);
-    pl.mark = !serial && !pl.bucket;
+    pl.mark = !serial; /* on CPUs behind tiles, for tiles too crowded to write (max_unpooling.cl ST_HEAVY) */
     return pl;
 }
 
@@ -328,11 +332,11 @@ static void plan_options(const clops_operator *op, const unpool_plan *pl, char *
     int n = snprintf(buf, size,
                      "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DIN_PACKED=%d -DOUT_PACKED=%d -DCHUNK=%uu "
                      "-DGATED=%d -DSERIAL_FILLS=%d -DINT64_OK=%d -DPER_PLANE=%d -DPOOL_GATED=%d -DBUCKET=%d -DMARK=%d "
-                     "-DPLANES=%d",
+                     "-DPLANES=%d -DLOOP_BUDGET=%uu",
                      p->input.elem_size, op->offset_64, p->indices.elem_size, p->input.packed && p->indices.packed,
                      p->output.packed, op->chunk, pl->windows || pl->pool || pl->planes, pl->serial_fills,
                      op->ctx->info.has_int64, p->indices_layout == CLOPS_INDICES_PER_PLANE,
-                     pl->windows && (pl->pool || pl->planes), pl->bucket, pl->mark, pl->planes);
+                     pl->windows && (pl->pool || pl->planes), pl->bucket, pl->mark, pl->planes, ITEM_LOOP_BUDGET);
     if (pl->windows)
         n += snprintf(buf + n, size - (size_t)n, " -DKH=%lluu -DKW=%lluu", (unsigned long long)pl->kh,
                       (unsigned long long)pl->kw);
@@ -408,7 +412,7 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     words[ST_TILE_SHIFT] = bl.shift, words[ST_GROUPS] = (cl_uint)bl.groups, words[ST_TILES] = (cl_uint)bl.tiles;
     words[ST_PAD] = bl.pad;
     clops_status st = new_buffer(op, sizeof words, words, &op->unpool.status);
-    if (st == CLOPS_SUCCESS && (bucket || pl.mark)) st = zeroed_scratch(op, bucket ? bl.bytes : mark_bytes(p));
+    if (st == CLOPS_SUCCESS && pl.mark) st = zeroed_scratch(op, bl.bytes + mark_bytes(p));
     op->unpool.mark = pl.mark;
     cl_program program;
     if (st == CLOPS_SUCCESS)
@@ -430,8 +434,11 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     const uint64_t per_in = (per_window > per_pool ? per_window : per_pool) * chunk + 1;
     const uint64_t out_items[3] = {row_items(out_rows, out_chunk + 1, cap), 1, 1};
     const uint64_t in_items[3] = {row_items(in_rows, per_in, cap), 1, 1};
-    /* tiles: a tile's zero fill (16 per iteration) and the groups' bounds, per tile */
-    const uint64_t per_tile = (((uint64_t)1 << bl.shift) >> 4) + 16 + 2 * bl.groups;
+    /* tiles: a tile's zero fill (16 per iteration), the groups' bounds twice and
+     * twice the entries of an even spread, per tile (past the budget, tiles hands
+     * the execution to mark and place: max_unpooling.cl ST_HEAVY) */
+    const uint64_t per_tile = (((uint64_t)1 << bl.shift) >> 4) + 16 + 2 * bl.groups +
+                              (bl.tiles ? 2 * ((p->input.count + bl.tiles - 1) / bl.tiles) : 0);
     const uint64_t bucket_items[3] = {bl.groups, 1, 1}, tile_items[3] = {row_items(bl.tiles, per_tile, cap), 1, 1};
     static const size_t row_local[3] = {1, 1, 1};
     const size_t *local = cpu ? row_local : NULL;
@@ -448,14 +455,12 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
         st = clops_operator_add_launch(op, program, "planes", 1, plane_items, local);
     }
     if (st == CLOPS_SUCCESS && pool) st = clops_operator_add_launch(op, program, "pool", 1, in_items, local);
-    if (pl.mark) { /* one row of the input (output) per unit: work-items side by side, coalesced */
-        const uint64_t mark_items[3] = {row_items(in_rows, chunk + 1, cap), 1, 1};
-        if (st == CLOPS_SUCCESS) st = clops_operator_add_launch(op, program, "mark", 1, mark_items, local);
-        if (st == CLOPS_SUCCESS) st = clops_operator_add_launch(op, program, "place", 1, out_items, local);
-        return st;
-    }
-    if (st == CLOPS_SUCCESS) st = clops_operator_add_launch(op, program, "bucket", 1, bucket_items, local);
-    if (st == CLOPS_SUCCESS) st = clops_operator_add_launch(op, program, "tiles", 1, tile_items, local);
+    if (st == CLOPS_SUCCESS && bucket) st = clops_operator_add_launch(op, program, "bucket", 1, bucket_items, local);
+    if (st == CLOPS_SUCCESS && bucket) st = clops_operator_add_launch(op, program, "tiles", 1, tile_items, local);
+    /* mark: one run of input rows per work-item (on GPUs one position: side by side, coalesced) */
+    const uint64_t mark_items[3] = {row_items(in_rows, chunk + 1, cap), 1, 1};
+    if (st == CLOPS_SUCCESS) st = clops_operator_add_launch(op, program, "mark", 1, mark_items, local);
+    if (st == CLOPS_SUCCESS) st = clops_operator_add_launch(op, program, "place", 1, out_items, local);
     return st;
 }
 

@@ -11,7 +11,7 @@
 #include "host/host.h"
 
 /* ---- operator objects (created by api/operator.c) ------------------------------------------ */
-#define CLOPS_MAX_LAUNCHES 4
+#define CLOPS_MAX_LAUNCHES 6
 
 /* One kernel launch: kernel, work sizes; arguments are set at execute time. */
 typedef struct clops_launch {
@@ -43,7 +43,7 @@ struct clops_operator {
     struct {                     /* MaxUnpooling's device state (max_unpooling.c) */
         cl_mem status;           /* status words the kernels raise */
         cl_mem scratch;          /* the general path's buckets (bucket_plan) or mark's words, NULL for serial */
-        bool mark;               /* the general path is mark and place (max_unpooling.c make_plan) */
+        bool mark;               /* the plan has mark and place (max_unpooling.c make_plan) */
         cl_uint gen;             /* generation number of the last execution */
         cl_event last;           /* the last execution's final event (retained), or NULL */
         cl_event chained;        /* the event `last`'s execution chained on (retained), or NULL */
