@@ -24,13 +24,15 @@ trap 'rm -rf "$work"' EXIT
 # Say what is missing and why before apt-get installs it: lintian alone pulls in about 75 packages
 # (Perl modules, binutils, ...); apt-get --simulate counts them.
 deb_tools=(cmake dpkg-dev lintian)
+declare -A why_tool=([cmake]="runs cpack" [dpkg-dev]="has dpkg-shlibdeps, which cpack runs for the dependencies"
+  [lintian]="checks the packages against Debian's policy")
 missing_tools=()
 for p in "${deb_tools[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing_tools+=("$p")
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" && continue
+  missing_tools+=("$p")
+  echo "check_deb: needs $p, not installed: it ${why_tool[$p]}."
 done
 if [ ${#missing_tools[@]} -gt 0 ]; then
-  echo "check_deb: needs ${missing_tools[*]}, not installed: cmake runs cpack, dpkg-dev has dpkg-shlibdeps" \
-    "(cpack runs it for the dependencies), lintian checks the packages against Debian's policy."
   n=$(apt-get install --simulate -q --no-install-recommends "${missing_tools[@]}" 2>/dev/null | grep -c '^Inst ' || true)
   echo "check_deb: installing them with apt-get, which installs ${n:-?} packages in all (their dependencies):"
   apt-get install --simulate -q --no-install-recommends "${missing_tools[@]}" 2>/dev/null |
