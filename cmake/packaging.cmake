@@ -43,6 +43,10 @@ set(CPACK_GENERATOR DEB)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_PRE_BUILD_SCRIPTS ${CMAKE_CURRENT_LIST_FILE})
 set(CPACK_POST_BUILD_SCRIPTS ${CMAKE_CURRENT_LIST_DIR}/deb_depends.cmake) # one clause on the ICD loader
+if(CMAKE_VERSION VERSION_LESS 3.19)
+  message(WARNING "CMake ${CMAKE_VERSION} runs no CPACK_POST_BUILD_SCRIPTS (3.19 and later do): the .deb "
+                  "packages will name the OpenCL ICD loader once per OpenCL version (cmake/deb_depends.cmake)")
+endif()
 
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL runtime development)
