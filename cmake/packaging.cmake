@@ -2,8 +2,9 @@
 #
 # Three packages, one per install() component of CMakeLists.txt:
 #   runtime     -> libclops0     the shared library (libclops.so.0 and the file it names)
-#   development -> libclops-dev  headers, the CMake package, clops.pc, the libclops.so link
-#   cli         -> clops         bin/clops, its CMake target file, and its man page
+#   development -> libclops-dev  headers, the CMake package (with the CLI's target file, read only
+#                                where bin/clops is installed), clops.pc, the libclops.so link
+#   cli         -> clops         bin/clops and its man page (no CMake files)
 #
 # The man page hook: install the page into the cli component, uncompressed, as
 #   install(FILES clops.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT cli)
@@ -12,8 +13,8 @@
 # tools/scripts/check_deb.sh fails if a file that `cmake --install` installs is missing from the
 # packages or is in two of them.
 #
-# Dependencies: on the OpenCL ICD loader by its Debian names (ocl-icd-libopencl1, or any
-# package that provides libopencl1), on libclops0 of the same version for the other two,
+# Dependencies: on the OpenCL ICD loader by its Debian names, once (ocl-icd-libopencl1, or any
+# package that provides libopencl-1.2-1), on libclops0 of the same version for the other two,
 # and on libc, libcjson and the loader as dpkg-shlibdeps finds them in the binaries.
 # The paths are those of the build's CMAKE_INSTALL_* settings under /usr: configure with
 # -DCMAKE_INSTALL_PREFIX=/usr for Debian's multiarch library directory (lib/<triplet>).
@@ -41,6 +42,11 @@ set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_GENERATOR DEB)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_PRE_BUILD_SCRIPTS ${CMAKE_CURRENT_LIST_FILE})
+set(CPACK_POST_BUILD_SCRIPTS ${CMAKE_CURRENT_LIST_DIR}/deb_depends.cmake) # one clause on the ICD loader
+if(CMAKE_VERSION VERSION_LESS 3.19)
+  message(WARNING "CMake ${CMAKE_VERSION} runs no CPACK_POST_BUILD_SCRIPTS (3.19 and later do): the .deb "
+                  "packages will name the OpenCL ICD loader once per OpenCL version (cmake/deb_depends.cmake)")
+endif()
 
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL runtime development)
@@ -52,8 +58,10 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 
 # Dependencies found in the binaries by dpkg-shlibdeps (libc, libcjson, the ICD loader with
-# the alternatives its symbols file names: ocl-icd-libopencl1 | libopencl1, and
-# | libopencl-1.2-1 for the OpenCL 1.2 calls), else the same stated by hand.
+# the alternatives its symbols file names), else the same stated by hand. dpkg-shlibdeps names the
+# loader once per OpenCL version whose calls the binaries make; cmake/deb_depends.cmake (run after
+# cpack builds the packages) keeps the one clause that implies the others,
+# ocl-icd-libopencl1 (>= 1.0) | libopencl-1.2-1 (the OpenCL 1.2 calls).
 set(clops_runtime_package libclops${PROJECT_VERSION_MAJOR})   # named after the SONAME
 set(clops_same_version "${clops_runtime_package} (= ${PROJECT_VERSION})")
 find_program(CLOPS_DPKG_SHLIBDEPS dpkg-shlibdeps)
@@ -65,7 +73,7 @@ if(CLOPS_DPKG_SHLIBDEPS)
   set(clops_system_depends "")
   set(clops_cli_system_depends "")
 else()
-  set(clops_system_depends "libc6, ocl-icd-libopencl1 | libopencl1, ocl-icd-libopencl1 | libopencl-1.2-1")
+  set(clops_system_depends "libc6, ocl-icd-libopencl1 | libopencl-1.2-1")
   set(clops_cli_system_depends ", ${clops_system_depends}, libcjson1")
 endif()
 

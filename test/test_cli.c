@@ -73,6 +73,12 @@ static const run_case run_cases[] = {
      {"max-unpooling", "%D/unpool_input_f32.npy", "%D/unpool_indices_u32.npy", "%T/out.npy",
       "--output-shape=1,2,4,4"},
      "unpool_expected_f32.npy"},
+    /* ONNX's test_maxunpool_export_with_output_shape: ONNX Runtime's answer, not ONNX's reference
+     * data (docs/semantics.md; test_onnx_unpool_readings). */
+    {"ONNX MaxUnpool with output_shape (1,1,5,5), ONNX Runtime's reading",
+     {"max-unpooling", "%D/onnx_unpool_input_f32.npy", "%D/onnx_unpool_indices_i64.npy", "%T/out.npy",
+      "--output-shape", "1,1,5,5"},
+     "onnx_unpool_ort_f32.npy"},
 };
 #define RUN_CASES (int)(sizeof(run_cases) / sizeof(run_cases[0]))
 #define DEVICE_VARIANTS 2 /* --device host, then the default device */
@@ -102,6 +108,32 @@ START_TEST(test_spec_examples)
     assert_same_npy(out, want, label);
     unlink(out);
     assert_no_temp_files();
+}
+END_TEST
+
+/* ONNX's test_maxunpool_export_with_output_shape, X = [[5,6],[7,8]], I = [[5,7],[13,15]] into
+ * (1,1,5,5): clops (test_spec_examples) gives ONNX Runtime's reading, I flat over the 5x5 plane;
+ * ONNX's reference data reads I flat over the 4x4 plane kernel and strides give, in the 5x5 output's
+ * top-left corner. The two fixtures hold exactly those placements, as docs/semantics.md states them. */
+START_TEST(test_onnx_unpool_readings)
+{
+    static const struct { const char *file; int at[4]; } readings[2] = {
+        {"onnx_unpool_ort_f32.npy", {5, 7, 13, 15}},           /* (1,0) (1,2) (2,3) (3,0) */
+        {"onnx_unpool_onnx_reference_f32.npy", {6, 8, 16, 18}} /* (1,1) (1,3) (3,1) (3,3) */
+    };
+    for (int r = 0; r < 2; r++) {
+        char path[512], msg[NPY_MESSAGE_SIZE];
+        snprintf(path, sizeof path, "%s/%s", data_dir, readings[r].file);
+        npy_array a;
+        ck_assert_msg(npy_read(path, CLOPS_DATA_TYPE_UNKNOWN, &a, msg, sizeof msg) == NPY_OK, "%s", msg);
+        ck_assert_int_eq(a.data_type, CLOPS_DATA_TYPE_FLOAT32);
+        ck_assert_uint_eq(a.count, 25);
+        float want[25] = {0};
+        for (int k = 0; k < 4; k++) want[readings[r].at[k]] = 5.0f + (float)k;
+        ck_assert_msg(memcmp(a.data, want, sizeof want) == 0, "%s: not the reading docs/semantics.md states",
+                      readings[r].file);
+        npy_free(&a);
+    }
 }
 END_TEST
 
@@ -525,7 +557,7 @@ static Suite *cli_suite(void)
     Suite *s = suite_create("cli");
     TCase *tc = cli_case(s);
     tcase_add_loop_test(tc, test_spec_examples, 0, RUN_CASES * DEVICE_VARIANTS);
-    TC_TESTS(tc, test_fixtures_match_spec, test_fixtures_match_spec_text, test_device_index);
+    TC_TESTS(tc, test_fixtures_match_spec, test_fixtures_match_spec_text, test_device_index, test_onnx_unpool_readings);
     tcase_add_loop_test(tc, test_unpool_index_out_of_range, 0, 2);
     TC_TESTS(tc, test_output_not_regular, test_output_device, test_output_fifo_reader, test_output_keeps_mode);
     tcase_add_loop_test(tc, test_usage_errors, 0, USAGE_CASES);

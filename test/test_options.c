@@ -425,6 +425,52 @@ START_TEST(tuning_database_option)
 }
 END_TEST
 
+/* The local size's origin that get_info (and `clops run --verbose`) reports: never "tuned" with
+ * tuning off, and never for MaxUnpooling, whose one-work-item groups on a CPU device are its plan's
+ * own size (issue 33: the CLI said "(tuned)" under CLOPS_TUNE=off). A 512x512 plane is past the
+ * serial plan, so windows runs with that size on a CPU device. */
+START_TEST(local_size_origin_untuned)
+{
+    static const uint32_t in_sizes[4] = {1, 1, 512, 512}, out_sizes[4] = {1, 1, 1024, 1024};
+    const clops_tensor_desc x = {CLOPS_DATA_TYPE_FLOAT32, {in_sizes[0], in_sizes[1], in_sizes[2], in_sizes[3]}, NULL};
+    const clops_tensor_desc i = {CLOPS_DATA_TYPE_INT64, {in_sizes[0], in_sizes[1], in_sizes[2], in_sizes[3]}, NULL};
+    const clops_tensor_desc y = {CLOPS_DATA_TYPE_FLOAT32, {out_sizes[0], out_sizes[1], out_sizes[2], out_sizes[3]},
+                                 NULL};
+    clops_max_unpooling_desc ud = {&x, &i, &y, CLOPS_INDICES_FLAT};
+    const clops_operator_desc unpool = {CLOPS_OPERATOR_MAX_UNPOOLING, &ud};
+    const clops_tensor_desc dx = {CLOPS_DATA_TYPE_FLOAT32, {1, 16, 64, 64}, NULL};
+    const clops_tensor_desc dy = {CLOPS_DATA_TYPE_FLOAT32, {1, 4, 128, 128}, NULL};
+    clops_depth_to_space_desc dd = {&dx, &dy, 2, CLOPS_ORDER_DEPTH_COLUMN_ROW};
+    const clops_operator_desc d2s = {CLOPS_OPERATOR_DEPTH_TO_SPACE, &dd};
+    for (int tuning = 0; tuning < 2; tuning++) {
+        clops_context_options o = defaults();
+        char db[96]; /* the suite's program cache, and a tuning database that does not exist */
+        snprintf(db, sizeof db, "%s/no-tune.txt", g_dir);
+        o.tuning_db = db;
+        o.tuning = tuning;
+        clops_context *ctx = device_context(&o);
+        const clops_operator_desc *descs[2] = {&unpool, &d2s};
+        for (int k = 0; k < 2; k++) {
+            clops_operator *op = NULL;
+            clops_status st = clops_operator_create(ctx, descs[k], &op);
+            ck_assert_msg(st == CLOPS_SUCCESS, "create: %s (%s)", clops_status_name(st), clops_last_error_message());
+            clops_operator_info info;
+            ck_assert_int_eq(clops_operator_get_info(op, &info), CLOPS_SUCCESS);
+            if (info.backend == CLOPS_BACKEND_OPENCL) {
+                /* No tuning database: nothing is tuned, tuning on or off. */
+                ck_assert_msg(strcmp(info.local_size_origin, "heuristic") == 0 ||
+                                  strcmp(info.local_size_origin, "fixed by the tile kernel") == 0,
+                              "%s, tuning %s: local size origin \"%s\" (kernel %s)",
+                              k ? "DepthToSpace" : "MaxUnpooling", tuning ? "on" : "off", info.local_size_origin,
+                              info.kernel_name);
+            }
+            clops_operator_free(op);
+        }
+        clops_context_free(ctx);
+    }
+}
+END_TEST
+
 /* host_threads: the host kernels give the same bytes with 1 and 16 threads (the
  * tensor is past the 4 MiB where threads start). */
 START_TEST(host_threads_option)
@@ -643,6 +689,7 @@ int main(void)
         tcase_add_test(dev, cache_settings);
         tcase_add_test(dev, fallback_policy);
         tcase_add_test(dev, tuning_database_option);
+        tcase_add_test(dev, local_size_origin_untuned);
         tcase_add_test(dev, device_option);
         tcase_add_test(dev, cli_fallback_never);
         tcase_add_test(dev, cache_calls_with_options);

@@ -741,8 +741,10 @@ typedef struct clops_operator_info {
     unsigned work_dim;            /**< that launch's dimensions (0 on the host) */
     const char *build_options;    /**< the program's build options; "" on the host */
     const char *program_origin;   /**< "compiled", "disk cache", "in-process" or "" (host) */
-    const char *local_size_origin; /**< "tuned" or "heuristic" ("" on the host); "fixed by the
-                                      tile kernel" for DepthToSpace/SpaceToDepth's tile loop */
+    const char *local_size_origin; /**< "tuned" (from the tuning database, never with tuning
+                                      off) or "heuristic" (clops's own choice) ("" on the host);
+                                      "fixed by the tile kernel" for DepthToSpace/SpaceToDepth's
+                                      tile loop */
     const char *fallback_reason;  /**< why an OpenCL context runs this operator on the
                                      host ("" when it does not) */
 } clops_operator_info;

@@ -286,9 +286,9 @@ static clops_status check(const clops_op_params *p)
 
 const clops_op_entry clops_depth_to_space_op = {
     .type = CLOPS_OPERATOR_DEPTH_TO_SPACE, .unpack = unpack, .output_sizes = output_sizes, .check = check,
-    .host_run = clops_host_depth_to_space, .prepare = prepare, .enqueue = enqueue,
+    .host_run = clops_host_depth_to_space, .prepare = prepare, .enqueue = enqueue, .tunes_local_size = true,
 };
 const clops_op_entry clops_space_to_depth_op = {
     .type = CLOPS_OPERATOR_SPACE_TO_DEPTH, .unpack = unpack, .output_sizes = output_sizes, .check = check,
-    .host_run = clops_host_space_to_depth, .prepare = prepare, .enqueue = enqueue,
+    .host_run = clops_host_space_to_depth, .prepare = prepare, .enqueue = enqueue, .tunes_local_size = true,
 };

@@ -2,6 +2,7 @@
  * (op_table.c): prepare on the device (or fall back to the host, fallback.c),
  * enqueue, run on the host, report the last status, release. */
 #include <stdio.h>
+#include <string.h>
 
 #include "ops/ops.h"
 
@@ -60,6 +61,8 @@ static clops_status prepare_on_device(clops_operator *op)
         return fall_back(op, why);
     }
     const clops_status st = e->prepare(op);
+    if (st == CLOPS_SUCCESS && !e->tunes_local_size && strcmp(op->local_size_origin, "tuned") == 0)
+        op->local_size_origin = "heuristic"; /* the plan's own size, not the tuner's (ops.h) */
     if (st == CLOPS_ERROR_COMPILER_UNAVAILABLE || st == CLOPS_ERROR_BUILD_FAILED) {
         char msg[512];
         snprintf(msg, sizeof msg, "%s", clops_last_error_message());

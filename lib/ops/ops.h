@@ -30,7 +30,7 @@ struct clops_operator {
     clops_launch launches[CLOPS_MAX_LAUNCHES];
     unsigned num_launches;
     const char *program_origin;  /* "compiled", "disk cache", "in-process" */
-    const char *local_size_origin; /* "tuned" or "heuristic" */
+    const char *local_size_origin; /* "tuned", "heuristic" or "fixed by the tile kernel" */
     bool fallback;               /* runs on the host although the context is OpenCL */
     char fallback_reason[512];
     struct clops_host_worker *host_worker; /* fallback: its worker thread's jobs (fallback.c), or NULL */
@@ -162,6 +162,11 @@ typedef struct clops_op_entry {
      * the bad indices that record_host keeps for clops_operator_last_status. */
     clops_status (*run_mapped)(const clops_op_params *p, const clops_host_buffers *m, uint64_t *bad);
     void (*record_host)(clops_operator *op, cl_event last, uint64_t bad);
+    /* Whether prepare may pass a local size from the tuning database (or a forced tuning) to the
+     * scheduler. clops_schedule calls any wanted local size it accepts "tuned"; an operator without
+     * this flag wants only sizes of its own plan (MaxUnpooling's one work-item groups on a CPU), which
+     * clops_op_prepare reports as "heuristic" instead, tuning on or off (issue 33). */
+    bool tunes_local_size;
     /* Whether the device cannot take this operator (reason in `why`); NULL: it can. */
     bool (*needs_host)(const clops_operator *op, char *why, size_t size);
     /* The OpenCL plan: program, kernels and work sizes; then one execution. */

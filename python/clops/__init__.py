@@ -2,7 +2,7 @@
 
     import numpy as np, clops
     x = np.arange(48, dtype=np.float32).reshape(1, 8, 2, 3)
-    y = clops.depth_to_space(x, 2)                       # (1, 2, 4, 6), DCR, default device
+    y = clops.depth_to_space(x, 2)                       # (1, 2, 4, 6), DCR, default device (docs/python.md)
     z = clops.space_to_depth(y, 2, order="dcr", device="host")
     assert (z == x).all()
 
@@ -135,8 +135,9 @@ def depth_to_space(x, block_size, order="DCR", device=None):
                 strides are copied, pyopencl ones raise ValueError)
     block_size  b >= 1; C must be divisible by b^2
     order       "DCR" (DirectML's and ONNX's default) or "CRD" (PyTorch's pixel_shuffle); any case
-    device      None (clops's default device: CLOPS_DEVICE, else the first GPU, else any, else the host),
-                an index of clops.devices(), or "host"
+    device      None (CLOPS_DEVICE if set; else the first GPU, else any OpenCL device, else the host, but
+                the host backend rather than a CPU device: docs/python.md), an index of
+                clops.devices(), or "host"
 
     Returns a new C-contiguous array of x's dtype. Raises ValueError (shapes, block size, order, device)
     or TypeError (dtype) with the library's message, clops.Error for a device failure.
@@ -150,7 +151,8 @@ def space_to_depth(x, block_size, order="DCR", device=None):
     x           a 4-D NumPy array of a fixed-width dtype, in any strides, or a pyopencl.array.Array
     block_size  b >= 1; H and W must be divisible by b
     order       "DCR" or "CRD" (PyTorch's pixel_unshuffle); any case
-    device      None (the default device), an index of clops.devices(), or "host"
+    device      None (the default: the host backend rather than a CPU device, see depth_to_space), an
+                index of clops.devices(), or "host"
 
     Returns a new C-contiguous array of x's dtype (a pyopencl array on x's queue for a pyopencl x).
     Raises ValueError or TypeError with the library's message, clops.Error for a device failure.
@@ -168,7 +170,8 @@ def max_unpooling(x, indices, output_shape, indices_layout="flat", device=None):
     indices_layout  "flat": an index counts over the whole packed output (DirectML, ONNX MaxUnpool);
                     "per-plane": within the output plane (n, c), as torch.nn.functional.max_pool2d(...,
                     return_indices=True) gives them. Any case.
-    device          None (the default device), an index of clops.devices(), or "host"
+    device          None (the default: the host backend rather than a CPU device, see depth_to_space),
+                    an index of clops.devices(), or "host"
 
     Duplicate indices: the element last in row-major order wins. Returns a new C-contiguous array (a
     pyopencl array on x's queue for a pyopencl x; that call waits for the operator to learn whether

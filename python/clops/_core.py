@@ -88,13 +88,38 @@ if hasattr(os, "register_at_fork"):
 # ---- contexts ---------------------------------------------------------------------------------------
 
 
+CL_DEVICE_TYPE_CPU = 2
+
+
+def _device_is_cpu(index):
+    """Whether OpenCL device `index` of clops_device_list is a CPU device."""
+    count = ctypes.c_size_t()
+    L.check(L.device_list(None, 0, ctypes.byref(count)))
+    infos = (L.DeviceInfo * max(1, count.value))()
+    L.check(L.device_list(infos, count.value, ctypes.byref(count)))
+    return any(info.index == index and info.type & CL_DEVICE_TYPE_CPU for info in infos[:count.value])
+
+
+def default_key():
+    """Where device=None runs a NumPy array (issue 33): CLOPS_DEVICE when it is set; else the library's
+    default device (the first GPU, else any OpenCL device, else the host), except that a CPU device gives
+    way to the host backend. On a CPU the device's kernels run on the same cores and memory as the host
+    kernels, and an OpenCL device costs a copy of the array in and of the result out besides, so the host
+    backend is the faster path there (docs/python.md, docs/performance.md). A GPU stays the default."""
+    is_host, index = ctypes.c_int(), ctypes.c_uint()
+    L.check(L.default_device(ctypes.byref(is_host), ctypes.byref(index)))
+    if is_host.value:
+        return ("host",)
+    if not os.environ.get("CLOPS_DEVICE") and _device_is_cpu(index.value):
+        return ("host",)
+    return ("device", index.value)
+
+
 def _device_key(device):
     global _default_key
     if device is None:
         if _default_key is None:
-            is_host, index = ctypes.c_int(), ctypes.c_uint()
-            L.check(L.default_device(ctypes.byref(is_host), ctypes.byref(index)))
-            _default_key = ("host",) if is_host.value else ("device", index.value)
+            _default_key = default_key()
         return _default_key
     if isinstance(device, str):
         if device.lower() == "host":

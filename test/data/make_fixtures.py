@@ -179,3 +179,24 @@ save('torch_pool_values_f32.npy', '<f4', 'f', PT_POOLED, PT_V)
 save('torch_pool_indices_i64.npy', '<i8', 'q', PT_POOLED, PT_I)
 save('torch_pool_indices_flat_i64.npy', '<i8', 'q', PT_POOLED, PT_FLAT)
 save('torch_unpool_expected_f32.npy', '<f4', 'f', PT_SHAPE, PT_Y)
+
+# ONNX's node test test_maxunpool_export_with_output_shape (issue 33, item 7): X (1,1,2,2) = [[5,6],[7,8]],
+# I = [[5,7],[13,15]], kernel 2x2, strides 2, output_shape (1,1,5,5). Two readings of the same indices:
+# - ONNX Runtime's, and clops's: I is flat over the given (1,1,5,5) output, so 5, 7, 13 and 15 are
+#   (h, w) = (1,0), (1,2), (2,3), (3,0) of the 5x5 plane;
+# - ONNX's reference data: I is flat over the (1,1,4,4) output that kernel and strides give without
+#   output_shape ((2-1)*2+2 = 4), so (1,1), (1,3), (3,1), (3,3), and that 4x4 result sits in the top-left
+#   corner of the 5x5 output, its last row and column zero.
+ONNX_UNPOOL_X = [5.0, 6.0, 7.0, 8.0]
+ONNX_UNPOOL_I = [5, 7, 13, 15]
+ONNX_UNPOOL_ORT = [0.0] * 25
+ONNX_UNPOOL_REF = [0.0] * 25
+for v, i in zip(ONNX_UNPOOL_X, ONNX_UNPOOL_I):
+    ONNX_UNPOOL_ORT[i] = v                      # flat into 5x5
+    ONNX_UNPOOL_REF[(i // 4) * 5 + i % 4] = v   # flat into 4x4, placed at the same (h, w) of 5x5
+assert ONNX_UNPOOL_REF == flat([[0, 0, 0, 0, 0], [0, 5, 0, 6, 0], [0, 0, 0, 0, 0], [0, 7, 0, 8, 0],
+                                [0, 0, 0, 0, 0]])  # as onnx/backend/test/case/node/maxunpool.py types it
+save('onnx_unpool_input_f32.npy', '<f4', 'f', (1, 1, 2, 2), ONNX_UNPOOL_X)
+save('onnx_unpool_indices_i64.npy', '<i8', 'q', (1, 1, 2, 2), ONNX_UNPOOL_I)
+save('onnx_unpool_ort_f32.npy', '<f4', 'f', (1, 1, 5, 5), ONNX_UNPOOL_ORT)
+save('onnx_unpool_onnx_reference_f32.npy', '<f4', 'f', (1, 1, 5, 5), ONNX_UNPOOL_REF)

@@ -2,7 +2,7 @@
 # tools/scripts/check_deb.sh - the Debian packages of cmake/packaging.cmake. Runs `cpack -G DEB` in
 # BUILD_DIR (already built) into a scratch directory and checks:
 #   - three packages, libclops<major>, libclops-dev and clops, of the project's version;
-#   - their dependencies (the ICD loader as ocl-icd-libopencl1 | libopencl1, the same version
+#   - their dependencies (the ICD loader once, as ocl-icd-libopencl1 | libopencl-1.2-1, the same version
 #     of the library, the -dev package on ocl-icd-opencl-dev | opencl-dev), and that apt can
 #     resolve them (apt-get install --simulate: nothing is installed);
 #   - their files, and that together they hold exactly what `cmake --install` installs, each
@@ -21,7 +21,24 @@ trap 'rm -rf "$work"' EXIT
 
 # shellcheck source=tools/scripts/packages.sh
 . tools/scripts/packages.sh
-need_packages cmake dpkg-dev lintian   # dpkg-dev: dpkg-shlibdeps, which cpack runs
+# Say what is missing and why before apt-get installs it: lintian alone pulls in about 75 packages
+# (Perl modules, binutils, ...); apt-get --simulate counts them.
+deb_tools=(cmake dpkg-dev lintian)
+declare -A why_tool=([cmake]="runs cpack" [dpkg-dev]="has dpkg-shlibdeps, which cpack runs for the dependencies"
+  [lintian]="checks the packages against Debian's policy")
+missing_tools=()
+for p in "${deb_tools[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" && continue
+  missing_tools+=("$p")
+  echo "check_deb: needs $p, not installed: it ${why_tool[$p]}."
+done
+if [ ${#missing_tools[@]} -gt 0 ]; then
+  n=$(apt-get install --simulate -q --no-install-recommends "${missing_tools[@]}" 2>/dev/null | grep -c '^Inst ' || true)
+  echo "check_deb: installing them with apt-get, which installs ${n:-?} packages in all (their dependencies):"
+  apt-get install --simulate -q --no-install-recommends "${missing_tools[@]}" 2>/dev/null |
+    sed -n 's/^Inst \([^ ]*\).*/\1/p' | paste -sd' ' - | fold -s -w 96 | sed 's/^/  /' || true
+fi
+need_packages "${deb_tools[@]}"
 
 fail() { echo "check_deb: $*" >&2; exit 1; }
 
@@ -54,7 +71,13 @@ for p in "$lib" libclops-dev clops; do
   [ "$(dpkg-deb -f "$f" Architecture)" = "$arch" ] || fail "$f: Architecture is not $arch"
 done
 same="$lib \\(= ${version//./\\.}\\)"
-need_depends "$lib" 'ocl-icd-libopencl1 \| libopencl1'
+need_depends "$lib" 'ocl-icd-libopencl1( \(.*\))? \| libopencl-1\.2-1'
+# The ICD loader in one clause of each package's Depends, not one per OpenCL version
+# (cmake/deb_depends.cmake).
+for p in "$lib" libclops-dev clops; do
+  n=$(dpkg-deb -f "$(deb "$p")" Depends | sed 's/, /\n/g' | grep -cE '(^|\| )(ocl-icd-libopencl1|libopencl)' || true)
+  [ "$n" -le 1 ] || fail "$p: the OpenCL ICD loader in $n clauses of: $(dpkg-deb -f "$(deb "$p")" Depends)"
+done
 need_depends "$lib" 'libc6( \(.*\))?'
 need_depends libclops-dev "$same"
 need_depends libclops-dev 'ocl-icd-opencl-dev \| opencl-dev'
@@ -88,9 +111,10 @@ L='lib(/[a-z0-9_]+-linux-[a-z0-9_]+)?'   # lib, or Debian's multiarch lib/<tripl
 only "$lib" "$L/libclops\\.so\\.$major" "$L/libclops\\.so\\.${version//./\\.}"
 only libclops-dev 'include/clops/clops\.h' 'include/clops/[a-z_]+\.h' "$L/libclops\\.so" \
   "$L/pkgconfig/clops\\.pc" "$L/cmake/clops/clopsConfig\\.cmake" "$L/cmake/clops/clopsConfigVersion\\.cmake" \
-  "$L/cmake/clops/clopsTargets\\.cmake" "$L/cmake/clops/clopsTargets-[a-z]+\\.cmake"
-only clops 'bin/clops' "$L/cmake/clops/clopsCliTargets\\.cmake" "$L/cmake/clops/clopsCliTargets-[a-z]+\\.cmake" \
-  'share/man/man1/clops\.1\.gz'
+  "$L/cmake/clops/clopsTargets\\.cmake" "$L/cmake/clops/clopsTargets-[a-z]+\\.cmake" \
+  "$L/cmake/clops/clopsCliTargets\\.cmake" "$L/cmake/clops/clopsCliTargets-[a-z]+\\.cmake"
+# The CLI's package: the program and its man page, no CMake files (its target file is in -dev).
+only clops 'bin/clops' 'share/man/man1/clops\.1\.gz'
 
 # Together, exactly what `cmake --install` installs, each file in one package. Man pages are
 # gzipped in the packages (cmake/packaging.cmake).
@@ -113,7 +137,7 @@ done
 for p in "$lib" libclops-dev clops; do dpkg-deb -x "$(deb "$p")" "$work/root"; done
 bash tools/scripts/check_install.sh "$build" "$work/root/usr"
 # find_package(clops) gives clops::clops_cli with the three packages, and works with the
-# library and -dev only (the CLI's target file is in clops).
+# library and -dev only (the CLI's target file is in -dev, read only where bin/clops is there).
 mkdir "$work/cli-target"
 # shellcheck disable=SC2016 # CMake code, expanded by CMake
 printf '%s\n' 'cmake_minimum_required(VERSION 3.16)' 'project(cli_target LANGUAGES C)' \

@@ -91,6 +91,18 @@ example "MaxUnpooling into {1, 2, 4, 4}: Y.flat[I.flat[k]] = X.flat[k], zeros el
     run max-unpooling "$DATA/unpool_input_f32.npy" "$DATA/unpool_indices_i64.npy" "$OUT/unpool.npy" \
     --output-shape 1,2,4,4
 
+# ONNX's test_maxunpool_export_with_output_shape (docs/semantics.md): clops gives ONNX Runtime's
+# answer, I flat over the given 5x5 plane; ONNX's reference data reads I over the 4x4 plane that
+# kernel 2x2 and strides 2 give, in the 5x5 output's top-left corner.
+show "ONNX MaxUnpool test with output_shape: X (1,1,2,2)" "$DATA/onnx_unpool_input_f32.npy"
+show "ONNX MaxUnpool test with output_shape: I (kernel 2x2, strides 2)" "$DATA/onnx_unpool_indices_i64.npy"
+example "ONNX MaxUnpool into output_shape (1,1,5,5): ONNX Runtime's answer (I flat over the 5x5 output)" \
+    onnx_unpool_ort_f32.npy "$OUT/onnx_unpool.npy" \
+    run max-unpooling "$DATA/onnx_unpool_input_f32.npy" "$DATA/onnx_unpool_indices_i64.npy" \
+    "$OUT/onnx_unpool.npy" --output-shape 1,1,5,5
+show "ONNX's reference data for that test, which clops does not give (I read over a 4x4 output)" \
+    "$DATA/onnx_unpool_onnx_reference_f32.npy"
+
 if [ "$failed" -ne 0 ]; then
     echo "demo: $failed of $total examples FAILED"
     exit 1
