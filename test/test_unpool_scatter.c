@@ -23,9 +23,14 @@ static const clops_data_type widths[] = {CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_TYPE_
                                          CLOPS_DATA_TYPE_FLOAT64, CLOPS_DATA_TYPE_COMPLEX128};
 #define NUM_WIDTHS (sizeof widths / sizeof widths[0])
 
-typedef enum pattern { DISTINCT, DUPLICATES, OUT_OF_RANGE, NUM_PATTERNS } pattern;
-static const char *const pattern_names[NUM_PATTERNS] = {"scattered distinct", "random with many duplicates",
-                                                         "random with out-of-range ones mixed in"};
+/* CROWDED (not among the NUM_PATTERNS every test loops over): every index among
+ * the first 256 elements, so one tile of the CPU's general path holds them all,
+ * more than a work-item may loop over (max_unpooling.cl ST_HEAVY: mark and place
+ * write the output instead). */
+typedef enum pattern { DISTINCT, DUPLICATES, OUT_OF_RANGE, NUM_PATTERNS, CROWDED = NUM_PATTERNS } pattern;
+static const char *const pattern_names[NUM_PATTERNS + 1] = {"scattered distinct", "random with many duplicates",
+                                                             "random with out-of-range ones mixed in",
+                                                             "crowded into one tile"};
 
 typedef struct scat_shape {
     const char *what;
@@ -74,6 +79,8 @@ static void make_indices(pattern pat, uint64_t n, uint64_t out, uint64_t plane_i
             v = (k * step + 17) % out;
         else if (pat == DUPLICATES)
             v = (r % 300) * (out / 300); /* 300 elements for all the inputs */
+        else if (pat == CROWDED)
+            v = r % 256;
         else
             v = k % 97 == 50 ? out + r % 5 : r % out;
         if (plane) /* per-plane: relative to the input's own plane, out of range past it */
@@ -226,6 +233,27 @@ START_TEST(test_per_plane)
 }
 END_TEST
 
+/* ---- the sizes real networks use, and a crowded tile ------------------------------------------------------ */
+/* Scattered distinct indices from a (4, 64, 128, 128) input into a (4, 64, 256,
+ * 256) output, 16 million elements (on the H100 this lost the device: issue 31),
+ * flat and per plane; and 200,000 inputs all naming the first 256 output
+ * elements, flat and per plane, past what one work-item may loop over. */
+START_TEST(test_large)
+{
+    static const scat_shape large[] = {
+        {"network-sized scattered", {4, 64, 128, 128}, {4, 64, 256, 256}, "windows"},
+        {"crowded tile", {1, 1, 1, 200000}, {1, 1, 1, 1020001}, "bucket"},
+        {"crowded tiles, two planes", {1, 2, 1, 100000}, {1, 2, 1, 510001}, "bucket"},
+    };
+    static const clops_data_type types[] = {CLOPS_DATA_TYPE_FLOAT32, CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_TYPE_FLOAT16,
+                                            CLOPS_DATA_TYPE_COMPLEX128};
+    const scat_shape *s = &large[_i / 2 % 3];
+    const clops_indices_layout layout = _i % 2 ? CLOPS_INDICES_PER_PLANE : CLOPS_INDICES_FLAT;
+    run_case(s, types[_i % 4], &index_types[_i % 3], _i < 2 ? DISTINCT : CROWDED, layout, false, 0,
+             600u + (uint64_t)_i);
+}
+END_TEST
+
 /* ---- one operator, scattered and pooling-shaped indices in turn ------------------------------------------- */
 /* Windows and pool skip themselves while the operator's previous execution
  * needed the general path, except every 16th execution (max_unpooling.cl
@@ -295,6 +323,8 @@ static Suite *scatter_suite(void)
     tcase_add_loop_test(tc, test_strided_input, 0, (int)(2 * NUM_WIDTHS));
     tc = tc_suite_case(s, "per_plane", -1);
     tcase_add_loop_test(tc, test_per_plane, 0, (int)(2 * NUM_PATTERNS * NUM_WIDTHS));
+    tc = tc_suite_case(s, "large", -1);
+    tcase_add_loop_test(tc, test_large, 0, 6);
     tc = tc_suite_case(s, "repeated", -1);
     tcase_add_loop_test(tc, test_repeated_executions, 0, (int)NUM_WIDTHS);
     return s;
