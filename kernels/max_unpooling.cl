@@ -12,6 +12,8 @@
  *   -DINT64_OK=1|0           1: the device has 64-bit integers (the vector windows
  *                            kernel then loads 8-byte indices as ulong)
  *   -DCHUNK=k                input positions (or output columns) each work-item walks
+ *   -DINTERLEAVE=1|0         1 (GPUs): FOR_ROWS deals units out round-robin (coalesced);
+ *                            0 (CPUs): each work-item takes one contiguous run
  *   -DKH=a -DKW=b            window height and width (output H, W / input H, W);
  *                            only for pooling-shaped plans
  *   -DGATED=1|0              1: bucket and tiles run only when the windows or pool
@@ -205,6 +207,18 @@ inline void zero_fill(__global elem_t *p, idx_t n)
 #define FOR_ROWS(sizes) FOR_ROWS_OF(sizes, (idx_t)get_global_size(0))
 /* FOR_ROWS over `items_` work-items (ids 0 .. items_-1 take a run each; any others
  * none), for a layout that depends on how many there are (bucket). */
+#if INTERLEAVE
+/* GPUs: work-item g takes units g, g + items, g + 2 items, ...: neighbouring
+ * work-items touch neighbouring units at every step (coalesced). */
+#define FOR_ROWS_OF(sizes, items_)                                                               \
+    const idx_t chunks_ = (DIM(sizes, 3) + CHUNK - 1) / CHUNK;                                   \
+    const idx_t units_ = chunks_ * DIM(sizes, 2) * DIM(sizes, 0) * DIM(sizes, 1);                \
+    for (idx_t u_ = (idx_t)get_global_id(0); u_ < units_; u_ += (items_)) {                      \
+        const idx_t w0 = u_ % chunks_ * CHUNK, h = u_ / chunks_ % DIM(sizes, 2);                 \
+        const idx_t nc = u_ / chunks_ / DIM(sizes, 2);                                           \
+        const idx_t n = nc / DIM(sizes, 1), c = nc % DIM(sizes, 1);                              \
+        const idx_t w1 = min(w0 + (idx_t)CHUNK, DIM(sizes, 3));
+#else
 #define FOR_ROWS_OF(sizes, items_)                                                               \
     const idx_t chunks_ = (DIM(sizes, 3) + CHUNK - 1) / CHUNK;                                   \
     const idx_t units_ = chunks_ * DIM(sizes, 2) * DIM(sizes, 0) * DIM(sizes, 1);                \
@@ -215,6 +229,7 @@ inline void zero_fill(__global elem_t *p, idx_t n)
         const idx_t nc = u_ / chunks_ / DIM(sizes, 2);                                           \
         const idx_t n = nc / DIM(sizes, 1), c = nc % DIM(sizes, 1);                              \
         const idx_t w1 = min(w0 + (idx_t)CHUNK, DIM(sizes, 3));
+#endif
 #define END_ROWS }
 
 /* bucket and tiles in a gated plan return at once unless this execution's windows
@@ -480,6 +495,9 @@ __kernel void clear(UNPOOL_ARGS)
     END_ROWS
 }
 
+#if BUCKET && INTERLEAVE
+#error "bucket takes contiguous runs of rows (INTERLEAVE=0)"
+#endif
 #if BUCKET
 /* General path, BUCKET plans (two launches, no atomics, no clear): the input
  * positions' entries (tile-relative index, value) bucketed by output tile (a
@@ -614,6 +632,9 @@ __kernel void tiles(UNPOOL_ARGS)
  * position's input, zero where none named it, and zeroes its word again. The
  * last input position naming an element wins, as everywhere. Input positions are
  * below 2^32 - 1 (the host's rule, max_unpooling.c needs_host). */
+#if BUCKET && INTERLEAVE
+#error "bucket takes contiguous runs of rows (INTERLEAVE=0)"
+#endif
 #if BUCKET
 /* On CPUs mark and place run only where tiles found a tile too crowded to write
  * within LOOP_BUDGET; their words follow bucket's scratch. */

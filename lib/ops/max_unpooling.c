@@ -17,13 +17,24 @@
  *            (n, c) plane, zero-fill then the plane's inputs in order, while the
  *            plane stays in the cache; an index outside its plane raises the
  *            general path (planes_plan);
- *   general  bucket, then tiles, after windows, pool or planes (gated: they return at
- *            once unless an index was outside its window or neighbourhood) or
- *            alone for any other shape (max_unpooling.cl BUCKET).
+ *   general  after windows, pool or planes (gated: it returns at once unless an
+ *            index was outside its window or neighbourhood) or alone for any
+ *            other shape. CPU devices: bucket, then tiles (max_unpooling.cl
+ *            BUCKET), then mark and place only for a tile too crowded to write
+ *            within the loop budget (ST_HEAVY); other devices: mark, then place
+ *            (MARK).
  * The general path is deterministic on every device: bucket keeps each tile's
- * entries in input order and one work-item writes each tile whole, so the
- * largest (last in row-major order) input position naming an output element
- * wins, with no atomics; its scratch needs no clearing between executions.
+ * entries in input order and one work-item writes each tile whole, and mark
+ * keeps the largest position with atomic_max, so the largest (last in
+ * row-major order) input position naming an output element wins; the scratch
+ * needs no clearing between executions (place zeroes mark's words again; after
+ * a failed execution the next one zeroes them first).
+ *
+ * Every kernel's work-items are planned so that none loops past ITEM_LOOP_BUDGET
+ * iterations, and each takes its share only from the ids it was planned for
+ * (the global size may be rounded up): correctness never depends on the device
+ * type, compute units, local size or the order of work-groups, which a device
+ * profile changes in CI (cl/profile.c; docs/semantics.md, "Bounded work").
  *
  * While programs are listed (clops kernels list), list_plans names the program
  * of every plan any shape could choose, from the same rule (plan_options).
@@ -332,11 +343,11 @@ static void plan_options(const clops_operator *op, const unpool_plan *pl, char *
     int n = snprintf(buf, size,
                      "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DIN_PACKED=%d -DOUT_PACKED=%d -DCHUNK=%uu "
                      "-DGATED=%d -DSERIAL_FILLS=%d -DINT64_OK=%d -DPER_PLANE=%d -DPOOL_GATED=%d -DBUCKET=%d -DMARK=%d "
-                     "-DPLANES=%d -DLOOP_BUDGET=%uu",
+                     "-DPLANES=%d -DLOOP_BUDGET=%uu -DINTERLEAVE=%d",
                      p->input.elem_size, op->offset_64, p->indices.elem_size, p->input.packed && p->indices.packed,
                      p->output.packed, op->chunk, pl->windows || pl->pool || pl->planes, pl->serial_fills,
                      op->ctx->info.has_int64, p->indices_layout == CLOPS_INDICES_PER_PLANE,
-                     pl->windows && (pl->pool || pl->planes), pl->bucket, pl->mark, pl->planes, ITEM_LOOP_BUDGET);
+                     pl->windows && (pl->pool || pl->planes), pl->bucket, pl->mark, pl->planes, ITEM_LOOP_BUDGET, !cpu_device(op));
     if (pl->windows)
         n += snprintf(buf + n, size - (size_t)n, " -DKH=%lluu -DKW=%lluu", (unsigned long long)pl->kh,
                       (unsigned long long)pl->kw);
