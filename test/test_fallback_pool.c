@@ -20,6 +20,9 @@
  *   later, the others behind a complete event. Nothing is written before the
  *   gate; after it each operator's inputs were mapped in execute order and its
  *   output holds its last execution's result.
+ * - A last_status that times out behind an unset gate gives the executions up
+ *   (while their callbacks have not come); nothing is written after the gate,
+ *   also with the operator and context freed before it.
  * - fork: in a child of a process whose fallback operator ran, execute and
  *   last_status on that operator return CLOPS_ERROR_DEVICE_LOST instead of
  *   hanging (the child is killed by an alarm if they hang).
@@ -312,6 +315,67 @@ START_TEST(test_fifo_per_operator_interleaved)
 }
 END_TEST
 
+/* ---- given up behind a gate ------------------------------------------------------------------ */
+
+/* A last_status that times out gives up the executions not started; behind a
+ * gate never set before then, each is given up while its callback has not come
+ * (the job stays a husk until the gate is set). After the gate their events
+ * complete and their outputs are untouched; the timeout is reported again, and a
+ * new execution runs clean. `free_early`: the operator and context freed before the gate. */
+static void given_up(int free_early)
+{
+    cl_int err;
+    cl_command_queue q = clCreateCommandQueue(g_cl, g_dev, 0, &err), side = clCreateCommandQueue(g_cl, g_dev, 0, &err);
+    ck_assert(q && side);
+    clops_context_options o;
+    ck_assert_int_eq(clops_context_options_init(&o, sizeof o), CLOPS_SUCCESS);
+    o.disable = CLOPS_CAPABILITY_COMPILER;
+    o.cache = CLOPS_CACHE_POLICY_OFF;
+    o.timeout_seconds = 0.1;
+    clops_context *ctx = NULL;
+    ck_assert_int_eq(clops_context_create_from_cl_with_options(g_cl, g_dev, q, &o, &ctx), CLOPS_SUCCESS);
+    clops_operator *op = fallback_op(ctx);
+    cl_mem in = input_with(5), out[2] = {output_new(), output_new()};
+    cl_event gate = clCreateUserEvent(g_cl, &err);
+    ck_assert(gate && err == CL_SUCCESS);
+    cl_event e0 = execute(op, in, out[0], 1, &gate), e1 = execute(op, in, out[1], 0, NULL);
+    clops_status st = clops_operator_last_status(op);
+    ck_assert_msg(st == CLOPS_ERROR_DEVICE_TIMEOUT && strstr(clops_last_error_message(), "2 execution(s)"),
+                  "last_status behind an unset gate: %s (%s)", clops_status_name(st), clops_last_error_message());
+    if (free_early) {
+        clops_operator_free(op);
+        clops_context_free(ctx);
+        op = NULL, ctx = NULL;
+    }
+    ck_assert_int_eq(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+    /* The events are markers on the in-order queue: they complete after the gate. */
+    ck_assert_int_eq(clWaitForEvents(1, &e0), CL_SUCCESS);
+    ck_assert_int_eq(clWaitForEvents(1, &e1), CL_SUCCESS);
+    ck_assert_int_eq(clFinish(q), CL_SUCCESS);
+    for (int k = 0; k < 2; k++) expect_output(side, out[k], -1, "a given-up execution", k);
+    if (op) {
+        st = clops_operator_last_status(op);
+        ck_assert_msg(st == CLOPS_ERROR_DEVICE_TIMEOUT, "asked again: %s", clops_status_name(st));
+        clReleaseEvent(execute(op, in, out[0], 0, NULL));
+        st = clops_operator_last_status(op);
+        ck_assert_msg(st == CLOPS_SUCCESS, "a new execution: %s (%s)", clops_status_name(st), clops_last_error_message());
+        expect_output(side, out[0], 5, "the new execution", 0);
+    }
+    clReleaseEvent(e0), clReleaseEvent(e1), clReleaseEvent(gate);
+    clops_operator_free(op);
+    clops_context_free(ctx);
+    clReleaseMemObject(in), clReleaseMemObject(out[0]), clReleaseMemObject(out[1]);
+    clReleaseCommandQueue(side);
+    clReleaseCommandQueue(q);
+}
+
+START_TEST(test_given_up_behind_a_gate)
+{
+    given_up(0);
+    given_up(1);
+}
+END_TEST
+
 /* ---- fork ------------------------------------------------------------------------------------- */
 
 START_TEST(test_forked_child_does_not_hang)
@@ -363,6 +427,6 @@ int main(void)
     TCase *tc = tc_fixture_case(s, "pool", setup, teardown);
     /* test_thread_limit_named first: later ones leave the pool with threads. */
     TC_TESTS(tc, test_thread_limit_named, test_ten_thousand_operators, test_fifo_per_operator_interleaved,
-             test_forked_child_does_not_hang);
+             test_given_up_behind_a_gate, test_forked_child_does_not_hang);
     return tc_run_nofork(s);
 }
