@@ -10,6 +10,7 @@
 #ifndef CLOPS_CL_API_H
 #define CLOPS_CL_API_H
 
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -28,7 +29,7 @@
     X(clEnqueueMapBuffer) X(clEnqueueUnmapMemObject) X(clEnqueueMarkerWithWaitList)                 \
     X(clWaitForEvents) X(clRetainEvent) X(clReleaseEvent) X(clGetEventProfilingInfo)                \
     X(clCreateUserEvent) X(clSetUserEventStatus) X(clRetainMemObject)                               \
-    X(clFlush)
+    X(clFlush) X(clSetEventCallback)
 
 typedef struct clops_cl_api {
 #define CLOPS_X_MEMBER(f) __typeof__(f) *f;
@@ -42,6 +43,9 @@ typedef struct clops_cl_api {
     int (*io_create)(const char *path, mode_t mode);
     int (*io_mkdir)(const char *path, mode_t mode);
     int (*io_open)(const char *path, int flags); /* an existing file (file.c's writes in place) */
+    /* Starts a thread (pthread_create): the host fallback's pool (ops/fallback.c), so that
+     * tests can refuse it as RLIMIT_NPROC does (EAGAIN). */
+    int (*thread_create)(pthread_t *thread, const pthread_attr_t *attr, void *(*run)(void *), void *arg);
 } clops_cl_api;
 
 #ifdef CLOPS_TEST_HOOKS
@@ -111,6 +115,7 @@ extern const clops_cl_api clops_cl;
 #define clSetUserEventStatus clops_cl.clSetUserEventStatus
 #define clRetainMemObject clops_cl.clRetainMemObject
 #define clFlush clops_cl.clFlush
+#define clSetEventCallback clops_cl.clSetEventCallback
 #endif
 
 #endif /* CLOPS_CL_API_H */

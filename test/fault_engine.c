@@ -87,6 +87,8 @@ W_INT(clGetKernelWorkGroupInfo,
 W_INT(clWaitForEvents, (cl_uint n, const cl_event *e), (n, e))
 W_INT(clGetEventProfilingInfo, (cl_event e, cl_profiling_info i, size_t s, void *v, size_t *r), (e, i, s, v, r))
 W_INT(clFlush, (cl_command_queue q), (q))
+W_INT(clSetEventCallback, (cl_event e, cl_int t, void(CL_CALLBACK *cb)(cl_event, cl_int, void *), void *u),
+      (e, t, cb, u))
 
 /* Retains and releases: counted; retains may fail, releases never do. */
 #define W_RETAIN(name, type, kind)                                                                 \

@@ -604,13 +604,14 @@ CLOPS_API clops_status clops_operator_create(clops_context *ctx, const clops_ope
 
 /** Releases the operator's kernels, buffers and events. NULL is fine.
  *  Commands already enqueued still complete (OpenCL keeps what they use), and
- *  so does the host work of an operator on the host path: its worker thread
- *  ends by itself once that ran (free does not wait for it). A worker with
- *  nothing left to do is joined, so no clops thread outlives the operator then.
+ *  so does the host work of an operator on the host path: clops's pool of
+ *  threads runs it and then releases what it held (free does not wait for it).
+ *  The pool (at most 4 threads for the whole process, shared by every fallback
+ *  operator) outlives the operators; its idle threads hold nothing.
  *  @param op the operator, or NULL.
  *  @threadsafety Not while another thread uses `op`.
- *  @blocking Releasing OpenCL objects (inside the driver); joining an idle
- *  worker thread, which ends at once. Never on the caller's events. */
+ *  @blocking Releasing OpenCL objects (inside the driver). Never on the
+ *  caller's events. */
 CLOPS_API void clops_operator_free(clops_operator *op);
 
 /** Buffers for an execution. `indices` only for MaxUnpooling. Each buffer must
@@ -630,8 +631,10 @@ typedef struct clops_buffers {
  *  MaxUnpooling operator run one after another, even on an out-of-order queue
  *  (they share the operator's status words and scratch); one that failed (a
  *  wait-list event that failed) does not hold back the next. An operator that
- *  fell back to the host does not wait either: a clops worker thread runs the
- *  host kernel once the wait list completed; the event still completes after
+ *  fell back to the host does not wait either: a thread of clops's one pool
+ *  (at most 4 threads for all fallback operators of the process) runs the
+ *  host kernel once the wait list completed (an event callback hands it over;
+ *  nothing polls); the event still completes after
  *  the output is written, and always with CL_COMPLETE - the host work's status
  *  (a failed wait list, a failed map: the output untouched) is
  *  clops_operator_last_status(). Its executions run one after another, in the
@@ -654,11 +657,17 @@ typedef struct clops_buffers {
  *  @retval CLOPS_ERROR_ALIASED_BUFFERS the output overlaps an input.
  *  @retval CL_INVALID_CONTEXT a buffer or wait event of another cl_context.
  *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY an allocation failed.
+ *  @retval CL_OUT_OF_RESOURCES an operator on the host path, and clops's pool
+ *          has no thread and cannot start one (EAGAIN: the message names the
+ *          per-user limit RLIMIT_NPROC).
+ *  @retval CLOPS_ERROR_DEVICE_LOST an operator on the host path used before
+ *          this process forked, executed in the child.
  *  @retval other OpenCL errors (buffer and event queries, clSetKernelArg, the enqueues).
  *  @threadsafety One thread at a time per operator; the queue may be shared.
  *  @blocking Never: enqueue calls only, on every path (an operator on the host
- *  path hands the work to its worker thread, started at its first execution,
- *  that waits, maps and runs the host kernel). */
+ *  path registers a callback on a marker after the wait list; the callback
+ *  hands the work to clops's pool, whose thread maps and runs the host kernel;
+ *  the first execution may start a pool thread). */
 CLOPS_API clops_status clops_operator_execute(clops_operator *op, const clops_buffers *buffers,
                                     cl_uint num_events_in_wait_list, const cl_event *wait_list,
                                     cl_event *event);

@@ -20,7 +20,8 @@ static int open_existing(const char *path, int flags)
 
 #define CLOPS_REAL_TABLE                                                                           \
     {                                                                                              \
-        CLOPS_CL_FUNCTIONS(CLOPS_X_INIT) write, fsync, rename, create_exclusive, mkdir, open_existing  \
+        CLOPS_CL_FUNCTIONS(CLOPS_X_INIT) write, fsync, rename, create_exclusive, mkdir, open_existing, \
+            pthread_create  \
     }
 #define CLOPS_X_INIT(f) f,
 

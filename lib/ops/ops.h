@@ -33,7 +33,7 @@ struct clops_operator {
     const char *local_size_origin; /* "tuned", "heuristic" or "fixed by the tile kernel" */
     bool fallback;               /* runs on the host although the context is OpenCL */
     char fallback_reason[512];
-    struct clops_host_worker *host_worker; /* fallback: its worker thread's jobs (fallback.c), or NULL */
+    struct clops_host_worker *host_worker; /* fallback: its jobs and failures (fallback.c), or NULL */
     bool offset_64;              /* kernels use ulong offsets */
     bool forced;                 /* the tuner's candidate parameters below apply */
     clops_tuning force;
@@ -104,16 +104,17 @@ clops_status clops_max_unpooling_run_mapped(const clops_op_params *p, const clop
 
 /* ---- the fallback (fallback.c) and the launch helpers (plan.c) ------------------------------ */
 
-/* Runs a fallback operator on cl_mem buffers without waiting: the operator's
- * worker thread, in execute order, maps them after the wait list, runs the host
- * kernel and unmaps; `*event` completes after that (fallback.c). */
+/* Runs a fallback operator on cl_mem buffers without waiting: once the wait list
+ * completed, a thread of the process-wide pool maps them, runs the host kernel
+ * and unmaps, the operator's executions one after another in execute order;
+ * `*event` completes after that (fallback.c). */
 clops_status clops_host_execute_cl(clops_operator *op, const clops_buffers *b, cl_uint nwait, const cl_event *wait,
                                    cl_event *event);
 /* The status of a fallback operator's executions on cl_mem since the last call:
  * waits for all of them within one deadline (on timeout, those not started are
  * given up); any failure among them, else the last one's report. */
 clops_status clops_host_last_status(clops_operator *op);
-/* The operator is freed: its worker ends once its jobs ran (never waits). */
+/* The operator is freed: its jobs still run, then the pool frees its list (never waits). */
 void clops_host_release(clops_operator *op);
 
 /* Creates kernel `name` of `program` into the next launch slot of `op`, with

@@ -1,0 +1,432 @@
+/*
+ * test_fallback_pool.c - the host fallback's one pool of threads (issue 32, P1 and P4).
+ *
+ * The operators fall back because their context has no compiler and no cache to
+ * find a binary in (options.disable = CLOPS_CAPABILITY_COMPILER, cache off);
+ * each is a DepthToSpace uint32 1x4x2x2, block 2, whose output is checked bit
+ * for bit against the rule written out below.
+ *
+ * - A pool thread that cannot start (EAGAIN, as at RLIMIT_NPROC, through the
+ *   seam's thread_create): the execute fails with CL_OUT_OF_RESOURCES and a
+ *   message naming RLIMIT_NPROC, not "out of host memory", and writes nothing.
+ *   It runs first: only a pool without threads starts one at every execute.
+ * - 10,000 fallback operators alive at once, executed back to back on one
+ *   in-order queue: every output right, and the process's threads (entries of
+ *   /proc/self/task) never more than before plus the pool's 4 and a margin.
+ *   Today's main starts one polling thread per operator (10,000 threads, and
+ *   minutes of polling).
+ * - 64 operators executed 8 times each, interleaved, on an out-of-order queue,
+ *   each operator's executions into one output: the first behind a gate set
+ *   later, the others behind a complete event. Nothing is written before the
+ *   gate; after it each operator's inputs were mapped in execute order and its
+ *   output holds its last execution's result.
+ * - A last_status that times out behind an unset gate gives the executions up
+ *   (while their callbacks have not come); nothing is written after the gate,
+ *   also with the operator and context freed before it.
+ * - fork: in a child of a process whose fallback operator ran, execute and
+ *   last_status on that operator return CLOPS_ERROR_DEVICE_LOST instead of
+ *   hanging (the child is killed by an alarm if they hang).
+ * No timing is asserted.
+ */
+#define _POSIX_C_SOURCE 200809L
+#define CLOPS_CL_API_NO_MACROS /* this file calls the real OpenCL by name */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cl_api.h"
+#include "fixture.h"
+
+#define POOL_THREADS 4 /* lib/ops/fallback.c */
+#define MARGIN 4       /* threads the driver may start meanwhile */
+
+static clops_context *g_dflt; /* the default device's OpenCL objects */
+static cl_context g_cl;
+static cl_device_id g_dev;
+
+static void setup(void)
+{
+    const clops_status st = clops_context_create(&g_dflt);
+    ck_assert_msg(st == CLOPS_SUCCESS && clops_context_backend(g_dflt) == CLOPS_BACKEND_OPENCL,
+                  "clops_context_create: %s (%s)", clops_status_name(st), clops_last_error_message());
+    g_cl = clops_context_cl_context(g_dflt);
+    ck_assert_int_eq(clGetContextInfo(g_cl, CL_CONTEXT_DEVICES, sizeof g_dev, &g_dev, NULL), CL_SUCCESS);
+}
+
+static void teardown(void)
+{
+    clops_cl = clops_cl_real;
+    clops_context_free(g_dflt);
+    g_dflt = NULL;
+}
+
+static int thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    ck_assert_msg(d != NULL, "/proc/self/task: %s", strerror(errno));
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (e->d_name[0] != '.') n++;
+    closedir(d);
+    return n;
+}
+
+/* A context around `q` whose operators fall back. */
+static clops_context *fallback_around(cl_command_queue q)
+{
+    clops_context_options o;
+    ck_assert_int_eq(clops_context_options_init(&o, sizeof o), CLOPS_SUCCESS);
+    o.disable = CLOPS_CAPABILITY_COMPILER;
+    o.cache = CLOPS_CACHE_POLICY_OFF;
+    clops_context *ctx = NULL;
+    const clops_status st = clops_context_create_from_cl_with_options(g_cl, g_dev, q, &o, &ctx);
+    ck_assert_msg(st == CLOPS_SUCCESS, "context: %s (%s)", clops_status_name(st), clops_last_error_message());
+    return ctx;
+}
+
+static const clops_tensor_desc g_x = {CLOPS_DATA_TYPE_UINT32, {1, 4, 2, 2}, NULL};
+static const clops_tensor_desc g_y = {CLOPS_DATA_TYPE_UINT32, {1, 1, 4, 4}, NULL};
+static const clops_depth_to_space_desc g_d2s = {&g_x, &g_y, 2, CLOPS_ORDER_DEPTH_COLUMN_ROW};
+
+static clops_operator *fallback_op(clops_context *ctx)
+{
+    const clops_operator_desc desc = {CLOPS_OPERATOR_DEPTH_TO_SPACE, &g_d2s};
+    clops_operator *op = NULL;
+    const clops_status st = clops_operator_create(ctx, &desc, &op);
+    ck_assert_msg(st == CLOPS_SUCCESS, "create: %s (%s)", clops_status_name(st), clops_last_error_message());
+    clops_operator_info info;
+    ck_assert_int_eq(clops_operator_get_info(op, &info), CLOPS_SUCCESS);
+    ck_assert_msg(info.backend == CLOPS_BACKEND_HOST, "the operator did not fall back to the host");
+    return op;
+}
+
+/* Input `tag`: 16 values tag*16 + k. */
+static cl_mem input_with(uint32_t tag)
+{
+    uint32_t v[16];
+    for (uint32_t k = 0; k < 16; k++) v[k] = tag * 16u + k;
+    cl_int err = CL_SUCCESS;
+    cl_mem m = clCreateBuffer(g_cl, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof v, v, &err);
+    ck_assert_msg(m && err == CL_SUCCESS, "clCreateBuffer: %d", (int)err);
+    return m;
+}
+
+static const uint32_t SENTINEL = 0xA5A5A5A5u;
+
+static cl_mem output_new(void)
+{
+    uint32_t v[16];
+    for (int k = 0; k < 16; k++) v[k] = SENTINEL;
+    cl_int err = CL_SUCCESS;
+    cl_mem m = clCreateBuffer(g_cl, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof v, v, &err);
+    ck_assert_msg(m && err == CL_SUCCESS, "clCreateBuffer: %d", (int)err);
+    return m;
+}
+
+/* Output `out` holds DepthToSpace (DCR, block 2) of input `tag`: y[h][w] = x[(h%2)*2 + w%2][h/2][w/2];
+ * with tag < 0, the sentinel. */
+static void expect_output(cl_command_queue q, cl_mem out, long tag, const char *what, long which)
+{
+    uint32_t got[16];
+    ck_assert_int_eq(clEnqueueReadBuffer(q, out, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL), CL_SUCCESS);
+    for (uint32_t h = 0; h < 4; h++)
+        for (uint32_t w = 0; w < 4; w++) {
+            const uint32_t c = (h % 2) * 2 + w % 2;
+            const uint32_t want = tag < 0 ? SENTINEL : (uint32_t)tag * 16u + c * 4u + (h / 2) * 2u + w / 2;
+            ck_assert_msg(got[h * 4 + w] == want, "%s %ld: y[%u][%u] = %#x, want %#x", what, which, h, w,
+                          got[h * 4 + w], want);
+        }
+}
+
+static cl_event execute(clops_operator *op, cl_mem in, cl_mem out, cl_uint nwait, const cl_event *wait)
+{
+    const clops_buffers b = {in, NULL, out};
+    cl_event ev = NULL;
+    const clops_status st = clops_operator_execute(op, &b, nwait, wait, &ev);
+    ck_assert_msg(st == CLOPS_SUCCESS && ev, "execute: %s (%s)", clops_status_name(st), clops_last_error_message());
+    return ev;
+}
+
+/* ---- a pool thread that cannot start ---------------------------------------------------------- */
+
+static int refuse_thread(pthread_t *t, const pthread_attr_t *attr, void *(*run)(void *), void *arg)
+{
+    (void)t, (void)attr, (void)run, (void)arg;
+    return EAGAIN;
+}
+
+START_TEST(test_thread_limit_named)
+{
+    cl_int err;
+    cl_command_queue q = clCreateCommandQueue(g_cl, g_dev, 0, &err);
+    ck_assert(q && err == CL_SUCCESS);
+    clops_context *ctx = fallback_around(q);
+    clops_operator *op = fallback_op(ctx);
+    cl_mem in = input_with(7), out = output_new();
+    const clops_buffers b = {in, NULL, out};
+    clops_cl.thread_create = refuse_thread;
+    cl_event ev = (cl_event)&ev;
+    const clops_status st = clops_operator_execute(op, &b, 0, NULL, &ev);
+    clops_cl.thread_create = clops_cl_real.thread_create;
+    const char *msg = clops_last_error_message();
+    ck_assert_msg(st == CL_OUT_OF_RESOURCES && strstr(msg, "RLIMIT_NPROC") && strstr(msg, "EAGAIN"),
+                  "execute with no pool thread able to start: %s (%s), want CL_OUT_OF_RESOURCES naming "
+                  "RLIMIT_NPROC (this test runs first in its suite: a pool that has a thread goes on)",
+                  clops_status_name(st), msg);
+    ck_assert_msg(ev == NULL, "a failed execute returned an event");
+    ck_assert_int_eq(clFinish(q), CL_SUCCESS);
+    expect_output(q, out, -1, "the refused execution", 0);
+    clReleaseEvent(execute(op, in, out, 0, NULL)); /* the next one starts its thread */
+    ck_assert_int_eq(clops_operator_last_status(op), CLOPS_SUCCESS);
+    expect_output(q, out, 7, "the execution after it", 1);
+    clops_operator_free(op);
+    clops_context_free(ctx);
+    clReleaseMemObject(in);
+    clReleaseMemObject(out);
+    clReleaseCommandQueue(q);
+}
+END_TEST
+
+/* ---- 10,000 operators back to back ------------------------------------------------------------ */
+
+START_TEST(test_ten_thousand_operators)
+{
+    enum { N = 10000 };
+    cl_int err;
+    cl_command_queue q = clCreateCommandQueue(g_cl, g_dev, 0, &err);
+    ck_assert(q && err == CL_SUCCESS);
+    clops_context *ctx = fallback_around(q);
+    clops_operator **ops = tc_malloc(N * sizeof *ops);
+    cl_mem *in = tc_malloc(N * sizeof *in), *out = tc_malloc(N * sizeof *out);
+    for (int i = 0; i < N; i++) ops[i] = fallback_op(ctx), in[i] = input_with((uint32_t)i), out[i] = output_new();
+    const int before = thread_count();
+    int most = before;
+    for (int i = 0; i < N; i++) {
+        const clops_buffers b = {in[i], NULL, out[i]};
+        const clops_status st = clops_operator_execute(ops[i], &b, 0, NULL, NULL);
+        ck_assert_msg(st == CLOPS_SUCCESS, "execute %d: %s (%s)", i, clops_status_name(st), clops_last_error_message());
+        if (i % 500 == 499) {
+            const int t = thread_count();
+            most = t > most ? t : most;
+            ck_assert_msg(t <= before + POOL_THREADS + MARGIN, "after %d executes on as many operators: %d threads, "
+                          "%d before (a thread per operator?)", i + 1, t, before);
+        }
+    }
+    ck_assert_int_eq(clFinish(q), CL_SUCCESS);
+    for (int i = 0; i < N; i++) expect_output(q, out[i], i, "operator", i);
+    for (int i = 0; i < N; i += 97) ck_assert_int_eq(clops_operator_last_status(ops[i]), CLOPS_SUCCESS);
+    for (int i = 0; i < N; i++) clops_operator_free(ops[i]), clReleaseMemObject(in[i]), clReleaseMemObject(out[i]);
+    const int after = thread_count();
+    ck_assert_msg(after <= before + POOL_THREADS + MARGIN, "after the operators were freed: %d threads, %d before",
+                  after, before);
+    fprintf(stderr, "10,000 fallback operators: threads %d before, at most %d while executing, %d after\n", before,
+            most, after);
+    free(ops), free(in), free(out);
+    clops_context_free(ctx);
+    clReleaseCommandQueue(q);
+}
+END_TEST
+
+/* ---- FIFO per operator, many operators interleaved -------------------------------------------- */
+
+enum { OPS = 64, RUNS = 8, LOG = 2 * OPS * RUNS + 64 };
+static pthread_mutex_t g_seam = PTHREAD_MUTEX_INITIALIZER; /* the pool threads map */
+static cl_mem g_mapped[LOG];                               /* the buffers mapped, in order */
+static int g_nmapped;
+
+static void *CL_API_CALL watched_map(cl_command_queue q, cl_mem m, cl_bool blocking, cl_map_flags flags, size_t off,
+                                     size_t size, cl_uint n, const cl_event *wait, cl_event *ev, cl_int *err)
+{
+    pthread_mutex_lock(&g_seam);
+    if (g_nmapped < LOG) g_mapped[g_nmapped++] = m;
+    pthread_mutex_unlock(&g_seam);
+    return clops_cl_real.clEnqueueMapBuffer(q, m, blocking, flags, off, size, n, wait, ev, err);
+}
+
+static int first_map(cl_mem m)
+{
+    pthread_mutex_lock(&g_seam);
+    int i = 0;
+    while (i < g_nmapped && g_mapped[i] != m) i++;
+    if (i == g_nmapped) i = -1;
+    pthread_mutex_unlock(&g_seam);
+    return i;
+}
+
+START_TEST(test_fifo_per_operator_interleaved)
+{
+    cl_int err;
+    cl_command_queue q = clCreateCommandQueue(g_cl, g_dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
+    ck_assert_msg(q && err == CL_SUCCESS, "out-of-order queue: %d", (int)err);
+    cl_command_queue side = clCreateCommandQueue(g_cl, g_dev, 0, &err);
+    ck_assert(side && err == CL_SUCCESS);
+    clops_context *ctx = fallback_around(q);
+    clops_operator *ops[OPS];
+    cl_mem out[OPS], in[OPS][RUNS];
+    cl_event ev[OPS][RUNS];
+    for (int i = 0; i < OPS; i++) {
+        ops[i] = fallback_op(ctx), out[i] = output_new();
+        for (int k = 0; k < RUNS; k++) in[i][k] = input_with((uint32_t)(i * RUNS + k));
+    }
+    cl_event gate = clCreateUserEvent(g_cl, &err), ready = clCreateUserEvent(g_cl, &err);
+    ck_assert(gate && ready);
+    ck_assert_int_eq(clSetUserEventStatus(ready, CL_COMPLETE), CL_SUCCESS);
+    g_nmapped = 0;
+    clops_cl.clEnqueueMapBuffer = watched_map;
+    for (int k = 0; k < RUNS; k++) /* round robin: operator 0's run k, operator 1's run k, ... */
+        for (int i = 0; i < OPS; i++) ev[i][k] = execute(ops[i], in[i][k], out[i], 1, k == 0 ? &gate : &ready);
+    const struct timespec a_while = {0, 200000000}; /* time for an execution that does not wait to run */
+    nanosleep(&a_while, NULL);
+    for (int i = 0; i < OPS; i++) {
+        for (int k = 0; k < RUNS; k++)
+            ck_assert_msg(first_map(in[i][k]) < 0, "operator %d: run %d was mapped before run 0's gate was set", i, k);
+        expect_output(side, out[i], -1, "before the gate, operator", i);
+    }
+    ck_assert_int_eq(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+    for (int i = 0; i < OPS; i++) {
+        ck_assert_int_eq(clWaitForEvents(RUNS, ev[i]), CL_SUCCESS);
+        for (int k = 0; k < RUNS; k++) clReleaseEvent(ev[i][k]);
+        ck_assert_int_eq(clops_operator_last_status(ops[i]), CLOPS_SUCCESS);
+    }
+    clops_cl.clEnqueueMapBuffer = clops_cl_real.clEnqueueMapBuffer;
+    ck_assert_msg(g_nmapped < LOG, "%d maps logged: more than this test's (another test's work mapped too?)", g_nmapped);
+    for (int i = 0; i < OPS; i++) {
+        int prev = -1;
+        for (int k = 0; k < RUNS; k++) {
+            const int at = first_map(in[i][k]);
+            ck_assert_msg(at > prev, "operator %d: run %d mapped at %d, after run %d's at %d (not in execute order)",
+                          i, k, at, k - 1, prev);
+            prev = at;
+        }
+        expect_output(side, out[i], i * RUNS + RUNS - 1, "the last run's output, operator", i);
+    }
+    for (int i = 0; i < OPS; i++) {
+        clops_operator_free(ops[i]);
+        clReleaseMemObject(out[i]);
+        for (int k = 0; k < RUNS; k++) clReleaseMemObject(in[i][k]);
+    }
+    clReleaseEvent(gate), clReleaseEvent(ready);
+    clops_context_free(ctx);
+    clReleaseCommandQueue(side);
+    clReleaseCommandQueue(q);
+}
+END_TEST
+
+/* ---- given up behind a gate ------------------------------------------------------------------ */
+
+/* A last_status that times out gives up the executions not started; behind a
+ * gate never set before then, each is given up while its callback has not come
+ * (the job stays a husk until the gate is set). After the gate their events
+ * complete and their outputs are untouched; the timeout is reported again, and a
+ * new execution runs clean. `free_early`: the operator and context freed before the gate. */
+static void given_up(int free_early)
+{
+    cl_int err;
+    cl_command_queue q = clCreateCommandQueue(g_cl, g_dev, 0, &err), side = clCreateCommandQueue(g_cl, g_dev, 0, &err);
+    ck_assert(q && side);
+    clops_context_options o;
+    ck_assert_int_eq(clops_context_options_init(&o, sizeof o), CLOPS_SUCCESS);
+    o.disable = CLOPS_CAPABILITY_COMPILER;
+    o.cache = CLOPS_CACHE_POLICY_OFF;
+    o.timeout_seconds = 0.1;
+    clops_context *ctx = NULL;
+    ck_assert_int_eq(clops_context_create_from_cl_with_options(g_cl, g_dev, q, &o, &ctx), CLOPS_SUCCESS);
+    clops_operator *op = fallback_op(ctx);
+    cl_mem in = input_with(5), out[2] = {output_new(), output_new()};
+    cl_event gate = clCreateUserEvent(g_cl, &err);
+    ck_assert(gate && err == CL_SUCCESS);
+    cl_event e0 = execute(op, in, out[0], 1, &gate), e1 = execute(op, in, out[1], 0, NULL);
+    clops_status st = clops_operator_last_status(op);
+    ck_assert_msg(st == CLOPS_ERROR_DEVICE_TIMEOUT && strstr(clops_last_error_message(), "2 execution(s)"),
+                  "last_status behind an unset gate: %s (%s)", clops_status_name(st), clops_last_error_message());
+    if (free_early) {
+        clops_operator_free(op);
+        clops_context_free(ctx);
+        op = NULL, ctx = NULL;
+    }
+    ck_assert_int_eq(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+    /* The events are markers on the in-order queue: they complete after the gate. */
+    ck_assert_int_eq(clWaitForEvents(1, &e0), CL_SUCCESS);
+    ck_assert_int_eq(clWaitForEvents(1, &e1), CL_SUCCESS);
+    ck_assert_int_eq(clFinish(q), CL_SUCCESS);
+    for (int k = 0; k < 2; k++) expect_output(side, out[k], -1, "a given-up execution", k);
+    if (op) {
+        st = clops_operator_last_status(op);
+        ck_assert_msg(st == CLOPS_ERROR_DEVICE_TIMEOUT, "asked again: %s", clops_status_name(st));
+        clReleaseEvent(execute(op, in, out[0], 0, NULL));
+        st = clops_operator_last_status(op);
+        ck_assert_msg(st == CLOPS_SUCCESS, "a new execution: %s (%s)", clops_status_name(st), clops_last_error_message());
+        expect_output(side, out[0], 5, "the new execution", 0);
+    }
+    clReleaseEvent(e0), clReleaseEvent(e1), clReleaseEvent(gate);
+    clops_operator_free(op);
+    clops_context_free(ctx);
+    clReleaseMemObject(in), clReleaseMemObject(out[0]), clReleaseMemObject(out[1]);
+    clReleaseCommandQueue(side);
+    clReleaseCommandQueue(q);
+}
+
+START_TEST(test_given_up_behind_a_gate)
+{
+    given_up(0);
+    given_up(1);
+}
+END_TEST
+
+/* ---- fork ------------------------------------------------------------------------------------- */
+
+START_TEST(test_forked_child_does_not_hang)
+{
+    cl_int err;
+    cl_command_queue q = clCreateCommandQueue(g_cl, g_dev, 0, &err);
+    ck_assert(q && err == CL_SUCCESS);
+    clops_context *ctx = fallback_around(q);
+    clops_operator *op = fallback_op(ctx);
+    cl_mem in = input_with(3), out = output_new();
+    clReleaseEvent(execute(op, in, out, 0, NULL));
+    ck_assert_int_eq(clops_operator_last_status(op), CLOPS_SUCCESS);
+    fflush(NULL);
+    const pid_t pid = fork();
+    ck_assert_msg(pid >= 0, "fork: %s", strerror(errno));
+    if (pid == 0) { /* no Check call here: exit codes only */
+        alarm(60);  /* a hang ends as SIGALRM, which the parent reports */
+        const clops_buffers b = {in, NULL, out};
+        cl_event ev = NULL;
+        const clops_status st = clops_operator_execute(op, &b, 0, NULL, &ev);
+        if (st != CLOPS_ERROR_DEVICE_LOST || ev) _exit(10);
+        if (clops_operator_last_status(op) != CLOPS_ERROR_DEVICE_LOST) _exit(11);
+        if (!strstr(clops_last_error_message(), "fork")) _exit(12);
+        _exit(0); /* the child leaves its OpenCL objects alone: the driver's threads are gone */
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "the child: %s %d (10: execute not DEVICE_LOST, 11: last_status not DEVICE_LOST, 12: the message "
+                  "does not say fork, SIGALRM: hung)", WIFEXITED(status) ? "exit" : "signal",
+                  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+    /* The parent's pool still serves. */
+    clReleaseEvent(execute(op, in, out, 0, NULL));
+    ck_assert_int_eq(clops_operator_last_status(op), CLOPS_SUCCESS);
+    expect_output(q, out, 3, "the parent's execution after the fork", 0);
+    clops_operator_free(op);
+    clops_context_free(ctx);
+    clReleaseMemObject(in);
+    clReleaseMemObject(out);
+    clReleaseCommandQueue(q);
+}
+END_TEST
+
+int main(void)
+{
+    const int need = tc_need_devices(1, "the fallback from a device cannot be tested");
+    if (need >= 0) return need;
+    Suite *s = suite_create("fallback_pool");
+    TCase *tc = tc_fixture_case(s, "pool", setup, teardown);
+    /* test_thread_limit_named first: later ones leave the pool with threads. */
+    TC_TESTS(tc, test_thread_limit_named, test_ten_thousand_operators, test_fifo_per_operator_interleaved,
+             test_given_up_behind_a_gate, test_forked_child_does_not_hang);
+    return tc_run_nofork(s);
+}
