@@ -36,7 +36,8 @@
  *   -DBUCKET=1|0             1 (CPU devices, every plan but serial): the general path
  *                            bucket, then tiles (entries bucketed by output tile in
  *                            scratch, each tile written whole)
- *   -DLOOP_BUDGET=n          loop iterations a work-item may run (tiles checks it)
+ *   -DLOOP_BUDGET=n          loop iterations a work-item may run (tiles checks it), 0
+ *                            where the device has no loop limit
  *   -DMARK=1|0               1 (every plan but serial; on CPUs gated behind tiles on
  *                            ST_HEAVY): the general path
  *                            mark, then place (the winning input position of every
@@ -182,14 +183,18 @@ inline idx_t flat_offset(idx_t v, dims4 sizes, dims4 strides)
 #endif
 }
 
-/* Zeroes n elements at p, 16 per loop iteration (bounded loop counts: see the header). */
+/* Zeroes n elements at p: under a loop limit 16 per loop iteration (bounded loop
+ * counts: see the header), else as one plain loop (which PoCL turns into wide
+ * stores; the unrolled form measured 3-4x slower there for 4-byte elements). */
 inline void zero_fill(__global elem_t *p, idx_t n)
 {
     idx_t v = 0;
+#if LOOP_BUDGET
     for (; v + 16 <= n; v += 16) {
 #pragma unroll
         for (uint j = 0; j < 16; j++) p[v + j] = (elem_t)(0);
     }
+#endif
     for (; v < n; v++) p[v] = (elem_t)(0);
 }
 
@@ -591,9 +596,12 @@ __kernel void tiles(UNPOOL_ARGS)
     const idx_t groups = status[ST_GROUPS], tiles = status[ST_TILES], count = (idx_t)out_count;
     __global const elem_t *values = BUCKET_VALUES(in_sizes);
     __global const uint *slots = BUCKET_INDICES(in_sizes), *bounds = BUCKET_BOUNDS(in_sizes);
+#if LOOP_BUDGET
     idx_t spent = 0; /* loop iterations so far (the header: bounded work) */
+#endif
     for (idx_t t = get_global_id(0); t < tiles; t += get_global_size(0)) {
         const idx_t t0 = t << shift, t1 = min(count, t0 + ((idx_t)1 << shift));
+#if LOOP_BUDGET
         idx_t entries = 0;
         for (idx_t g = 0; g < groups; g++) {
             __global const uint *b = bounds + g * (tiles + 1) + t;
@@ -604,6 +612,7 @@ __kernel void tiles(UNPOOL_ARGS)
             atomic_max(&status[ST_HEAVY], gen);
             return;
         }
+#endif
 #if OUT_PACKED
         __global elem_t *tile = y + t0;
         zero_fill(tile, t1 - t0);

@@ -35,12 +35,14 @@ typedef struct clops_tuning {
 } clops_tuning;
 
 /* What the plans and the scheduler read of the device, besides info.type:
- * compute units, the largest work-group (0: the device's own limit) and the
- * work-group size to aim for (0: the scheduler's default for the type). Filled
+ * compute units, the loop iterations a work-item may run (0: no limit known),
+ * the largest work-group (0: the device's own limit) and the work-group size to
+ * aim for (0: the scheduler's default for the type). Filled
  * from the device, then from a device profile in test builds (cl/profile.c),
  * so that one device plans as another would. */
 typedef struct clops_plan_device {
     unsigned compute_units;
+    unsigned max_loops; /* loop iterations after which the device ends a work-item, 0: none known */
     size_t max_group;
     size_t target_group;
     char profile[96]; /* the profile in effect, "" for none */

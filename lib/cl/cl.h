@@ -15,9 +15,10 @@ clops_status clops_query_device(cl_platform_id platform, cl_device_id device, un
 
 /* Fills ctx->plan from ctx->device, then (test builds: CLOPS_TEST_HOOKS) applies
  * the device profile of CLOPS_TEST_DEVICE_PROFILE to ctx->info.type and
- * ctx->plan: "TYPE[,cu=N][,wg=N][,local=N]", TYPE gpu, cpu or accelerator, cu
- * the compute units, wg the largest work-group (capped by the kernel's and the
- * device's own), local the work-group size to aim for. A bad profile is
+ * ctx->plan: "TYPE[,cu=N][,wg=N][,local=N][,loops=N]", TYPE gpu, cpu or
+ * accelerator, cu the compute units, wg the largest work-group (capped by the
+ * kernel's and the device's own), local the work-group size to aim for, loops
+ * the loop iterations after which the device ends a work-item. A bad profile is
  * CLOPS_ERROR_INVALID_SETTING (cl/profile.c). */
 clops_status clops_device_profile_apply(clops_context *ctx);
 

@@ -9,6 +9,9 @@
  *
  *   CLOPS_TEST_DEVICE_PROFILE=gpu,cu=132,wg=1024,local=256   a discrete GPU
  *   CLOPS_TEST_DEVICE_PROFILE=gpu,cu=24,wg=256,local=64      a small integrated GPU
+ *   CLOPS_TEST_DEVICE_PROFILE=cpu,loops=65535                 a CPU device that ends a
+ *                                                            work-item after 65535 loop
+ *                                                            iterations (as llvmpipe)
  *
  * Read only by test builds (CLOPS_TEST_HOOKS: clops_testable), never by the
  * installed library. */
@@ -40,7 +43,7 @@ static bool parse_field(const char *field, size_t len, const char *key, unsigned
 static clops_status apply_profile(clops_context *ctx, const char *text)
 {
     cl_device_type type = 0;
-    unsigned long cu = 0, wg = 0, local = 0;
+    unsigned long cu = 0, wg = 0, local = 0, loops = 0;
     const char *at = text;
     for (int first = 1;; first = 0) {
         const char *comma = strchr(at, ',');
@@ -54,12 +57,13 @@ static clops_status apply_profile(clops_context *ctx, const char *text)
             else ok = false;
         } else {
             ok = parse_field(at, len, "cu", 1u << 20, &cu) || parse_field(at, len, "wg", 1u << 16, &wg) ||
-                 parse_field(at, len, "local", 1u << 16, &local);
+                 parse_field(at, len, "local", 1u << 16, &local) ||
+                 parse_field(at, len, "loops", 1ul << 31, &loops);
         }
         if (!ok)
             return clops_fail(CLOPS_ERROR_INVALID_SETTING,
                               "CLOPS_TEST_DEVICE_PROFILE=\"%.64s\": \"%.*s\" is not gpu, cpu or accelerator first, then "
-                              "cu=N, wg=N or local=N",
+                              "cu=N, wg=N, local=N or loops=N",
                               text, (int)(len < 32 ? len : 32), at);
         if (!comma) break;
         at = comma + 1;
@@ -69,6 +73,7 @@ static clops_status apply_profile(clops_context *ctx, const char *text)
                           text, local, wg);
     ctx->info.type = type;
     if (cu) ctx->plan.compute_units = (unsigned)cu;
+    if (loops) ctx->plan.max_loops = (unsigned)loops;
     ctx->plan.max_group = wg;
     ctx->plan.target_group = local;
     snprintf(ctx->plan.profile, sizeof ctx->plan.profile, "%s", text);
@@ -82,6 +87,11 @@ clops_status clops_device_profile_apply(clops_context *ctx)
     if (clGetDeviceInfo(ctx->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL) != CL_SUCCESS)
         units = 1;
     ctx->plan.compute_units = units ? units : 1;
+    /* Mesa's llvmpipe (rusticl; gallivm's loop limiter) ends a work-item after
+     * 65535 loop iterations, all loops together, silently: measured on rusticl
+     * 22.3 (issue 31: the planes kernel stopped after 65531 inner and 4 outer
+     * iterations). Devices that do not say so are taken to have no limit. */
+    ctx->plan.max_loops = strstr(ctx->info.device_name, "llvmpipe") ? 65535u : 0u;
     ctx->plan.max_group = ctx->plan.target_group = 0;
     ctx->plan.profile[0] = '\0';
 #ifdef CLOPS_TEST_HOOKS

@@ -30,8 +30,10 @@
  * needs no clearing between executions (place zeroes mark's words again; after
  * a failed execution the next one zeroes them first).
  *
- * Every kernel's work-items are planned so that none loops past ITEM_LOOP_BUDGET
- * iterations, and each takes its share only from the ids it was planned for
+ * On a device that ends work-items after a number of loop iterations (Mesa's
+ * llvmpipe; cl/profile.c, plan.max_loops), every kernel's work-items are planned
+ * so that none loops past half of it (item_budget); everywhere each takes its
+ * share only from the ids it was planned for
  * (the global size may be rounded up): correctness never depends on the device
  * type, compute units, local size or the order of work-groups, which a device
  * profile changes in CI (cl/profile.c; docs/semantics.md, "Bounded work").
@@ -60,12 +62,17 @@
  * (kernel 2-4 with padding up to 1: the pools networks use). */
 #define POOL_MAX_STEP 4u
 #define POOL_REACH 1u
-/* Loop iterations, all loops together, that a work-item may run: Mesa's llvmpipe
- * (rusticl) ends a work-item after 65535 (its loop limiter), silently, which
- * left the planes kernel's later planes unwritten (issue 31). Half of that, so
- * that the estimates below (upper bounds per position) keep a margin. Every
- * kernel is launched on enough work-items to stay below it. */
-#define ITEM_LOOP_BUDGET 32768u
+/* Loop iterations, all loops together, that a work-item may run, or 0 for no
+ * limit: half the device's limit (cl/profile.c: Mesa's llvmpipe, rusticl, ends a
+ * work-item after 65535, silently, which left the planes kernel's later planes
+ * unwritten; issue 31), so that the estimates below (upper bounds per position)
+ * keep a margin. Every kernel is then launched on enough work-items to stay
+ * below it, at some cost in speed: without a limit the plans keep the few long
+ * runs per work-item that CPUs are fastest with. */
+static uint64_t item_budget(const clops_operator *op)
+{
+    return op->ctx->plan.max_loops / 2;
+}
 /* Work-items per compute unit of the row-striding kernels. */
 #define ROWS_PER_UNIT_CPU 16u
 #define ROWS_PER_UNIT_GPU 1024u
@@ -150,8 +157,9 @@ static bucket_layout bucket_plan(const clops_operator *op)
     const uint64_t rows = row_chunks(op, p->input.sizes), cap = (uint64_t)compute_units(op) * ROWS_PER_UNIT_CPU;
     b.groups = rows < cap ? rows : cap;
     /* bucket's loops: two over its positions, two over the tiles (at most TILES_MAX) */
-    const uint64_t per_group = (ITEM_LOOP_BUDGET - 2 * TILES_MAX) / 2;
-    const uint64_t least = (p->input.count + per_group - 1) / per_group;
+    const uint64_t budget = item_budget(op);
+    const uint64_t per_group = budget > 2 * TILES_MAX + 1024 ? (budget - 2 * TILES_MAX) / 2 : 512;
+    const uint64_t least = budget ? (p->input.count + per_group - 1) / per_group : 0;
     if (b.groups < least) b.groups = least < rows ? least : rows;
     if (b.groups == 0) b.groups = 1;
     const uint64_t out = p->output.count ? p->output.count : 1;
@@ -159,8 +167,8 @@ static bucket_layout bucket_plan(const clops_operator *op)
     while (((uint64_t)p->input.elem_size << (shift + 1)) <= TILE_BYTES) shift++;
     while (shift > TILE_SHIFT_MIN && ((out - 1) >> shift) + 1 < TILES_PER_ITEM * b.groups) shift--;
     /* an even spread of the inputs leaves a tile at most an eighth of a work-item's loop budget */
-    while (shift > TILE_SHIFT_MIN && ((out - 1) >> shift) + 1 < TILES_MAX / 2 &&
-           p->input.count / (((out - 1) >> shift) + 1) > ITEM_LOOP_BUDGET / 8)
+    while (budget && shift > TILE_SHIFT_MIN && ((out - 1) >> shift) + 1 < TILES_MAX / 2 &&
+           p->input.count / (((out - 1) >> shift) + 1) > budget / 8)
         shift--;
     if (clops_unpool_tile_shift) shift = clops_unpool_tile_shift;
     while (((out - 1) >> shift) + 1 > TILES_MAX && !clops_unpool_tile_shift && shift < 32) shift++;
@@ -276,7 +284,9 @@ static unpool_plan make_plan(const clops_operator *op, bool serial, bool serial_
      * and place (atomic_max per output element, then a gather: every work-item's
      * work bounded whatever the indices, coalesced where they are). */
     pl.bucket = !serial && cpu_device(op);
-    pl.mark = !serial; /* on CPUs behind tiles, for tiles too crowded to write (max_unpooling.cl ST_HEAVY) */
+    /* on CPUs behind tiles, for tiles too crowded to write within a loop limit
+     * (max_unpooling.cl ST_HEAVY) */
+    pl.mark = !serial && (!pl.bucket || item_budget(op));
     return pl;
 }
 
@@ -311,7 +321,7 @@ static bool planes_plan(const clops_operator *op)
     const uint64_t planes = p->input.sizes[0] * p->input.sizes[1];
     /* a plane's loops: its zero fill, 16 elements an iteration, and its inputs */
     const uint64_t per_plane = p->output.sizes[2] * p->output.sizes[3] / 16 + 16 + p->input.sizes[2] * p->input.sizes[3];
-    return planes_allowed(op) && per_plane <= ITEM_LOOP_BUDGET &&
+    return planes_allowed(op) && (!item_budget(op) || per_plane <= item_budget(op)) &&
            (clops_unpool_planes == CLOPS_PLANES_ALWAYS ||
             (planes >= (uint64_t)compute_units(op) * PLANES_PER_UNIT &&
              p->output.sizes[2] * p->output.sizes[3] * p->input.elem_size <= PLANE_MAX_BYTES));
@@ -347,7 +357,7 @@ static void plan_options(const clops_operator *op, const unpool_plan *pl, char *
                      p->input.elem_size, op->offset_64, p->indices.elem_size, p->input.packed && p->indices.packed,
                      p->output.packed, op->chunk, pl->windows || pl->pool || pl->planes, pl->serial_fills,
                      op->ctx->info.has_int64, p->indices_layout == CLOPS_INDICES_PER_PLANE,
-                     pl->windows && (pl->pool || pl->planes), pl->bucket, pl->mark, pl->planes, ITEM_LOOP_BUDGET, !cpu_device(op));
+                     pl->windows && (pl->pool || pl->planes), pl->bucket, pl->mark, pl->planes, (unsigned)item_budget(op), !cpu_device(op));
     if (pl->windows)
         n += snprintf(buf + n, size - (size_t)n, " -DKH=%lluu -DKW=%lluu", (unsigned long long)pl->kh,
                       (unsigned long long)pl->kw);
@@ -390,11 +400,12 @@ static void list_plans(const clops_operator *op)
 }
 
 /* Work-items for `rows` units of `per_row` loop iterations each: `cap` (enough
- * to balance), more where a work-item's run would pass ITEM_LOOP_BUDGET, never
- * more than the units. */
-static uint64_t row_items(uint64_t rows, uint64_t per_row, uint64_t cap)
+ * to balance), more where a work-item's run would pass the loop budget (if
+ * any), never more than the units. */
+static uint64_t row_items(uint64_t rows, uint64_t per_row, uint64_t cap, uint64_t budget)
 {
-    const uint64_t per_item = ITEM_LOOP_BUDGET / (per_row ? per_row : 1);
+    if (!budget) return rows < cap ? (rows ? rows : 1) : cap;
+    const uint64_t per_item = budget / (per_row ? per_row : 1);
     const uint64_t least = per_item ? (rows + per_item - 1) / per_item : rows;
     const uint64_t items = rows < cap ? rows : cap > least ? cap : least;
     return items ? items : 1;
@@ -436,6 +447,7 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
      * many work-items as there are row chunks, up to ROWS_PER_UNIT per compute unit
      * (enough to balance; a gated kernel with nothing to do costs no more). */
     const uint64_t cap = (uint64_t)compute_units(op) * (cpu ? ROWS_PER_UNIT_CPU : ROWS_PER_UNIT_GPU);
+    const uint64_t budget = item_budget(op);
     const uint64_t out_rows = row_chunks(op, p->output.sizes), in_rows = row_chunks(op, p->input.sizes);
     /* Loop iterations per row chunk, upper bounds: windows KH x (KW + 2) per
      * input position, pool 16 per output element of its cell and 8 more, clear 1. */
@@ -443,14 +455,14 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     const uint64_t out_chunk = op->chunk < p->output.sizes[3] ? op->chunk : p->output.sizes[3];
     const uint64_t per_window = pl.kh * (pl.kw + 2), per_pool = pl.sh * pl.sw * 16 + 8;
     const uint64_t per_in = (per_window > per_pool ? per_window : per_pool) * chunk + 1;
-    const uint64_t out_items[3] = {row_items(out_rows, out_chunk + 1, cap), 1, 1};
-    const uint64_t in_items[3] = {row_items(in_rows, per_in, cap), 1, 1};
+    const uint64_t out_items[3] = {row_items(out_rows, out_chunk + 1, cap, budget), 1, 1};
+    const uint64_t in_items[3] = {row_items(in_rows, per_in, cap, budget), 1, 1};
     /* tiles: a tile's zero fill (16 per iteration), the groups' bounds twice and
      * twice the entries of an even spread, per tile (past the budget, tiles hands
      * the execution to mark and place: max_unpooling.cl ST_HEAVY) */
     const uint64_t per_tile = (((uint64_t)1 << bl.shift) >> 4) + 16 + 2 * bl.groups +
                               (bl.tiles ? 2 * ((p->input.count + bl.tiles - 1) / bl.tiles) : 0);
-    const uint64_t bucket_items[3] = {bl.groups, 1, 1}, tile_items[3] = {row_items(bl.tiles, per_tile, cap), 1, 1};
+    const uint64_t bucket_items[3] = {bl.groups, 1, 1}, tile_items[3] = {row_items(bl.tiles, per_tile, cap, budget), 1, 1};
     static const size_t row_local[3] = {1, 1, 1};
     const size_t *local = cpu ? row_local : NULL;
     if (serial) { /* after clear: a serial plan whose output serial does not fill */
@@ -461,17 +473,19 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     /* Every other plan has more than SERIAL_MAX input elements (shape_plan). */
     if (windows) st = clops_operator_add_launch(op, program, "windows", 1, in_items, local);
     if (st == CLOPS_SUCCESS && pl.planes) {
-        /* one plane per work-item (planes_plan keeps a plane within ITEM_LOOP_BUDGET) */
-        const uint64_t plane_items[3] = {p->input.sizes[0] * p->input.sizes[1], 1, 1};
+        /* runs of planes; under a loop limit one plane per work-item (planes_plan
+         * keeps a plane within the budget) */
+        const uint64_t planes = p->input.sizes[0] * p->input.sizes[1], most = compute_units(op) * PLANES_PER_UNIT;
+        const uint64_t plane_items[3] = {budget || planes < most ? planes : most, 1, 1};
         st = clops_operator_add_launch(op, program, "planes", 1, plane_items, local);
     }
     if (st == CLOPS_SUCCESS && pool) st = clops_operator_add_launch(op, program, "pool", 1, in_items, local);
     if (st == CLOPS_SUCCESS && bucket) st = clops_operator_add_launch(op, program, "bucket", 1, bucket_items, local);
     if (st == CLOPS_SUCCESS && bucket) st = clops_operator_add_launch(op, program, "tiles", 1, tile_items, local);
     /* mark: one run of input rows per work-item (on GPUs one position: side by side, coalesced) */
-    const uint64_t mark_items[3] = {row_items(in_rows, chunk + 1, cap), 1, 1};
-    if (st == CLOPS_SUCCESS) st = clops_operator_add_launch(op, program, "mark", 1, mark_items, local);
-    if (st == CLOPS_SUCCESS) st = clops_operator_add_launch(op, program, "place", 1, out_items, local);
+    const uint64_t mark_items[3] = {row_items(in_rows, chunk + 1, cap, budget), 1, 1};
+    if (st == CLOPS_SUCCESS && pl.mark) st = clops_operator_add_launch(op, program, "mark", 1, mark_items, local);
+    if (st == CLOPS_SUCCESS && pl.mark) st = clops_operator_add_launch(op, program, "place", 1, out_items, local);
     return st;
 }
 

@@ -17,7 +17,8 @@
 # Fails on any Oclgrind report ("Invalid ...", "... data race ...", "Uninitialized ...",
 # an OpenCL runtime error) and on any wrong output.
 # Runs it three times: as Oclgrind's own device, and under the device profiles of a discrete
-# GPU (gpu,cu=132,wg=1024,local=256) and a small integrated one (gpu,cu=24,wg=256,local=64).
+# GPU (gpu,cu=132,wg=1024,local=256) and a small integrated one with a loop limit
+# (gpu,cu=24,wg=256,local=64,loops=65535).
 # Environment: OCLGRIND_BUILD_DIR (default build-oclgrind), JOBS, CLOPS_OCLGRIND_QUICK=1 (a
 # smoke run: one layout per width and order).
 set -euo pipefail
@@ -86,5 +87,5 @@ echo "== Oclgrind: clean, profile ${profile:-none} ($((SECONDS - t0)) s)"
 status=0
 run_profile "" native || status=1
 run_profile "gpu,cu=132,wg=1024,local=256" gpu-discrete || status=1
-run_profile "gpu,cu=24,wg=256,local=64" gpu-integrated || status=1
+run_profile "gpu,cu=24,wg=256,local=64,loops=65535" gpu-integrated || status=1
 exit "$status"
