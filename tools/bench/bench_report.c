@@ -130,7 +130,8 @@ void print_json(const bench_args *a, bool host, const cl_env *e, const bench_res
                   "baseline's command; wall (MaxUnpooling: several commands): wall clock of "
                   "execute + clFinish, and of each baseline's enqueue + clFinish",
            host ? "memcpy"
-                : "bench_copy kernel (uint4, " STR(COPY_PER_ITEM) " consecutive per work-item) and clEnqueueCopyBuffer");
+                : "bench_copy kernel (uint4, " STR(COPY_PER_ITEM) " per work-item: consecutive on CPU devices, "
+                  "neighbouring work-items adjacent elsewhere) and clEnqueueCopyBuffer");
     printf("  \"results\": [");
     for (size_t i = 0; i < nres; i++) {
         const bench_result *r = &res[i];
