@@ -195,6 +195,14 @@ static uint64_t mark_bytes(const clops_op_params *p)
     return (p->output.count + 3) / 4 * 16;
 }
 
+/* Whether a general path on op's device has mark and place: on every device but
+ * CPUs, and on CPUs behind tiles (for tiles too crowded to write) only under a
+ * loop limit (max_unpooling.cl ST_HEAVY). */
+static bool uses_mark(const clops_operator *op)
+{
+    return !cpu_device(op) || item_budget(op);
+}
+
 bool clops_max_unpooling_needs_host(const clops_operator *op, char *why, size_t size)
 {
     const clops_op_params *p = &op->params;
@@ -207,7 +215,7 @@ bool clops_max_unpooling_needs_host(const clops_operator *op, char *why, size_t 
         return true;
     }
     /* < 2^64: slots < 2^32, tiles of up to 2^32; outputs below 2^62 elements (validation) */
-    const uint64_t scratch = bl.bytes + mark_bytes(p);
+    const uint64_t scratch = bl.bytes + (uses_mark(op) ? mark_bytes(p) : 0);
     if (op->ctx->info.max_alloc_bytes && scratch > op->ctx->info.max_alloc_bytes) {
         snprintf(why, size, "MaxUnpooling needs %llu bytes of scratch, more than the device's maximum allocation",
                  (unsigned long long)scratch);
@@ -284,9 +292,7 @@ static unpool_plan make_plan(const clops_operator *op, bool serial, bool serial_
      * and place (atomic_max per output element, then a gather: every work-item's
      * work bounded whatever the indices, coalesced where they are). */
     pl.bucket = !serial && cpu_device(op);
-    /* on CPUs behind tiles, for tiles too crowded to write within a loop limit
-     * (max_unpooling.cl ST_HEAVY) */
-    pl.mark = !serial && (!pl.bucket || item_budget(op));
+    pl.mark = !serial && uses_mark(op);
     return pl;
 }
 
@@ -434,7 +440,7 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     words[ST_TILE_SHIFT] = bl.shift, words[ST_GROUPS] = (cl_uint)bl.groups, words[ST_TILES] = (cl_uint)bl.tiles;
     words[ST_PAD] = bl.pad;
     clops_status st = new_buffer(op, sizeof words, words, &op->unpool.status);
-    if (st == CLOPS_SUCCESS && pl.mark) st = zeroed_scratch(op, bl.bytes + mark_bytes(p));
+    if (st == CLOPS_SUCCESS && (bucket || pl.mark)) st = zeroed_scratch(op, bl.bytes + (pl.mark ? mark_bytes(p) : 0));
     op->unpool.mark = pl.mark;
     cl_program program;
     if (st == CLOPS_SUCCESS)
