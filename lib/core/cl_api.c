@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cl_api.h"
@@ -50,6 +51,17 @@ void clops_test_corrupt_cl(cl_command_queue queue, cl_mem output, size_t output_
     if (clEnqueueReadBuffer(queue, output, CL_TRUE, 0, 1, &byte, 0, NULL, NULL) != CL_SUCCESS) return;
     byte ^= 1;
     clEnqueueWriteBuffer(queue, output, CL_TRUE, 0, 1, &byte, 0, NULL, NULL);
+}
+
+const char *clops_test_skip_kernel;
+
+bool clops_test_skips_kernel(cl_kernel kernel)
+{
+    const char *skip = clops_test_skip_kernel ? clops_test_skip_kernel : getenv("CLOPS_TEST_SKIP_KERNEL");
+    char name[128];
+    if (!skip || !skip[0]) return false;
+    if (clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL) != CL_SUCCESS) return false;
+    return strcmp(name, skip) == 0;
 }
 #else
 const clops_cl_api clops_cl = CLOPS_REAL_TABLE;
