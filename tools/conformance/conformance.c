@@ -675,8 +675,8 @@ static const cli_option conformance_options[] = {
      "CLOPS_DEVICE, else the first GPU, else any device, else the host)", 0},
     CLI_FLAG("--quick", quick, "leave out the big tensors"),
     {"--json", "FILE", 0, opt_json_file,
-     "write a report: device identity, plan, the command line, table, failures (FILE is checked before the "
-     "run; a regular file is replaced when the run ends)", 0},
+     "write a report: device identity, plan, the command line, table, failures, plan coverage (FILE is "
+     "checked before the run; a regular file is replaced when the run ends)", 0},
     {"--fallback", "allow|never", 0, opt_fallback,
      "whether an operator the device cannot run may run on the host (default: CLOPS_FALLBACK, else allow); "
      "under never those checks fail", 0},
@@ -691,11 +691,15 @@ const cli_command cli_conformance_command = {
     "NHWC, padded and broadcast layouts, with pooling-shaped, scattered, repeated and\n"
     "out-of-range indices, empty, one-element and odd-sized tensors and the\n"
     "specification's examples, on host memory and on cl_mem buffers, and checks every\n"
-    "output byte against a plain per-element reference. Without --quick, also tensors\n"
-    "near the device's maximum allocation and past 2^32 elements where the device and\n"
-    "memory can hold them.",
+    "output byte against a plain per-element reference. MaxUnpooling also runs shapes\n"
+    "that reach every plan the device would choose (clear+serial, windows, pool,\n"
+    "planes, the general path); on a device the report lists the kernels each group\n"
+    "reached and fails where a kernel the device could take was not. Without --quick,\n"
+    "also tensors near the device's maximum allocation and past 2^32 elements where\n"
+    "the device and memory can hold them.",
     conformance_options,
-    "Progress on stderr; a table per device on stdout, then \"N passed, M failed\".\n"
+    "Progress on stderr; a table and the plan coverage per device on stdout, then\n"
+    "\"N passed, M failed\".\n"
     "Exit status: 0 when nothing failed, 1 when a check failed, 2 on a usage error.",
     run_conformance};
 
