@@ -531,10 +531,12 @@ static void run_device(conf_report *report, clops_context *ctx, const clops_devi
             run.row = row;
             run.type_index = t;
             run.esize = clops_data_type_size(conf_types[t]);
-            if (row < 4)
-                depth_space_cases(&run, row < 2 ? CLOPS_OPERATOR_DEPTH_TO_SPACE : CLOPS_OPERATOR_SPACE_TO_DEPTH,
-                                  row % 2 ? CLOPS_ORDER_COLUMN_ROW_DEPTH : CLOPS_ORDER_DEPTH_COLUMN_ROW, conf_types[t]);
-            else
+            if (row < 4) {
+                const clops_operator_type op = row < 2 ? CLOPS_OPERATOR_DEPTH_TO_SPACE : CLOPS_OPERATOR_SPACE_TO_DEPTH;
+                const clops_depth_space_order order = row % 2 ? CLOPS_ORDER_COLUMN_ROW_DEPTH : CLOPS_ORDER_DEPTH_COLUMN_ROW;
+                depth_space_cases(&run, op, order, conf_types[t]);
+                conf_cover_depth_space_cases(&run, op, order, conf_types[t]);
+            } else
                 for (size_t i = 0; i < sizeof index_types / sizeof index_types[0]; i++) {
                     unpool_cases(&run, conf_types[t], index_types[i]);
                     conf_cover_unpool_cases(&run, conf_types[t], index_types[i]);

@@ -105,6 +105,11 @@ void conf_cover_record(conf_run *run, clops_operator *op);
  * elsewhere), clear+serial, windows, pool, planes, the general path, per-plane
  * and flat, packed and strided, out-of-range and duplicate indices. */
 void conf_cover_unpool_cases(conf_run *run, clops_data_type type, clops_data_type index_type);
+/* DepthToSpace/SpaceToDepth on rows past 8 KiB (CPUs move them in 1 KiB pieces,
+ * shorter ones whole: lib/ops/depth_space.c chunk_positions), packed (the tile
+ * loop on GPUs, vectors on CPUs for 8-byte elements) and NHWC (the element loop). */
+void conf_cover_depth_space_cases(conf_run *run, clops_operator_type op, clops_depth_space_order order,
+                                  clops_data_type type);
 /* Ends the device: a coverage check per group (failing, naming the kernels the
  * device could take that no case reached), the lines for the report and the
  * JSON "coverage" object. */

@@ -75,6 +75,11 @@ void conf_cover_record(conf_run *run, clops_operator *op)
         const int n = snprintf(plan + used, sizeof plan - used, "%s%s", i ? "+" : "", l.kernel[i]);
         if (n > 0 && (size_t)n < sizeof plan - used) used += (size_t)n;
     }
+    clops_operator_info info;
+    if (clops_operator_get_info(op, &info) == CLOPS_SUCCESS && strstr(info.build_options, "-DVEC=1")) {
+        const int n = snprintf(plan + used, sizeof plan - used, " (vectors)");
+        if (n > 0 && (size_t)n < sizeof plan - used) used += (size_t)n;
+    }
     g->device_runs++;
     for (unsigned i = 0; i < g->nplans; i++)
         if (strcmp(g->plans[i], plan) == 0) return;
@@ -166,8 +171,7 @@ void conf_cover_finish(conf_run *run)
     unsigned missing_groups = 0;
     for (int row = 0; row < CONF_ROWS; row++) {
         const uint32_t want = expected(c, row);
-        bool uniform = true;
-        for (int t = 1; t < CONF_TYPES; t++) uniform &= same_group(&c->g[row][0], &c->g[row][t]);
+        bool printed[CONF_TYPES] = {false};
         for (int t = 0; t < CONF_TYPES; t++) {
             cover_group *g = &c->g[row][t];
             /* A group that ran only on the host (the device cannot take the type) expects nothing. */
@@ -183,10 +187,21 @@ void conf_cover_finish(conf_run *run)
                 missing_groups++;
                 fprintf(stderr, "FAIL: %s: %s\n", what, detail);
             }
-            if (!uniform || t == 0) {
-                append(&text, &len, "  %-17s %-11s kernels:%s\n", conf_row_name(row),
-                       uniform ? "(all types)" : clops_data_type_name(conf_types[t]), g->device_runs ? kernels : " (host only)");
-                for (unsigned p = 0; p < g->nplans; p++) append(&text, &len, "  %-29s plan: %s\n", "", g->plans[p]);
+            if (!printed[t]) { /* one line for every type whose cases launched the same */
+                char types[512] = "";
+                size_t used = 0;
+                unsigned same = 0;
+                for (int u = t; u < CONF_TYPES; u++)
+                    if (!printed[u] && same_group(g, &c->g[row][u])) {
+                        printed[u] = true;
+                        same++;
+                        const int n = snprintf(types + used, sizeof types - used, "%s%s", used ? " " : "",
+                                               clops_data_type_name(conf_types[u]));
+                        if (n > 0 && (size_t)n < sizeof types - used) used += (size_t)n;
+                    }
+                append(&text, &len, "  %s, %s: kernels:%s\n", conf_row_name(row), same == CONF_TYPES ? "all types" : types,
+                       g->device_runs ? kernels : " (host only)");
+                for (unsigned p = 0; p < g->nplans; p++) append(&text, &len, "      plan: %s\n", g->plans[p]);
             }
             if (missing)
                 append(&text, &len, "  COVERAGE FAILURE: %s %s: not reached:%s\n", conf_row_name(row),
@@ -212,7 +227,42 @@ void conf_cover_finish(conf_run *run)
     free(text);
 }
 
-/* ---- the cases that reach every MaxUnpooling plan ------------------------------------------ */
+/* Packed NCHW, or "padded": gaps after every row, plane and batch. */
+static void cover_layout(conf_layout *t, const char *layout, uint32_t n, uint32_t c, uint32_t h, uint32_t w)
+{
+    conf_packed(t, n, c, h, w);
+    if (strcmp(layout, "padded") == 0) {
+        t->strides[2] = (uint64_t)w + 3;
+        t->strides[1] = (uint64_t)h * t->strides[2] + 5;
+        t->strides[0] = (uint64_t)c * t->strides[1] + 7;
+    }
+}
+
+/* ---- the cases that reach every plan ---------------------------------------------------------- */
+
+void conf_cover_depth_space_cases(conf_run *run, clops_operator_type op, clops_depth_space_order order,
+                                  clops_data_type type)
+{
+    const bool d2s = op == CLOPS_OPERATOR_DEPTH_TO_SPACE;
+    /* The deep side's rows (DepthToSpace's input, SpaceToDepth's output) past 8 KiB. */
+    const uint32_t b = 2, sw = (uint32_t)(8192 / clops_data_type_size(type)) + 19;
+    for (int nhwc = 0; nhwc < 2; nhwc++) {
+        conf_case k = {.op = op, .order = order, .type = type, .block = b, .layout = nhwc ? "NHWC" : "packed",
+                       .shape = "rows past 8 KiB", .indices = "", .packed = !nhwc};
+        /* Deep side {1, 3*b*b, 2, sw}, spatial side {1, 3, 2*b, sw*b}. */
+        const uint32_t n = 1, c = 3, h = 2;
+        cover_layout(&k.x, "packed", n, d2s ? c * b * b : c, d2s ? h : h * b, d2s ? sw : sw * b);
+        cover_layout(&k.y, "packed", n, d2s ? c : c * b * b, d2s ? h * b : h, d2s ? sw * b : sw);
+        if (nhwc)
+            for (int i = 0; i < 2; i++) {
+                conf_layout *t = i ? &k.y : &k.x;
+                const uint64_t cc = t->sizes[1], hh = t->sizes[2], ww = t->sizes[3];
+                t->strides[3] = cc, t->strides[2] = ww * cc, t->strides[1] = 1, t->strides[0] = hh * ww * cc;
+            }
+        conf_run_case(run, &k);
+    }
+}
+/* ---- MaxUnpooling ---------------------------------------------------------------------------- */
 
 static uint64_t next(uint64_t *s)
 {
@@ -279,17 +329,6 @@ static void make_cover_indices(const cover_shape *s, const conf_case *k, unsigne
                                         w * k->ind.strides[3];
                     put_index(buf, isize, at, v);
                 }
-}
-
-/* Packed NCHW, or "padded": gaps after every row, plane and batch. */
-static void cover_layout(conf_layout *t, const char *layout, uint32_t n, uint32_t c, uint32_t h, uint32_t w)
-{
-    conf_packed(t, n, c, h, w);
-    if (strcmp(layout, "padded") == 0) {
-        t->strides[2] = (uint64_t)w + 3;
-        t->strides[1] = (uint64_t)h * t->strides[2] + 5;
-        t->strides[0] = (uint64_t)c * t->strides[1] + 7;
-    }
 }
 
 void conf_cover_unpool_cases(conf_run *run, clops_data_type type, clops_data_type index_type)
