@@ -357,9 +357,17 @@ void conf_cover_unpool_cases(conf_run *run, clops_data_type type, clops_data_typ
         {"scattered", "general shape", "padded", IDX_SCATTERED, MOD_NONE, false, 1, 2, 3, 700, 3, 4001},
         {"repeated", "general shape", "packed", IDX_REPEATED, MOD_NONE, false, 1, 2, 3, 700, 3, 4001},
         {"scattered, out of range", "general shape", "packed", IDX_SCATTERED, MOD_OUT_OF_RANGE, false, 1, 2, 3, 700, 3, 4001},
+        /* Shapes that failed on real devices (issue 31): a long row into a much longer one (an H100's
+         * general path), per-plane scattered indices on window-shaped planes (an H100's per-plane
+         * path), and a SegNet-sized max_pool2d(3, 2, 1) (rusticl's windows and planes; the
+         * largest case, with INT64 indices only, as PyTorch gives them). */
+        {"scattered", "long row", "packed", IDX_SCATTERED, MOD_NONE, false, 1, 1, 1, 9000, 1, 50000},
+        {"scattered", "window-shaped planes", "packed", IDX_SCATTERED, MOD_NONE, true, 3, 5, 40, 40, 80, 80},
+        {"3x3/2/1 pooling", "64 planes of 64x64", "packed", IDX_POOL3, MOD_NONE, true, 1, 64, 64, 64, 128, 128},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         const cover_shape *s = &shapes[i];
+        if (strcmp(s->shape, "64 planes of 64x64") == 0 && index_type != CLOPS_DATA_TYPE_INT64) continue;
         conf_case k = {.op = CLOPS_OPERATOR_MAX_UNPOOLING, .type = type, .index_type = index_type,
                        .layout = s->layout, .shape = s->shape, .indices = s->indices, .per_plane = s->per_plane,
                        .packed = strcmp(s->layout, "packed") == 0};
