@@ -262,6 +262,7 @@ void conf_cover_depth_space_cases(conf_run *run, clops_operator_type op, clops_d
         conf_run_case(run, &k);
     }
 }
+
 /* ---- MaxUnpooling ---------------------------------------------------------------------------- */
 
 static uint64_t next(uint64_t *s)
