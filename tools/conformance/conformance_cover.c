@@ -334,10 +334,11 @@ static void make_cover_indices(const cover_shape *s, const conf_case *k, unsigne
 
 void conf_cover_unpool_cases(conf_run *run, clops_data_type type, clops_data_type index_type)
 {
-    /* Enough planes for the planes plan on a CPU (2 per compute unit), small
-     * ones, together above the serial plan's 4096 input elements. */
+    /* Enough planes for the planes plan on a CPU (2 per compute unit; at least
+     * 320, as a device of up to 160 units needs), small ones, together above
+     * the serial plan's 4096 input elements. */
     const uint32_t units = run->cover ? run->cover->units : 1;
-    const uint32_t planes = 2 * units > 16 ? 2 * units : 16, area = (4200 + planes - 1) / planes;
+    const uint32_t planes = 2 * units > 320 ? 2 * units : 320, area = (4200 + planes - 1) / planes;
     uint32_t ph = 2;
     while ((ph + 1) * (ph + 1) <= area) ph++;
     const uint32_t pw = (area + ph - 1) / ph < 2 ? 2 : (area + ph - 1) / ph;
