@@ -706,6 +706,37 @@ clops_status clops_max_unpooling_status(clops_operator *op)
                       (unsigned long long)p->output.count);
 }
 
+clops_status clops_max_unpooling_live(clops_operator *op, unsigned count, const char (*kernel)[64], bool *live)
+{
+    cl_uint words[ST_WORDS] = {0};
+    if (op->unpool.last && op->unpool.status) {
+        const cl_int err = clEnqueueReadBuffer(op->ctx->queue, op->unpool.status, CL_TRUE, 0, sizeof words, words, 1,
+                                               &op->unpool.last, NULL);
+        if (err != CL_SUCCESS) return clops_fail_cl(err, "clEnqueueReadBuffer(status words)");
+    }
+    const cl_uint gen = op->unpool.gen;
+    bool gated = false, bucketed = false, has_pool = false;
+    for (unsigned i = 0; i < count; i++) {
+        gated |= strcmp(kernel[i], "windows") == 0 || strcmp(kernel[i], "pool") == 0 || strcmp(kernel[i], "planes") == 0;
+        bucketed |= strcmp(kernel[i], "bucket") == 0;
+        has_pool |= strcmp(kernel[i], "pool") == 0 || strcmp(kernel[i], "planes") == 0;
+    }
+    const bool windows_first = count && strcmp(kernel[0], "windows") == 0;
+    /* the general path ran (ST_GENERAL: gated behind windows, pool or planes), and on CPUs
+     * mark and place behind tiles for a crowded tile (ST_HEAVY), rewriting every element */
+    const bool general = !gated || words[ST_GENERAL] == gen, heavy = bucketed && words[ST_HEAVY] == gen;
+    const bool pool = !(windows_first && has_pool) || words[ST_POOL] == gen; /* POOL_GATED */
+    for (unsigned i = 0; i < count; i++) {
+        const char *k = kernel[i];
+        if (strcmp(k, "bucket") == 0 || strcmp(k, "tiles") == 0) live[i] = general && !heavy;
+        else if (strcmp(k, "mark") == 0 || strcmp(k, "place") == 0) live[i] = general && (!bucketed || heavy);
+        else if (strcmp(k, "pool") == 0 || strcmp(k, "planes") == 0) live[i] = pool && !(gated && general);
+        else if (strcmp(k, "windows") == 0) live[i] = !(has_pool && pool) && !(gated && general);
+        else live[i] = true; /* serial, clear */
+    }
+    return CLOPS_SUCCESS;
+}
+
 clops_status clops_max_unpooling_run_mapped(const clops_op_params *p, const clops_host_buffers *m, uint64_t *bad)
 {
     return clops_host_unpool_skip(p, m, bad); /* as on the device: bad indices skipped, counted */
