@@ -372,7 +372,7 @@ static int chosen_device(const list_request *rq, const char *what, unsigned *ind
 typedef struct build_progress {
     bool tty;
     size_t width; /* of the last progress line on the terminal */
-    char **failures; /* "SOURCE  OPTIONS: STATUS: message" */
+    char **failures; /* "[SOURCE OPTIONS: ]STATUS: message" */
     size_t nfailures;
 } build_progress;
 
@@ -387,8 +387,11 @@ static void on_program(void *user, const clops_prepared_program *p)
         char *line = malloc(n);
         char **grown = line ? realloc(b->failures, (b->nfailures + 1) * sizeof *grown) : NULL;
         if (grown) {
-            snprintf(line, n, "%s  %s: %s: %s", p->source_name, p->build_options, clops_status_name(p->status),
-                     p->message);
+            if (strstr(p->message, p->build_options)) /* the message names the program already */
+                snprintf(line, n, "%s: %s", clops_status_name(p->status), p->message);
+            else
+                snprintf(line, n, "%s %s: %s: %s", p->source_name, p->build_options, clops_status_name(p->status),
+                         p->message);
             b->failures = grown;
             b->failures[b->nfailures++] = line;
         } else {
@@ -431,7 +434,11 @@ static int run_build(const cli_command *cmd, const cli_args *args)
                                                                                            : "?";
         printf("device %u (%s): %zu programs: built %zu, already cached %zu, failed %zu\n", index, name,
                report.total, report.built, report.cached, report.failed);
-        for (size_t i = 0; i < b.nfailures; i++) fprintf(stderr, "clops: error: kernels build: %s\n", b.failures[i]);
+        const size_t shown = b.nfailures < 10 ? b.nfailures : 10; /* the rest as a count: often one cause */
+        for (size_t i = 0; i < shown; i++) fprintf(stderr, "clops: error: kernels build: %s\n", b.failures[i]);
+        if (b.nfailures > shown)
+            fprintf(stderr, "clops: error: kernels build: and %zu more programs failed\n",
+                    b.nfailures - shown);
         if (report.failed) rc = EXIT_FAIL;
     }
     for (size_t i = 0; i < b.nfailures; i++) free(b.failures[i]);
