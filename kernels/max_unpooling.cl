@@ -54,7 +54,8 @@
  *   status[2]  (POOL_GATED) an index was outside its window: pool must run
  *   status[3]  (BUCKET) a tile had more entries than a work-item may loop over
  *              (LOOP_BUDGET): mark and place rewrite the whole output
- *   status[4..7] (BUCKET) the tiles' layout, set by the host once (ST_TILE_SHIFT),
+ *   status[4], status[5]  the first bad index's position (ST_BAD, NEXT_BAD_CLEAR)
+ *   status[6..9] (BUCKET) the tiles' layout, set by the host once (ST_TILE_SHIFT),
  *              not generations
  * `scratch` (the operator's, BUCKET plans only) holds bucket's entries and bounds,
  * which every execution that runs bucket writes before tiles reads them, so
@@ -73,6 +74,20 @@
 #define ST_OUT_OF_RANGE 1
 #define ST_POOL 2
 #define ST_HEAVY 3
+#define ST_BAD 4 /* and 5 */
+
+/* The first bad index's row-major input position, for the message
+ * (clops_operator_last_status): execution gen keeps the complement of the
+ * smallest in status[ST_BAD + gen % 2] (atomic_max of ~position: 0 is none), and
+ * every kernel's work-item 0 clears the other slot, which only the next
+ * execution uses (executions of an operator run one after another). */
+#define NEXT_BAD_CLEAR                                                                           \
+    if (get_global_id(0) == 0) status[ST_BAD + ((gen + 1u) & 1u)] = 0u;
+#define RAISE_BAD(first_bad)                                                                     \
+    if ((first_bad) != UINT_MAX) {                                                               \
+        atomic_max(&status[ST_OUT_OF_RANGE], gen);                                               \
+        atomic_max(&status[ST_BAD + (gen & 1u)], ~(first_bad));                                  \
+    }
 
 /* The word windows raises for an index outside its window: with POOL_GATED, the
  * pool kernel runs next (it raises ST_GENERAL in turn). */
@@ -388,6 +403,7 @@ inline uint load_one(__global const void *indices, idx_t k)
  * each input element is loaded once, each output row written as vectors. */
 __kernel void windows(UNPOOL_ARGS)
 {
+    NEXT_BAD_CLEAR
     WINDOWS_SKIP
     const idx_t win = DIM(in_sizes, 3), wout = DIM(out_sizes, 3);
     uint outside = 0;
@@ -458,6 +474,7 @@ __kernel void windows(UNPOOL_ARGS)
  * the whole output. */
 __kernel void windows(UNPOOL_ARGS)
 {
+    NEXT_BAD_CLEAR
     WINDOWS_SKIP
     const idx_t wout = DIM(out_sizes, 3), plane = DIM(out_sizes, 2) * wout;
     const idx_t count = INDEX_LIMIT(plane, (idx_t)out_count);
@@ -490,6 +507,7 @@ __kernel void windows(UNPOOL_ARGS)
  * first (the other plans' kernels write every output element themselves). */
 __kernel void clear(UNPOOL_ARGS)
 {
+    NEXT_BAD_CLEAR
     FOR_ROWS(out_sizes)
 #if OUT_PACKED
     const idx_t yrow = (nc * DIM(out_sizes, 2) + h) * DIM(out_sizes, 3), ys = 1;
@@ -519,10 +537,10 @@ __kernel void clear(UNPOOL_ARGS)
  * row g's word t + pad .. word t + 1): with evenly spread indices the
  * buckets' sizes are alike, and streams a multiple of 4 KiB apart would share
  * one set of the L1 cache (measured: 14 ms against 1.3 ms for bucket on PoCL). */
-#define ST_TILE_SHIFT 4
-#define ST_GROUPS 5
-#define ST_TILES 6
-#define ST_PAD 7
+#define ST_TILE_SHIFT 6
+#define ST_GROUPS 7
+#define ST_TILES 8
+#define ST_PAD 9
 
 inline idx_t bucket_rounded(dims4 in_sizes, volatile __global const uint *status)
 {
@@ -539,6 +557,7 @@ inline idx_t bucket_rounded(dims4 in_sizes, volatile __global const uint *status
  * one sequential stream per tile. */
 __kernel void bucket(UNPOOL_ARGS)
 {
+    NEXT_BAD_CLEAR
     GENERAL_GATE
     const idx_t groups = status[ST_GROUPS];
     if (get_global_id(0) >= groups) return; /* past the planned work-items: no bounds row */
@@ -548,13 +567,13 @@ __kernel void bucket(UNPOOL_ARGS)
     __global uint *slots = BUCKET_INDICES(in_sizes);
     __global uint *bounds = BUCKET_BOUNDS(in_sizes) + (idx_t)get_global_id(0) * (tiles + 1);
     for (idx_t t = 1; t <= tiles; t++) bounds[t] = 0;
-    uint bad = 0;
+    uint first_bad = UINT_MAX;
     { /* counts, in bounds[t + 1] */
         FOR_ROWS_OF(in_sizes, groups)
         const idx_t k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3);
         for (idx_t w = w0; w < w1; w++) {
             const idx_t v = load_flat(indices, I_AT(w), nc, plane, count);
-            if (v == count) bad = 1;
+            if (v == count) first_bad = min(first_bad, (uint)(k0 + w));
             else bounds[(v >> shift) + 1]++;
         }
         END_ROWS
@@ -569,7 +588,7 @@ __kernel void bucket(UNPOOL_ARGS)
             at += pad + n;
         }
     }
-    if (bad) atomic_max(&status[ST_OUT_OF_RANGE], gen);
+    RAISE_BAD(first_bad)
     { /* entries: bounds[t + 1] moves from tile t's start to its end */
         FOR_ROWS_OF(in_sizes, groups)
         const idx_t k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3);
@@ -591,6 +610,7 @@ __kernel void bucket(UNPOOL_ARGS)
  * left survives. */
 __kernel void tiles(UNPOOL_ARGS)
 {
+    NEXT_BAD_CLEAR
     GENERAL_GATE
     const uint shift = status[ST_TILE_SHIFT], pad = status[ST_PAD];
     const idx_t groups = status[ST_GROUPS], tiles = status[ST_TILES], count = (idx_t)out_count;
@@ -657,23 +677,25 @@ __kernel void tiles(UNPOOL_ARGS)
 
 __kernel void mark(UNPOOL_ARGS)
 {
+    NEXT_BAD_CLEAR
     MARK_GATE
     const idx_t count = (idx_t)out_count, plane = DIM(out_sizes, 2) * DIM(out_sizes, 3);
     volatile __global uint *win = (volatile __global uint *)MARK_WORDS(in_sizes);
-    uint bad = 0;
+    uint first_bad = UINT_MAX;
     FOR_ROWS(in_sizes)
     const idx_t k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3); /* row-major position of (n, c, h, 0) */
     for (idx_t w = w0; w < w1; w++) {
         const idx_t v = load_flat(indices, I_AT(w), nc, plane, count);
-        if (v == count) bad = 1;
+        if (v == count) first_bad = min(first_bad, (uint)(k0 + w));
         else atomic_max(&win[v], (uint)(k0 + w + 1));
     }
     END_ROWS
-    if (bad) atomic_max(&status[ST_OUT_OF_RANGE], gen);
+    RAISE_BAD(first_bad)
 }
 
 __kernel void place(UNPOOL_ARGS)
 {
+    NEXT_BAD_CLEAR
     MARK_GATE
     __global uint *win = MARK_WORDS(in_sizes);
     const idx_t hin = DIM(in_sizes, 2), win_w = DIM(in_sizes, 3);
@@ -708,6 +730,7 @@ __kernel void place(UNPOOL_ARGS)
  * small too (one launch in all), else after clear. */
 __kernel void serial(UNPOOL_ARGS)
 {
+    NEXT_BAD_CLEAR
     if (get_global_id(0) != 0) return;
     const idx_t count = (idx_t)out_count, plane = DIM(out_sizes, 2) * DIM(out_sizes, 3);
 #if SERIAL_FILLS
@@ -716,15 +739,16 @@ __kernel void serial(UNPOOL_ARGS)
             for (idx_t w = 0; w < DIM(out_sizes, 3); w++)
                 y[offset4(y_strides, nc / DIM(out_sizes, 1), nc % DIM(out_sizes, 1), h, w)] = (elem_t)(0);
 #endif
-    uint bad = 0;
+    uint first_bad = UINT_MAX;
     for (idx_t nc = 0; nc < DIM(in_sizes, 0) * DIM(in_sizes, 1); nc++) {
         const idx_t n = nc / DIM(in_sizes, 1), c = nc % DIM(in_sizes, 1);
         for (idx_t h = 0; h < DIM(in_sizes, 2); h++)
             for (idx_t w = 0; w < DIM(in_sizes, 3); w++) {
                 const idx_t v = load_flat(indices, offset4(i_strides, n, c, h, w), nc, plane, count);
-                if (v == count) bad = 1;
+                if (v == count)
+                    first_bad = min(first_bad, (uint)((nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3) + w));
                 else y[flat_offset(v, out_sizes, y_strides)] = x[offset4(x_strides, n, c, h, w)];
             }
     }
-    if (bad) atomic_max(&status[ST_OUT_OF_RANGE], gen);
+    RAISE_BAD(first_bad)
 }

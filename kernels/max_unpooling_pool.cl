@@ -178,6 +178,7 @@ inline elem_t pool_gather_packed(__global const elem_t *x, __global const void *
 
 __kernel void pool(UNPOOL_ARGS)
 {
+    NEXT_BAD_CLEAR
 #if POOL_GATED
     if (status[ST_POOL] != gen) return; /* windows found every index in its window */
 #endif
@@ -302,6 +303,7 @@ __kernel void pool(UNPOOL_ARGS)
  * output, with the same bits. Packed tensors only. */
 __kernel void planes(UNPOOL_ARGS)
 {
+    NEXT_BAD_CLEAR
 #if POOL_GATED
     if (status[ST_POOL] != gen) return; /* windows found every index in its window */
 #endif

@@ -11,6 +11,7 @@
 #define CLOPS_CL_API_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -24,7 +25,7 @@
     X(clCreateBuffer) X(clReleaseMemObject) X(clGetMemObjectInfo)                                   \
     X(clCreateProgramWithSource) X(clCreateProgramWithBinary) X(clBuildProgram)                     \
     X(clGetProgramInfo) X(clGetProgramBuildInfo) X(clReleaseProgram)                                \
-    X(clCreateKernel) X(clReleaseKernel) X(clSetKernelArg) X(clGetKernelWorkGroupInfo)              \
+    X(clCreateKernel) X(clReleaseKernel) X(clSetKernelArg) X(clGetKernelWorkGroupInfo) X(clGetKernelInfo)              \
     X(clEnqueueNDRangeKernel) X(clEnqueueReadBuffer) X(clEnqueueFillBuffer)                         \
     X(clEnqueueMapBuffer) X(clEnqueueUnmapMemObject) X(clEnqueueMarkerWithWaitList)                 \
     X(clWaitForEvents) X(clRetainEvent) X(clReleaseEvent) X(clGetEventProfilingInfo)                \
@@ -68,6 +69,14 @@ void clops_test_corrupt_host(void *output, size_t output_bytes);
 void clops_test_fail_launch(unsigned nth, cl_int status);
 #define CLOPS_TEST_CORRUPT_CL(queue, output, bytes, event) clops_test_corrupt_cl(queue, output, bytes, event)
 #define CLOPS_TEST_CORRUPT_HOST(output, bytes) clops_test_corrupt_host(output, bytes)
+/* A device with one broken kernel, for tests of `clops conformance`'s coverage:
+ * while clops_test_skip_kernel (or, when that is NULL, CLOPS_TEST_SKIP_KERNEL in
+ * the environment) names a kernel function of the kernels/ files, every launch of that
+ * kernel (ops/plan.c clops_enqueue_launch) enqueues a marker with the same wait
+ * list and event instead: its output is left unwritten, its status words
+ * unraised. The shared library has no such code. */
+extern const char *clops_test_skip_kernel;
+bool clops_test_skips_kernel(cl_kernel kernel);
 #else
 extern const clops_cl_api clops_cl;
 #define CLOPS_TEST_CORRUPT_CL(queue, output, bytes, event) ((void)0)
@@ -101,6 +110,7 @@ extern const clops_cl_api clops_cl;
 #define clReleaseKernel clops_cl.clReleaseKernel
 #define clSetKernelArg clops_cl.clSetKernelArg
 #define clGetKernelWorkGroupInfo clops_cl.clGetKernelWorkGroupInfo
+#define clGetKernelInfo clops_cl.clGetKernelInfo
 #define clEnqueueNDRangeKernel clops_cl.clEnqueueNDRangeKernel
 #define clEnqueueReadBuffer clops_cl.clEnqueueReadBuffer
 #define clEnqueueFillBuffer clops_cl.clEnqueueFillBuffer

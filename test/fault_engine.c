@@ -84,6 +84,7 @@ W_INT(clGetProgramBuildInfo, (cl_program p, cl_device_id d, cl_program_build_inf
 W_INT(clSetKernelArg, (cl_kernel k, cl_uint i, size_t s, const void *v), (k, i, s, v))
 W_INT(clGetKernelWorkGroupInfo,
       (cl_kernel k, cl_device_id d, cl_kernel_work_group_info i, size_t s, void *v, size_t *r), (k, d, i, s, v, r))
+W_INT(clGetKernelInfo, (cl_kernel k, cl_kernel_info i, size_t s, void *v, size_t *r), (k, i, s, v, r))
 W_INT(clWaitForEvents, (cl_uint n, const cl_event *e), (n, e))
 W_INT(clGetEventProfilingInfo, (cl_event e, cl_profiling_info i, size_t s, void *v, size_t *r), (e, i, s, v, r))
 W_INT(clFlush, (cl_command_queue q), (q))

@@ -115,6 +115,17 @@ static void passes_and_fails_when_corrupted(int opencl)
         ck_assert_str_eq(string(dev, "device_version"), name);
         ck_assert_msg(strlen(string(dev, "driver_version")) > 0, "no driver version in the report");
         ck_assert_msg(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(dev, "plan")) > 0, "no plan in the report");
+        /* Plan coverage: every kernel the device could take was reached, MaxUnpooling's among them. */
+        const cJSON *cov = cJSON_GetObjectItemCaseSensitive(dev, "coverage");
+        ck_assert_msg(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cov, "complete")), "the plan coverage is incomplete");
+        const cJSON *g;
+        int unpool_kernels = 0;
+        cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(cov, "groups"))
+            if (strcmp(string(g, "operator"), "MaxUnpooling") == 0 && strcmp(string(g, "data_type"), "FLOAT32") == 0)
+                unpool_kernels = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(g, "kernels"));
+        ck_assert_msg(unpool_kernels >= 6, "MaxUnpooling FLOAT32 reached only %d kernels", unpool_kernels);
+    } else {
+        ck_assert_msg(cJSON_GetObjectItemCaseSensitive(dev, "coverage") == NULL, "the host backend has plan coverage");
     }
 
     ck_assert_int_eq(run_conformance(device, 1, &bad), 1);

@@ -281,6 +281,54 @@ START_TEST(test_unpool_usable_after_bad_index)
 }
 END_TEST
 
+/* The message of a bad index names it, its input position and the limit it
+ * broke (its plane's elements for per-plane indices), on the host and on the
+ * device, on the serial plan and the general path (issue 33: the device said "not
+ * below the output's 384 elements" where the limit was the plane's 24). */
+START_TEST(test_unpool_bad_index_message)
+{
+    const int per_plane = _i % 2, large = _i / 2 % 2;
+    const index_type_info *it = &index_types[_i / 4 % 3];
+    /* 16 planes; small: 2x3 into 4x6 (24 per plane, 384 in all); large: 40x40 into 170x170 (general path) */
+    const uint32_t h = large ? 40 : 2, w = large ? 40 : 3, oh = large ? 170 : 4, ow = large ? 170 : 6;
+    const up_case c = {CLOPS_DATA_TYPE_UINT16, it, {1, 16, h, w}, NULL, NULL, {1, 16, oh, ow}, NULL, 0};
+    up_descs d;
+    up_describe_layout(&c, per_plane ? CLOPS_INDICES_PER_PLANE : CLOPS_INDICES_FLAT, &d);
+    const uint64_t n = 16ull * h * w, plane = (uint64_t)oh * ow, count = 16 * plane;
+    const uint64_t first = (5ull * h + 1) * w + 2, later = n - 1; /* input [0, 5, 1, 2], then the last */
+    uint64_t *flat = tc_malloc(n * 8);
+    for (uint64_t k = 0; k < n; k++)
+        flat[k] = per_plane ? k * 7 % plane : (k / (h * w)) * plane + k * 7 % plane;
+    const uint64_t bad = per_plane ? plane + 3 : count + 3;
+    flat[first] = bad;
+    flat[later] = bad + 1;
+    unsigned char *idx = tc_malloc(n * it->size), *x = tc_malloc(n * 2), *y = tc_malloc(count * 2);
+    store_indices(it, flat, n, idx);
+    tc_fill_random(x, n * 2, 77);
+    char want[160];
+    if (per_plane)
+        snprintf(want, sizeof want, "index %llu at input [0, 5, 1, 2] is outside its output plane's %llu elements",
+                 (unsigned long long)bad, (unsigned long long)plane);
+    else
+        snprintf(want, sizeof want, "index %llu at input [0, 5, 1, 2] is outside the output's %llu elements",
+                 (unsigned long long)bad, (unsigned long long)count);
+    for (int bi = 0; bi < tc_backend_count(); bi++) {
+        clops_operator *op = tc_create(tc_backend(bi), &d.desc, "bad index message", tc_backend_name(bi));
+        clops_host_buffers hb = {x, n * 2, idx, n * it->size, y, count * 2};
+        const clops_status st = clops_operator_execute_host(op, &hb);
+        ck_assert_msg(st == CLOPS_ERROR_INDEX_OUT_OF_RANGE, "[%s] %s", tc_backend_name(bi), clops_status_name(st));
+        ck_assert_msg(strstr(clops_last_error_message(), want) != NULL, "[%s] %s %s indices, %s: message \"%s\", want \"%s\"",
+                      tc_backend_name(bi), it->name, per_plane ? "per-plane" : "flat", large ? "large" : "small",
+                      clops_last_error_message(), want);
+        clops_operator_free(op);
+    }
+    free(flat);
+    free(idx);
+    free(x);
+    free(y);
+}
+END_TEST
+
 /* Empty output (count 0) with a non-empty input: every index is out of range. */
 START_TEST(test_unpool_empty_output)
 {
@@ -500,6 +548,7 @@ static Suite *unpool_suite(void)
     tc = tc_suite_case(s, "bad_indices", -1);
     tcase_add_loop_test(tc, test_unpool_bad_indices, 0, 3);
     TC_TESTS(tc, test_unpool_usable_after_bad_index, test_unpool_empty_output);
+    tcase_add_loop_test(tc, test_unpool_bad_index_message, 0, 12);
 
     tc = tc_suite_case(s, "duplicates", -1);
     tcase_add_loop_test(tc, test_unpool_duplicates_last_wins, 0, (int)DUP_CASES);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cl_api.h"
@@ -89,6 +90,17 @@ void clops_test_fail_launch(unsigned nth, cl_int status)
     fail_launch_left = nth;
     fail_launch_status = status;
     clops_cl.clEnqueueNDRangeKernel = nth ? failing_launch : clEnqueueNDRangeKernel;
+}
+
+const char *clops_test_skip_kernel;
+
+bool clops_test_skips_kernel(cl_kernel kernel)
+{
+    const char *skip = clops_test_skip_kernel ? clops_test_skip_kernel : getenv("CLOPS_TEST_SKIP_KERNEL");
+    char name[128];
+    if (!skip || !skip[0]) return false;
+    if (clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL) != CL_SUCCESS) return false;
+    return strcmp(name, skip) == 0;
 }
 #else
 const clops_cl_api clops_cl = CLOPS_REAL_TABLE;

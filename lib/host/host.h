@@ -16,6 +16,12 @@ clops_status clops_host_max_unpooling(const clops_op_params *p, const clops_host
  * *bad. Fails only when host memory for its plan runs out (output untouched). */
 clops_status clops_host_unpool_skip(const clops_op_params *p, const clops_host_buffers *b, uint64_t *bad);
 
+/* CLOPS_ERROR_INDEX_OUT_OF_RANGE naming bad index `v` (as the caller wrote it) at
+ * row-major input position `e`, its coordinates and the limit it broke (the
+ * output's elements, or its plane's for per-plane indices), then `tail`: the one
+ * message of the host and the device paths. */
+clops_status clops_unpool_bad_index(const clops_op_params *p, uint64_t e, uint64_t v, const char *tail);
+
 /* A test seam (CLOPS_TEST_HOOKS builds only): how many distinct threads ran the
  * busiest pass of the last MaxUnpooling on the host (any caller's, any thread). */
 #ifdef CLOPS_TEST_HOOKS

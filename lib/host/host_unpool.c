@@ -667,25 +667,30 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
     return a + b < a ? UINT64_MAX : a + b;
 }
 
-/* The first bad index, as the caller wrote it, with its input coordinates. */
-static clops_status report_bad(const unpool_job *j, uint64_t e)
+clops_status clops_unpool_bad_index(const clops_op_params *p, uint64_t e, uint64_t v, const char *tail)
 {
-    const clops_op_params *p = j->p;
     const uint64_t *s = p->input.sizes;
-    const uint64_t v = load_index(j->idx + elem_offset(s, p->indices.strides, e) * j->is, j->is);
     char text[24];
     if (p->indices.type == CLOPS_DATA_TYPE_INT64) snprintf(text, sizeof text, "%lld", (long long)(int64_t)v);
     else snprintf(text, sizeof text, "%llu", (unsigned long long)v);
     const unsigned long long w = e % s[3], h = e / s[3] % s[2], c = e / s[3] / s[2] % s[1],
                              n = e / s[3] / s[2] / s[1];
-    if (j->per_plane)
+    if (p->indices_layout == CLOPS_INDICES_PER_PLANE)
         return clops_fail(CLOPS_ERROR_INDEX_OUT_OF_RANGE,
                           "index %s at input [%llu, %llu, %llu, %llu] is outside its output plane's %llu elements "
-                          "(per-plane indices)",
-                          text, n, c, h, w, (unsigned long long)j->limit);
+                          "(per-plane indices)%s",
+                          text, n, c, h, w, (unsigned long long)(p->output.sizes[2] * p->output.sizes[3]), tail);
     return clops_fail(CLOPS_ERROR_INDEX_OUT_OF_RANGE,
-                      "index %s at input [%llu, %llu, %llu, %llu] is outside the output's %llu elements", text, n, c,
-                      h, w, (unsigned long long)p->output.count);
+                      "index %s at input [%llu, %llu, %llu, %llu] is outside the output's %llu elements%s", text, n,
+                      c, h, w, (unsigned long long)p->output.count, tail);
+}
+
+/* The first bad index, as the caller wrote it, with its input coordinates. */
+static clops_status report_bad(const unpool_job *j, uint64_t e)
+{
+    const clops_op_params *p = j->p;
+    const uint64_t v = load_index(j->idx + elem_offset(p->input.sizes, p->indices.strides, e) * j->is, j->is);
+    return clops_unpool_bad_index(p, e, v, "");
 }
 
 /* strict: fail on the first bad index before writing anything; else skip them. */

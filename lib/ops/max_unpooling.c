@@ -47,6 +47,7 @@
  * event), because they share the status words and the scratch buffer. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ops/ops.h"
 
@@ -91,7 +92,7 @@ static uint64_t item_budget(const clops_operator *op)
 /* Kernel arguments (max_unpooling.cl UNPOOL_ARGS). */
 enum { ARG_X, ARG_INDICES, ARG_Y, ARG_STATUS, ARG_SCRATCH, ARG_DIMS, ARG_COUNT = ARG_DIMS + 5, ARG_GEN };
 /* Status words (max_unpooling.cl ST_*). */
-enum { ST_GENERAL, ST_OUT_OF_RANGE, ST_POOL, ST_HEAVY, ST_WORDS };
+enum { ST_GENERAL, ST_OUT_OF_RANGE, ST_POOL, ST_HEAVY, ST_BAD, ST_BAD_ODD, ST_WORDS };
 /* After the status words in the same buffer, set once here (max_unpooling.cl
  * ST_TILE_SHIFT): the bucketed path's tile shift, bucket work-items, tiles, pad. */
 enum { ST_TILE_SHIFT = ST_WORDS, ST_GROUPS, ST_TILES, ST_PAD, ST_BUFFER_WORDS };
@@ -501,7 +502,8 @@ void clops_max_unpooling_release(clops_operator *op)
     if (op->unpool.scratch) clReleaseMemObject(op->unpool.scratch);
     if (op->unpool.last) clReleaseEvent(op->unpool.last);
     if (op->unpool.chained) clReleaseEvent(op->unpool.chained);
-    op->unpool.status = op->unpool.scratch = NULL;
+    if (op->unpool.indices) clReleaseMemObject(op->unpool.indices);
+    op->unpool.status = op->unpool.scratch = op->unpool.indices = NULL;
     op->unpool.last = op->unpool.chained = NULL;
 }
 
@@ -642,6 +644,10 @@ clops_status clops_max_unpooling_enqueue(clops_operator *op, const clops_buffers
     /* Never waited for here (execute does not block): what a failed chain
      * enqueued still runs after the wait list, and the next execution chains on
      * it (on the previous execution when nothing was enqueued). */
+    if (last && b->indices && clRetainMemObject(b->indices) == CL_SUCCESS) { /* for last_status's message */
+        if (op->unpool.indices) clReleaseMemObject(op->unpool.indices);
+        op->unpool.indices = b->indices;
+    }
     if (last) { /* what this execution chained on stays retained for drop_failed_last */
         if (op->unpool.chained) clReleaseEvent(op->unpool.chained);
         op->unpool.chained = op->unpool.last;
@@ -673,10 +679,61 @@ clops_status clops_max_unpooling_status(clops_operator *op)
     const cl_int err = clEnqueueReadBuffer(op->ctx->queue, op->unpool.status, CL_TRUE, 0, sizeof words, words, 1,
                                            &op->unpool.last, NULL);
     if (err != CL_SUCCESS) return clops_fail_cl(err, "clEnqueueReadBuffer(status words)");
-    if (words[ST_OUT_OF_RANGE] == op->unpool.gen)
-        return clops_fail(CLOPS_ERROR_INDEX_OUT_OF_RANGE,
-                          "an index is negative or not below the output's %llu elements; those elements were skipped",
-                          (unsigned long long)p->output.count);
+    if (words[ST_OUT_OF_RANGE] != op->unpool.gen) return CLOPS_SUCCESS;
+    /* The first bad index's input position (max_unpooling.cl ST_BAD) and the
+     * index there, read back: the host path's message. */
+    const cl_uint slot = words[ST_BAD + (op->unpool.gen & 1u)];
+    const uint64_t e = (cl_uint)~slot, *s = p->input.sizes, *st_i = p->indices.strides;
+    unsigned char raw[8] = {0};
+    const size_t is = p->indices.elem_size;
+    const uint64_t at = (e / s[3] / s[2] / s[1] * st_i[0] + e / s[3] / s[2] % s[1] * st_i[1] +
+                         e / s[3] % s[2] * st_i[2] + e % s[3] * st_i[3]) * is;
+    if (slot && op->unpool.indices && e < p->input.count &&
+        clEnqueueReadBuffer(op->ctx->queue, op->unpool.indices, CL_TRUE, (size_t)at, is, raw, 0, NULL, NULL) ==
+            CL_SUCCESS) {
+        uint64_t v = 0;
+        if (is == 4) {
+            uint32_t u;
+            memcpy(&u, raw, 4);
+            v = u;
+        } else {
+            memcpy(&v, raw, 8);
+        }
+        return clops_unpool_bad_index(p, e, v, "; it and any other bad index were skipped, the rest written");
+    }
+    return clops_fail(CLOPS_ERROR_INDEX_OUT_OF_RANGE,
+                      "an index is negative or not below the output's %llu elements; those elements were skipped",
+                      (unsigned long long)p->output.count);
+}
+
+clops_status clops_max_unpooling_live(clops_operator *op, unsigned count, const char (*kernel)[64], bool *live)
+{
+    cl_uint words[ST_WORDS] = {0};
+    if (op->unpool.last && op->unpool.status) {
+        const cl_int err = clEnqueueReadBuffer(op->ctx->queue, op->unpool.status, CL_TRUE, 0, sizeof words, words, 1,
+                                               &op->unpool.last, NULL);
+        if (err != CL_SUCCESS) return clops_fail_cl(err, "clEnqueueReadBuffer(status words)");
+    }
+    const cl_uint gen = op->unpool.gen;
+    bool gated = false, bucketed = false, has_pool = false;
+    for (unsigned i = 0; i < count; i++) {
+        gated |= strcmp(kernel[i], "windows") == 0 || strcmp(kernel[i], "pool") == 0 || strcmp(kernel[i], "planes") == 0;
+        bucketed |= strcmp(kernel[i], "bucket") == 0;
+        has_pool |= strcmp(kernel[i], "pool") == 0 || strcmp(kernel[i], "planes") == 0;
+    }
+    const bool windows_first = count && strcmp(kernel[0], "windows") == 0;
+    /* the general path ran (ST_GENERAL: gated behind windows, pool or planes), and on CPUs
+     * mark and place behind tiles for a crowded tile (ST_HEAVY), rewriting every element */
+    const bool general = !gated || words[ST_GENERAL] == gen, heavy = bucketed && words[ST_HEAVY] == gen;
+    const bool pool = !(windows_first && has_pool) || words[ST_POOL] == gen; /* POOL_GATED */
+    for (unsigned i = 0; i < count; i++) {
+        const char *k = kernel[i];
+        if (strcmp(k, "bucket") == 0 || strcmp(k, "tiles") == 0) live[i] = general && !heavy;
+        else if (strcmp(k, "mark") == 0 || strcmp(k, "place") == 0) live[i] = general && (!bucketed || heavy);
+        else if (strcmp(k, "pool") == 0 || strcmp(k, "planes") == 0) live[i] = pool && !(gated && general);
+        else if (strcmp(k, "windows") == 0) live[i] = !(has_pool && pool) && !(gated && general);
+        else live[i] = true; /* serial, clear */
+    }
     return CLOPS_SUCCESS;
 }
 

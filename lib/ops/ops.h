@@ -44,6 +44,7 @@ struct clops_operator {
         cl_mem status;           /* status words the kernels raise */
         cl_mem scratch;          /* the general path's buckets (bucket_plan) or mark's words, NULL for serial */
         bool mark;               /* the plan has mark and place (max_unpooling.c make_plan) */
+        cl_mem indices;          /* the last execution's indices (retained), for last_status's message */
         cl_uint gen;             /* generation number of the last execution */
         cl_event last;           /* the last execution's final event (retained), or NULL */
         cl_event chained;        /* the event `last`'s execution chained on (retained), or NULL */
@@ -89,6 +90,11 @@ bool clops_max_unpooling_needs_host(const clops_operator *op, char *why, size_t 
 void clops_max_unpooling_record(clops_operator *op, cl_event last, uint64_t bad);
 /* The status of the last execution (waits for its event). */
 clops_status clops_max_unpooling_status(clops_operator *op);
+/* For the `count` launches of op's plan, named in kernel[] (api/introspect.h):
+ * whether each one's work reached the output of the last execution, from the
+ * status words: the general path when it ran, windows, pool or planes when
+ * nothing after them rewrote the output. */
+clops_status clops_max_unpooling_live(clops_operator *op, unsigned count, const char (*kernel)[64], bool *live);
 /* Releases the device state (status words, scratch, last event). */
 void clops_max_unpooling_release(clops_operator *op);
 /* The fallback on mapped buffers: skips bad indices as the device does, counting them. */

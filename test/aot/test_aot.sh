@@ -23,11 +23,15 @@ grep -v '^#' "$work/list.txt" | grep -q -- '-DBLOCK=' && fail "--block-arg liste
 grep -q 'depth_space.cl .*-DBLOCK_ARG=1' "$work/list.txt" || fail "no block-argument program listed"
 grep -q 'max_unpooling.cl' "$work/list.txt" || fail "no MaxUnpooling program listed"
 # What this run builds offline: every depth/space program, and of MaxUnpooling's (every plan of
-# every shape: 2524 on PoCL's CPU device, ~25 min to build) the serial plan's (no GATED, no BUCKET),
-# the only plan conformance --quick's small MaxUnpooling inputs choose; were another needed, step 5
-# fails (--fallback never). test_cli_kernels checks the whole list against built programs.
+# every shape: 2524 on PoCL's CPU device, ~25 min to build) those conformance --quick's cases
+# choose: the serial plans (no GATED, no BUCKET), and of the others (its plan-coverage cases,
+# tools/conformance/conformance_cover.c: 2x2 windows, 3x3/2/1 pools, the general path) those with
+# cells of 2x2 or none; were another needed, step 5 fails (--fallback never). test_cli_kernels
+# checks the whole list against built programs.
 grep -v '^#' "$work/list.txt" | grep -v -E '^max_unpooling.cl .*-DGATED=1|^max_unpooling.cl .*-DBUCKET=1' \
   >"$work/build-list.txt"
+grep '^max_unpooling.cl' "$work/list.txt" | grep -E -- '-DGATED=1|-DBUCKET=1' |
+  grep -v -E -- '-D(KH|KW|SH|SW)=([013-9]|[0-9][0-9])' >>"$work/build-list.txt"
 n=$(grep -c . "$work/build-list.txt")
 grep -q '^max_unpooling.cl .*-DSERIAL_FILLS=1' "$work/build-list.txt" || fail "no serial MaxUnpooling program listed"
 

@@ -2,6 +2,8 @@
  * the chosen device (or the host) and writes the output atomically. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
 
 #include "cli.h"
 #include "core/checked.h"
@@ -117,6 +119,22 @@ static void print_verbose(const clops_context *ctx, const clops_operator *op)
     fprintf(stderr, "clops: program cache: %s\n", or_none(clops_context_cache_status(ctx)));
 }
 
+/* Whether the library's default device is an OpenCL CPU device. */
+static bool default_is_cpu(void)
+{
+    int is_host = 0;
+    unsigned index = 0;
+    size_t count = 0;
+    if (clops_default_device(&is_host, &index) != CLOPS_SUCCESS || is_host) return false;
+    if (clops_device_list(NULL, 0, &count) != CLOPS_SUCCESS || index >= count) return false;
+    clops_device_info *infos = calloc(count, sizeof *infos);
+    bool cpu = false;
+    if (infos && clops_device_list(infos, count, &count) == CLOPS_SUCCESS && index < count)
+        cpu = (infos[index].type & CL_DEVICE_TYPE_CPU) != 0;
+    free(infos);
+    return cpu;
+}
+
 static clops_status create_context(const cli_args *args, clops_context **ctx)
 {
     if (args->device == DEVICE_INDEX && args->device_index > INT32_MAX) /* no such device */
@@ -126,6 +144,10 @@ static clops_status create_context(const cli_args *args, clops_context **ctx)
                                                       : CLOPS_DEVICE_DEFAULT;
     clops_context_options o;
     clops_status st = run_settings_options(&args->settings, device, &o);
+    /* .npy files are host memory: where no device is named (--device, CLOPS_DEVICE)
+     * and the default device is a CPU, the host backend runs them, on the same
+     * cores without the copies in and out (the Python package's rule; docs/cli.md). */
+    if (st == CLOPS_SUCCESS && o.device == CLOPS_DEVICE_DEFAULT && default_is_cpu()) o.device = CLOPS_DEVICE_HOST;
     if (st == CLOPS_SUCCESS) run_watchdog_start(&args->settings);
     if (st == CLOPS_SUCCESS) st = clops_context_create_with_options(&o, ctx);
     if (st == CLOPS_SUCCESS) run_watchdog_device(clops_context_device_name(*ctx));

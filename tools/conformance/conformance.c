@@ -12,30 +12,6 @@
 #include "conformance_spec.h"
 #include "run_settings.h"
 
-/* One case: an operator on one layout of one shape. */
-typedef struct conf_case {
-    clops_operator_type op;
-    clops_depth_space_order order;
-    clops_data_type type;
-    uint32_t block;
-    clops_data_type index_type; /* MaxUnpooling */
-    const char *layout;         /* "packed", "NHWC", "padded", "broadcast input" */
-    const char *shape;          /* "odd sizes", "one element", ... */
-    const char *indices;        /* "pooling", "scattered", "repeated", "out of range", ... */
-    conf_layout x, ind, y;
-    bool packed;                    /* pass NULL strides (packed NCHW) */
-    const void *input, *expected;   /* the specification's examples: fixed data */
-} conf_case;
-
-typedef struct conf_run {
-    clops_context *ctx;
-    bool opencl;
-    conf_report *report;
-    uint64_t seed;
-    size_t esize;
-    int row, type_index;
-} conf_run;
-
 /* ---- data -------------------------------------------------------------------------- */
 
 static uint64_t rng(uint64_t *s)
@@ -66,7 +42,8 @@ static void describe(char *buf, size_t size, const conf_case *k, const char *pat
                      clops_data_type_name(k->type));
     if (n < 0 || (size_t)n >= size) return;
     if (k->op == CLOPS_OPERATOR_MAX_UNPOOLING)
-        n += snprintf(buf + n, size - (size_t)n, " indices %s %s", clops_data_type_name(k->index_type), k->indices);
+        n += snprintf(buf + n, size - (size_t)n, " indices %s%s %s", clops_data_type_name(k->index_type),
+                      k->per_plane ? " per-plane" : "", k->indices);
     else
         n += snprintf(buf + n, size - (size_t)n, " %s block %u", k->order == CLOPS_ORDER_DEPTH_COLUMN_ROW ? "DCR" : "CRD",
                       k->block);
@@ -176,7 +153,8 @@ static void check_unpool_out_of_range_cl(conf_run *run, const conf_case *k, clop
         return;
     }
     memcpy(partial, d->start, d->out_bytes);
-    conf_ref_max_unpooling(&k->x, d->input, &k->ind, d->indices, k->index_type, &k->y, partial, run->esize, true);
+    conf_ref_max_unpooling(&k->x, d->input, &k->ind, d->indices, k->index_type, &k->y, partial, run->esize, true,
+                           k->per_plane);
     const clops_status st = run_cl(run, op, d, detail, sizeof detail);
     if (detail[0])
         check(run, k, "cl_mem", false, detail);
@@ -235,7 +213,7 @@ static void make_indices(const conf_case *k, unsigned char *idata, size_t bytes,
                 }
 }
 
-static void run_case(conf_run *run, const conf_case *k)
+void conf_run_case(conf_run *run, const conf_case *k)
 {
     clops_tensor_desc x = {k->type, {0}, k->packed ? NULL : k->x.strides};
     clops_tensor_desc y = {k->type, {0}, k->packed ? NULL : k->y.strides};
@@ -244,7 +222,7 @@ static void run_case(conf_run *run, const conf_case *k)
     memcpy(y.sizes, k->y.sizes, sizeof y.sizes);
     memcpy(ind.sizes, k->ind.sizes, sizeof ind.sizes);
     clops_depth_to_space_desc ds = {&x, &y, k->block, k->order};
-    clops_max_unpooling_desc mu = {&x, &ind, &y, CLOPS_INDICES_FLAT};
+    clops_max_unpooling_desc mu = {&x, &ind, &y, k->per_plane ? CLOPS_INDICES_PER_PLANE : CLOPS_INDICES_FLAT};
     const bool unpool = k->op == CLOPS_OPERATOR_MAX_UNPOOLING;
     const clops_operator_desc desc = {k->op, unpool ? (const void *)&mu : (const void *)&ds};
     clops_operator *op = NULL;
@@ -267,14 +245,17 @@ static void run_case(conf_run *run, const conf_case *k)
         memcpy(d.input, k->input, d.in_bytes);
     else
         fill_random(d.input, d.in_bytes, run->seed);
-    if (unpool) make_indices(k, d.indices, d.ind_bytes, run->seed);
+    if (unpool && k->index_data)
+        memcpy(d.indices, k->index_data, d.ind_bytes);
+    else if (unpool)
+        make_indices(k, d.indices, d.ind_bytes, run->seed);
     run->seed++;
     fill_sentinel(d.start, d.out_bytes);
     memcpy(d.expected, d.start, d.out_bytes);
     d.want_status = CLOPS_SUCCESS;
     if (unpool) {
         if (conf_ref_max_unpooling(&k->x, d.input, &k->ind, d.indices, k->index_type, &k->y, d.expected, run->esize,
-                                   false))
+                                   false, k->per_plane))
             d.want_status = CLOPS_ERROR_INDEX_OUT_OF_RANGE; /* and the output untouched */
     } else {
         conf_ref_depth_space(k->op, k->order, k->block, &k->x, d.input, &k->y, d.expected, run->esize, false, NULL);
@@ -301,15 +282,17 @@ static void run_case(conf_run *run, const conf_case *k)
     const clops_host_buffers hb = {d.input, d.in_bytes, d.indices, d.ind_bytes, d.got, d.out_bytes};
     judge(run, k, &d, "host memory", clops_operator_execute_host(op, &hb), d.want_status, d.expected);
     if (!run->opencl) goto done;
+    conf_cover_record(run, op);
     if (d.want_status == CLOPS_ERROR_INDEX_OUT_OF_RANGE) {
         check_unpool_out_of_range_cl(run, k, op, &d);
-        goto done;
+    } else {
+        st = run_cl(run, op, &d, detail, sizeof detail);
+        if (detail[0])
+            check(run, k, "cl_mem", false, detail);
+        else
+            judge(run, k, &d, "cl_mem", st, CLOPS_SUCCESS, d.expected);
     }
-    st = run_cl(run, op, &d, detail, sizeof detail);
-    if (detail[0])
-        check(run, k, "cl_mem", false, detail);
-    else
-        judge(run, k, &d, "cl_mem", st, CLOPS_SUCCESS, d.expected);
+    conf_cover_record(run, op);
 done:
     clops_operator_free(op);
     free(d.input);
@@ -366,7 +349,7 @@ static void depth_space_cases(conf_run *run, clops_operator_type op, clops_depth
                 const bool d2s = op == CLOPS_OPERATOR_DEPTH_TO_SPACE;
                 set_layout(&k.x, layouts[l], true, n, d2s ? c * b * b : c, d2s ? h : h * b, d2s ? w : w * b);
                 set_layout(&k.y, layouts[l], false, n, d2s ? c : c * b * b, d2s ? h * b : h, d2s ? w * b : w);
-                run_case(run, &k);
+                conf_run_case(run, &k);
             }
 }
 
@@ -391,7 +374,7 @@ static void unpool_cases(conf_run *run, clops_data_type type, clops_data_type in
             set_layout(&k.x, layouts[l], true, u[i].n, u[i].c, u[i].h, u[i].w);
             set_layout(&k.ind, layouts[l], false, u[i].n, u[i].c, u[i].h, u[i].w);
             set_layout(&k.y, layouts[l], false, u[i].n, u[i].c, u[i].oh, u[i].ow);
-            run_case(run, &k);
+            conf_run_case(run, &k);
         }
 }
 
@@ -430,7 +413,7 @@ static void spec_cases(conf_run *run, int type_index)
         conf_packed(&k.x, 1, d2s ? 8 : 2, d2s ? 2 : 4, d2s ? 3 : 6);
         conf_packed(&k.y, 1, d2s ? 2 : 8, d2s ? 4 : 2, d2s ? 6 : 3);
         run->row = (d2s ? 0 : 2) + (ex[i].order == CLOPS_ORDER_COLUMN_ROW_DEPTH);
-        run_case(run, &k);
+        conf_run_case(run, &k);
     }
 }
 
@@ -536,7 +519,8 @@ static int type_index_of(clops_data_type t)
 
 static void run_device(conf_report *report, clops_context *ctx, const clops_device_info *info, bool quick)
 {
-    conf_run run = {ctx, clops_context_backend(ctx) == CLOPS_BACKEND_OPENCL, report, 0x5EED, 0, 0, 0};
+    conf_run run = {ctx, clops_context_backend(ctx) == CLOPS_BACKEND_OPENCL, report, 0x5EED, 0, 0, 0, NULL};
+    run.cover = run.opencl ? conf_cover_new(ctx) : NULL;
     const char *name = clops_context_device_name(ctx);
     conf_report_begin_device(report, info);
     static const clops_data_type index_types[] = {CLOPS_DATA_TYPE_UINT32, CLOPS_DATA_TYPE_UINT64, CLOPS_DATA_TYPE_INT64};
@@ -547,12 +531,16 @@ static void run_device(conf_report *report, clops_context *ctx, const clops_devi
             run.row = row;
             run.type_index = t;
             run.esize = clops_data_type_size(conf_types[t]);
-            if (row < 4)
-                depth_space_cases(&run, row < 2 ? CLOPS_OPERATOR_DEPTH_TO_SPACE : CLOPS_OPERATOR_SPACE_TO_DEPTH,
-                                  row % 2 ? CLOPS_ORDER_COLUMN_ROW_DEPTH : CLOPS_ORDER_DEPTH_COLUMN_ROW, conf_types[t]);
-            else
-                for (size_t i = 0; i < sizeof index_types / sizeof index_types[0]; i++)
+            if (row < 4) {
+                const clops_operator_type op = row < 2 ? CLOPS_OPERATOR_DEPTH_TO_SPACE : CLOPS_OPERATOR_SPACE_TO_DEPTH;
+                const clops_depth_space_order order = row % 2 ? CLOPS_ORDER_COLUMN_ROW_DEPTH : CLOPS_ORDER_DEPTH_COLUMN_ROW;
+                depth_space_cases(&run, op, order, conf_types[t]);
+                conf_cover_depth_space_cases(&run, op, order, conf_types[t]);
+            } else
+                for (size_t i = 0; i < sizeof index_types / sizeof index_types[0]; i++) {
                     unpool_cases(&run, conf_types[t], index_types[i]);
+                    conf_cover_unpool_cases(&run, conf_types[t], index_types[i]);
+                }
             fprintf(stderr, "conformance: %s: [%2d/%d] %s %s%s\n", name, row * CONF_TYPES + t + 1, groups,
                     conf_row_name(row), clops_data_type_name(conf_types[t]),
                     conf_report_failed(report) > failed ? ": FAILED" : "");
@@ -564,6 +552,8 @@ static void run_device(conf_report *report, clops_context *ctx, const clops_devi
     }
     run.esize = 1;
     if (!quick) big_cases(&run, info);
+    conf_cover_finish(&run);
+    conf_cover_free(run.cover);
     conf_report_end_device(report, stdout);
 }
 
@@ -687,8 +677,8 @@ static const cli_option conformance_options[] = {
      "CLOPS_DEVICE, else the first GPU, else any device, else the host)", 0},
     CLI_FLAG("--quick", quick, "leave out the big tensors"),
     {"--json", "FILE", 0, opt_json_file,
-     "write a report: device identity, plan, the command line, table, failures (FILE is checked before the "
-     "run; a regular file is replaced when the run ends)", 0},
+     "write a report: device identity, plan, the command line, table, failures, plan coverage (FILE is "
+     "checked before the run; a regular file is replaced when the run ends)", 0},
     {"--fallback", "allow|never", 0, opt_fallback,
      "whether an operator the device cannot run may run on the host (default: CLOPS_FALLBACK, else allow); "
      "under never those checks fail", 0},
@@ -703,11 +693,15 @@ const cli_command cli_conformance_command = {
     "NHWC, padded and broadcast layouts, with pooling-shaped, scattered, repeated and\n"
     "out-of-range indices, empty, one-element and odd-sized tensors and the\n"
     "specification's examples, on host memory and on cl_mem buffers, and checks every\n"
-    "output byte against a plain per-element reference. Without --quick, also tensors\n"
-    "near the device's maximum allocation and past 2^32 elements where the device and\n"
-    "memory can hold them.",
+    "output byte against a plain per-element reference. MaxUnpooling also runs shapes\n"
+    "that reach every plan the device would choose (clear+serial, windows, pool,\n"
+    "planes, the general path); on a device the report lists the kernels each group\n"
+    "reached and fails where a kernel the device could take was not. Without --quick,\n"
+    "also tensors near the device's maximum allocation and past 2^32 elements where\n"
+    "the device and memory can hold them.",
     conformance_options,
-    "Progress on stderr; a table per device on stdout, then \"N passed, M failed\".\n"
+    "Progress on stderr; a table and the plan coverage per device on stdout, then\n"
+    "\"N passed, M failed\".\n"
     "Exit status: 0 when nothing failed, 1 when a check failed, 2 on a usage error.",
     run_conformance};
 

@@ -53,9 +53,67 @@ uint64_t conf_ref_depth_space(clops_operator_type op, clops_depth_space_order or
  * for every k in row-major order. Returns the number of bad indices (negative,
  * or at or past the output's element count); with bad ones, writes nothing
  * unless `partial` (then every good index is applied). */
+/* per_plane: indices count within their (n, c) output plane (CLOPS_INDICES_PER_PLANE);
+ * bad ones are negative or at or past H_out * W_out. */
 uint64_t conf_ref_max_unpooling(const conf_layout *x, const void *xdata, const conf_layout *ind, const void *idata,
                                 clops_data_type index_type, const conf_layout *y, void *ydata, size_t esize,
-                                bool partial);
+                                bool partial, bool per_plane);
+
+/* ---- cases (conformance.c) and plan coverage (conformance_cover.c) ------------------ */
+
+/* One case: an operator on one layout of one shape. */
+typedef struct conf_case {
+    clops_operator_type op;
+    clops_depth_space_order order;
+    clops_data_type type;
+    uint32_t block;
+    clops_data_type index_type; /* MaxUnpooling */
+    const char *layout;         /* "packed", "NHWC", "padded", "broadcast input" */
+    const char *shape;          /* "odd sizes", "one element", ... */
+    const char *indices;        /* "pooling", "scattered", "repeated", "out of range", ... */
+    conf_layout x, ind, y;
+    bool packed;                    /* pass NULL strides (packed NCHW) */
+    bool per_plane;                 /* MaxUnpooling: CLOPS_INDICES_PER_PLANE */
+    const void *input, *expected;   /* the specification's examples: fixed data */
+    const void *index_data;         /* fixed indices over ind's span (conformance_cover.c), or NULL */
+} conf_case;
+
+typedef struct conf_cover conf_cover;
+typedef struct conf_report conf_report;
+
+typedef struct conf_run {
+    clops_context *ctx;
+    bool opencl;
+    conf_report *report;
+    uint64_t seed;
+    size_t esize;
+    int row, type_index;
+    conf_cover *cover; /* the device's plan coverage (NULL: not tracked) */
+} conf_run;
+
+/* Runs one case on host memory and, on an OpenCL device, on cl_mem buffers. */
+void conf_run_case(conf_run *run, const conf_case *k);
+
+/* The device's plan coverage: what each group (row, type) launched, and the
+ * kernels the device's plan rules could take (by the device type clops plans
+ * for, ctx->info.type). NULL on the host backend. */
+conf_cover *conf_cover_new(clops_context *ctx);
+void conf_cover_free(conf_cover *c);
+/* After an execution of `op` in group (run->row, run->type_index). */
+void conf_cover_record(conf_run *run, clops_operator *op);
+/* The cases that reach every MaxUnpooling plan: serial (the small cases are
+ * elsewhere), clear+serial, windows, pool, planes, the general path, per-plane
+ * and flat, packed and strided, out-of-range and duplicate indices. */
+void conf_cover_unpool_cases(conf_run *run, clops_data_type type, clops_data_type index_type);
+/* DepthToSpace/SpaceToDepth on rows past 8 KiB (CPUs move them in 1 KiB pieces,
+ * shorter ones whole: lib/ops/depth_space.c chunk_positions), packed (the tile
+ * loop on GPUs, vectors on CPUs for 8-byte elements) and NHWC (the element loop). */
+void conf_cover_depth_space_cases(conf_run *run, clops_operator_type op, clops_depth_space_order order,
+                                  clops_data_type type);
+/* Ends the device: a coverage check per group (failing, naming the kernels the
+ * device could take that no case reached), the lines for the report and the
+ * JSON "coverage" object. */
+void conf_cover_finish(conf_run *run);
 
 /* ---- results (conformance_report.c) --------------------------------------------- */
 
@@ -64,8 +122,6 @@ uint64_t conf_ref_max_unpooling(const conf_layout *x, const void *xdata, const c
 
 extern const clops_data_type conf_types[CONF_TYPES];
 const char *conf_row_name(int row);
-
-typedef struct conf_report conf_report;
 
 conf_report *conf_report_new(const char *command_line, bool quick);
 void conf_report_free(conf_report *r);
@@ -79,6 +135,10 @@ void conf_report_skip(conf_report *r, const char *what, const char *why);
 /* An operator on an OpenCL device that runs on the host instead (counted; the
  * first ones listed as "host_fallbacks" with the library's reason). */
 void conf_report_fallback(conf_report *r, const char *what, const char *why);
+/* The device's plan coverage: `json` goes into the device's JSON object as
+ * "coverage" (owned from now on), `text` is printed after the table. */
+struct cJSON;
+void conf_report_coverage(conf_report *r, struct cJSON *json, const char *text);
 /* Prints the device's table to `out` and closes its section. */
 void conf_report_end_device(conf_report *r, FILE *out);
 /* Totals over every device. */

@@ -98,33 +98,34 @@ static int64_t read_index(const unsigned char *idata, clops_data_type type, uint
 
 uint64_t conf_ref_max_unpooling(const conf_layout *x, const void *xdata, const conf_layout *ind, const void *idata,
                                 clops_data_type index_type, const conf_layout *y, void *ydata, size_t esize,
-                                bool partial)
+                                bool partial, bool per_plane)
 {
     const unsigned char *src = xdata;
     unsigned char *dst = ydata;
-    const uint64_t ycount = conf_count(y);
+    const uint64_t yh = y->sizes[2], yw = y->sizes[3], yc = y->sizes[1];
+    const uint64_t limit = per_plane ? yh * yw : conf_count(y);
     uint64_t bad = 0;
     for (uint64_t n = 0; n < x->sizes[0]; n++)
         for (uint64_t c = 0; c < x->sizes[1]; c++)
             for (uint64_t h = 0; h < x->sizes[2]; h++)
                 for (uint64_t w = 0; w < x->sizes[3]; w++) {
                     const int64_t v = read_index(idata, index_type, at(ind, n, c, h, w));
-                    if (v < 0 || (uint64_t)v >= ycount) bad++;
+                    if (v < 0 || (uint64_t)v >= limit) bad++;
                 }
     if (bad && !partial) return bad;
     for (uint64_t n = 0; n < y->sizes[0]; n++)
         for (uint64_t c = 0; c < y->sizes[1]; c++)
             for (uint64_t h = 0; h < y->sizes[2]; h++)
                 for (uint64_t w = 0; w < y->sizes[3]; w++) memset(dst + at(y, n, c, h, w) * esize, 0, esize);
-    const uint64_t yh = y->sizes[2], yw = y->sizes[3], yc = y->sizes[1];
     for (uint64_t n = 0; n < x->sizes[0]; n++)
         for (uint64_t c = 0; c < x->sizes[1]; c++)
             for (uint64_t h = 0; h < x->sizes[2]; h++)
                 for (uint64_t w = 0; w < x->sizes[3]; w++) {
                     const int64_t v = read_index(idata, index_type, at(ind, n, c, h, w));
-                    if (v < 0 || (uint64_t)v >= ycount) continue;
-                    /* The flat index is over the packed output, row-major. */
-                    const uint64_t f = (uint64_t)v;
+                    if (v < 0 || (uint64_t)v >= limit) continue;
+                    /* The flat index is over the packed output, row-major; a
+                     * per-plane one over its own (n, c) plane. */
+                    const uint64_t f = per_plane ? (n * yc + c) * yh * yw + (uint64_t)v : (uint64_t)v;
                     const uint64_t to = at(y, f / (yc * yh * yw), f / (yh * yw) % yc, f / yw % yh, f % yw);
                     memcpy(dst + to * esize, src + at(x, n, c, h, w) * esize, esize);
                 }

@@ -1,5 +1,6 @@
 /* conformance_report.c - the conformance run's tally, its table and its JSON
  * report (cJSON: the tool's dependency, not the library's). */
+#define _POSIX_C_SOURCE 200809L
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@ struct conf_report {
     unsigned long long device_passed, device_failed, total_passed, total_failed, device_fallbacks;
     clops_file_writer json; /* --json FILE, from conf_report_open_json to conf_report_write_json */
     bool json_open;
+    char *coverage_text; /* the device's coverage lines (conf_report_coverage), or NULL */
 };
 
 conf_report *conf_report_new(const char *command_line, bool quick)
@@ -59,6 +61,7 @@ void conf_report_free(conf_report *r)
     if (!r) return;
     if (r->json_open) clops_file_abort(&r->json); /* the run did not finish: the target stays as it was */
     cJSON_Delete(r->root);
+    free(r->coverage_text);
     free(r);
 }
 
@@ -115,6 +118,13 @@ void conf_report_fallback(conf_report *r, const char *what, const char *why)
     list_case(r->fallbacks, MAX_LISTED_FAILURES, what, "reason", why);
 }
 
+void conf_report_coverage(conf_report *r, cJSON *json, const char *text)
+{
+    if (json) cJSON_AddItemToObject(r->device, "coverage", json);
+    free(r->coverage_text);
+    r->coverage_text = text ? strdup(text) : NULL;
+}
+
 void conf_report_end_device(conf_report *r, FILE *out)
 {
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(r->device, "device");
@@ -146,6 +156,9 @@ void conf_report_end_device(conf_report *r, FILE *out)
         fprintf(out, "skipped: %s: %s\n", cJSON_GetObjectItemCaseSensitive(s, "case")->valuestring,
                 cJSON_GetObjectItemCaseSensitive(s, "reason")->valuestring);
     }
+    if (r->coverage_text) fputs(r->coverage_text, out);
+    free(r->coverage_text);
+    r->coverage_text = NULL;
     if (r->device_fallbacks)
         fprintf(out, "%llu operators ran on the host instead of the device (\"host_fallbacks\" in the JSON report)\n",
                 r->device_fallbacks);

@@ -6,8 +6,10 @@ max_unpooling) and each peer on exactly the same inputs, next to a copy of the s
 clops's device in the same run, and prints GB/s and ratios:
 
     PyTorch       pixel_shuffle (DepthToSpace CRD), pixel_unshuffle (SpaceToDepth CRD),
+                  view+permute+contiguous (DepthToSpace and SpaceToDepth DCR, as ONNX defines them),
                   max_unpool2d (MaxUnpooling, INT64 indices, kernel 2 stride 2; kernel 3
-                  stride 2 padding 1 for the overlapping rows)
+                  stride 2 padding 1 for the overlapping rows); on the CPU, or on a CUDA GPU with
+                  --torch-device cuda
     ONNX Runtime  DepthToSpace (DCR and CRD), SpaceToDepth (DCR), MaxUnpool (INT64 indices)
 
 The rows are `clops bench`'s: the same shapes for --sizes, --widths (element types UINT8, FLOAT16,
@@ -19,15 +21,25 @@ positions spread over the plane, input position k of a plane at k * 2654435761 m
 INT64 and UINT32 indices (clops gets flat indices; PyTorch the same ones per plane).
 
 clops runs on NumPy arrays with --device host, else on pyopencl arrays on a queue of that OpenCL
-device (index of clops.devices(), as `clops devices` lists them), allocated from a pyopencl
-MemoryPool so that the result's buffer is reused from call to call (as the C bench reuses its
-output). Every time is the wall clock around one Python call (+ queue.finish() on a device), the
-median of --reps repetitions after one warm-up; clops is not timed by profiling events, so that it
-is measured like the peers, which allocate their output (PyTorch) or write into an output bound once
-through IOBinding (ONNX Runtime). The copy baseline is numpy.copyto (host) or pyopencl enqueue_copy
-(device) of half the bytes an operator moves (it reads and writes them); "%copy" is clops's GB/s
-against it, "ratio" clops's GB/s against a peer's (> 1: clops faster). GB/s = (bytes read + written:
-input + output; MaxUnpooling input + indices + output) / median time.
+device (index of clops.devices(), as `clops devices` lists them), allocated from a pyopencl MemoryPool
+so that the result's buffer is reused from call to call (as the C bench reuses its output). Every time
+(PyTorch on a GPU aside: below) is the wall clock around one Python call (+ queue.finish() on a
+device), the median of --reps repetitions after one warm-up; clops is not timed by profiling events,
+so that it is measured like the peers, which allocate their output (PyTorch) or write into an output
+bound once through IOBinding (ONNX Runtime). The copy baseline is numpy.copyto (host) or pyopencl
+enqueue_copy (device) of half the bytes an operator moves (it reads and writes them); "%copy" is
+clops's GB/s against it, "ratio" clops's GB/s against a peer's (> 1: clops faster). GB/s = (bytes
+read + written: input + output; MaxUnpooling input + indices + output) / median time.
+
+With --torch-device cuda, PyTorch runs on the current CUDA GPU (clops stays on --device N through
+pyopencl: --device 0 was NVIDIA's OpenCL device on the H100 machine; `clops devices` lists them). Each
+row's tensors are moved to the GPU once, before timing. Each PyTorch call is timed by a pair of CUDA
+events recorded around it (torch.cuda.Event(enable_timing=True)), after one warm-up and
+torch.cuda.synchronize(), the median of --reps; the output comes from PyTorch's caching allocator,
+warm after the warm-up. PyTorch then has its own copy baseline: dst.copy_(src) on the GPU of the same
+bytes as clops's copy, timed the same way, so the PyTorch columns gain "copy" (that CUDA copy's GB/s)
+and "%copy" (PyTorch / its CUDA copy), next to clops's %copy against its OpenCL copy; "ratio" stays
+clops / PyTorch. Without a CUDA GPU (torch.cuda.is_available() false) it exits with status 2.
 
 A row a peer has no operator or type for is shown as "-" (listed once on stderr).
 A peer that is not installed is skipped with a message.
@@ -37,9 +49,14 @@ Setup: the package into a virtual environment, with the peers (CPU is enough):
     v/bin/pip install onnx onnxruntime torch   (or Debian's python3-torch, seen via --system-site-packages)
 (`bash test/python/run.sh` leaves such a venv in build/venv, without the peers.)
 
+On a GPU machine (../shared/gpu/README.md: `bash ../shared/gpu/pack.sh` here, then there, where
+python3 has PyTorch with CUDA and pyopencl):
+    bash .gpu/run.sh python3 tools/scripts/peers.py --device 0 --torch-device cuda --sizes 64M
+
 Usage:
-    v/bin/python tools/scripts/peers.py [--device N|host] [--quick] [--sizes LIST] [--widths LIST]
-                                        [--blocks LIST] [--ops LIST] [--reps N] [--threads N] [--json]
+    v/bin/python tools/scripts/peers.py [--device N|host] [--torch-device cpu|cuda] [--quick] [--sizes LIST]
+                                        [--widths LIST] [--blocks LIST] [--ops LIST] [--reps N] [--threads N]
+                                        [--json]
 """
 import argparse
 import json
@@ -107,6 +124,7 @@ def make_rows(sizes, widths, blocks, ops, reps):
 
 
 def median_seconds(fn, reps):
+    """The wall clock around fn(), median of reps after one warm-up."""
     fn()  # warm-up
     times = []
     for _ in range(reps):
@@ -114,6 +132,28 @@ def median_seconds(fn, reps):
         fn()
         times.append(time.perf_counter_ns() - t0)
     return statistics.median(times) * 1e-9
+
+
+class CudaTimer:
+    """GPU time of fn() between two CUDA events recorded around it on the current stream, median of reps
+    after one warm-up and torch.cuda.synchronize()."""
+
+    def __init__(self, torch):
+        self.cuda = torch.cuda
+        self.start = torch.cuda.Event(enable_timing=True)
+        self.end = torch.cuda.Event(enable_timing=True)
+
+    def median_seconds(self, fn, reps):
+        fn()  # warm-up (and PyTorch's caching allocator holds the output's memory from now on)
+        self.cuda.synchronize()
+        times = []
+        for _ in range(reps):
+            self.start.record()
+            fn()
+            self.end.record()
+            self.end.synchronize()
+            times.append(self.start.elapsed_time(self.end))  # milliseconds
+        return statistics.median(times) * 1e-3
 
 
 class Clops:
@@ -240,38 +280,71 @@ class Unsupported(Exception):
     pass
 
 
-class TorchPeer:
+class Peer:
+    """What a peer times with and against: the wall clock (median_seconds), and clops's copy (own_copy
+    False). A peer on another device has its own timer and copy of the same bytes there."""
+    own_copy = False
+
+    def median_seconds(self, fn, reps):
+        return median_seconds(fn, reps)
+
+
+class TorchPeer(Peer):
     name = "PyTorch"
 
-    def __init__(self, threads):
+    def __init__(self, threads, device="cpu"):
         import torch  # noqa: F401 (ImportError: peer missing)
         self.torch = torch
         torch.set_num_threads(threads)
         self.version = torch.__version__
+        self.device = torch.device(device)
+        self.device_name = "cpu"
+        if self.device.type == "cuda":  # main() checked torch.cuda.is_available()
+            self.device_name = f"cuda ({torch.cuda.get_device_name(self.device)})"
+            self.median_seconds = CudaTimer(torch).median_seconds
+            self.own_copy = True
 
     def prepare(self, row, inputs):
         torch, F = self.torch, self.torch.nn.functional
         op, order = row["op_short"], row["order"]
-        x = torch.from_numpy(inputs.x)
+        x = torch.from_numpy(inputs.x).to(self.device)  # moved once, outside the timing
         b = row["block"]
+        n, c, h, w = x.shape
         if op == "d2s" and order == "CRD":
-            return lambda: F.pixel_shuffle(x, b)
-        if op == "s2d" and order == "CRD":
-            return lambda: F.pixel_unshuffle(x, b)
-        if op == "unpool" and row["index_type"] == "INT64":
-            idx = torch.from_numpy(inputs.plane_idx)
+            fn = lambda: F.pixel_shuffle(x, b)  # noqa: E731
+        elif op == "d2s":  # DCR, as ONNX defines it: {n, b, b, c/b², h, w} -> {n, c/b², h, b, w, b}
+            cc = c // (b * b)
+            def fn():
+                return x.view(n, b, b, cc, h, w).permute(0, 3, 4, 1, 5, 2).contiguous().view(n, cc, h * b, w * b)
+        elif op == "s2d" and order == "CRD":
+            fn = lambda: F.pixel_unshuffle(x, b)  # noqa: E731
+        elif op == "s2d":  # DCR: {n, c, h/b, b, w/b, b} -> {n, b, b, c, h/b, w/b}
+            hh, ww = h // b, w // b
+            def fn():
+                return x.view(n, c, hh, b, ww, b).permute(0, 3, 5, 1, 2, 4).contiguous().view(n, b * b * c, hh, ww)
+        elif op == "unpool" and row["index_type"] == "INT64":
+            idx = torch.from_numpy(inputs.plane_idx).to(self.device)
             size = tuple(row["output_shape"][2:])
             k, st, pad = unpool_geometry(row)
             fn = lambda: F.max_unpool2d(x, idx, kernel_size=k, stride=st, padding=pad, output_size=size)  # noqa: E731
-            try:
-                fn()
-            except RuntimeError as e:  # e.g. not implemented for 'Byte'
-                raise Unsupported(str(e).splitlines()[0])
-            return fn
-        raise Unsupported("no operator")
+        else:
+            raise Unsupported("no operator")
+        try:
+            fn()
+            if self.own_copy:
+                torch.cuda.synchronize()  # an error in the kernel shows here
+        except RuntimeError as e:  # e.g. not implemented for 'Byte'
+            raise Unsupported(str(e).splitlines()[0])
+        return fn
+
+    def copy(self, nbytes):
+        """A copy of nbytes on PyTorch's device (own_copy only)."""
+        src = self.torch.ones(nbytes, dtype=self.torch.uint8, device=self.device)
+        dst = self.torch.empty_like(src)
+        return lambda: dst.copy_(src)
 
 
-class OrtPeer:
+class OrtPeer(Peer):
     name = "ONNX Runtime"
 
     def __init__(self, threads):
@@ -346,6 +419,9 @@ def row_key(r):
 def main():
     ap = argparse.ArgumentParser(description="clops (its Python package) against PyTorch and ONNX Runtime, in one process")
     ap.add_argument("--device", default="0", help="OpenCL device index (clops.devices()) or host (default 0)")
+    ap.add_argument("--torch-device", default="cpu", choices=("cpu", "cuda"),
+                    help="where PyTorch runs; cuda: on the current CUDA GPU, timed by CUDA events against its own "
+                         "CUDA copy (default cpu)")
     ap.add_argument("--quick", action="store_true", help="sizes spec,1M, widths 1,4,16, blocks 2,3 (as clops bench)")
     ap.add_argument("--sizes", default=None, help="tensor sizes: spec,64K,1M,... (default spec,64K,1M,4M,16M,64M)")
     ap.add_argument("--widths", default=None, help="element widths among 1,2,4,8,16 (default all)")
@@ -367,6 +443,18 @@ def main():
     if bad or a.reps < 1:
         ap.error(f"bad values: {bad or a.reps}")
 
+    if a.torch_device == "cuda":  # asked for: no falling back to the CPU or skipping PyTorch
+        try:
+            import torch
+        except ImportError:
+            print("peers: --torch-device cuda needs PyTorch with CUDA, and torch is not installed", file=sys.stderr)
+            return 2
+        if not torch.cuda.is_available():
+            print(f"peers: --torch-device cuda: torch.cuda.is_available() is false (PyTorch {torch.__version__}, "
+                  f"CUDA {torch.version.cuda or 'none: a CPU-only build'}): no CUDA GPU to time PyTorch on; "
+                  "run on a GPU machine (../shared/gpu/README.md) or leave --torch-device out", file=sys.stderr)
+            return 2
+
     try:
         import numpy as np
     except ImportError:
@@ -383,12 +471,13 @@ def main():
         return 1
 
     peers = []
-    for cls, install in ((TorchPeer, "pip install torch   (or apt-get install python3-torch)"),
-                         (OrtPeer, "pip install onnx onnxruntime")):
+    for make, name, install in ((lambda: TorchPeer(a.threads, a.torch_device), TorchPeer.name,
+                                 "pip install torch   (or apt-get install python3-torch)"),
+                                (lambda: OrtPeer(a.threads), OrtPeer.name, "pip install onnx onnxruntime")):
         try:
-            peers.append(cls(a.threads))
+            peers.append(make())
         except ImportError as e:
-            print(f"peers: skipping {cls.name}: {e.name or e} is not installed ({install})", file=sys.stderr)
+            print(f"peers: skipping {name}: {e.name or e} is not installed ({install})", file=sys.stderr)
     if not peers:
         print("peers: no peer installed; clops and the copy only", file=sys.stderr)
 
@@ -403,13 +492,15 @@ def main():
         moved = r["bytes_moved"]
         inputs = Inputs(np, r)
         copy_bytes = (moved + 1) // 2 + 15 & ~15  # the bench's copy: reads and writes this many
-        entry = {"key": row_key(r), "row": r, "peers": {},
+        entry = {"key": row_key(r), "row": r, "peers": {}, "peer_copy": {},
                  "clops_gbps": moved / median_seconds(clops.prepare(r, inputs), a.reps) / 1e9,
                  "copy_gbps": 2 * copy_bytes / median_seconds(clops.copy(copy_bytes), a.reps) / 1e9}
         for p in peers:
             try:
                 fn = p.prepare(r, inputs)
-                entry["peers"][p.name] = moved / median_seconds(fn, a.reps) / 1e9
+                entry["peers"][p.name] = moved / p.median_seconds(fn, a.reps) / 1e9
+                if p.own_copy:  # the same bytes copied on the peer's device, timed as the peer is
+                    entry["peer_copy"][p.name] = 2 * copy_bytes / p.median_seconds(p.copy(copy_bytes), a.reps) / 1e9
             except Unsupported as e:
                 why = str(e)
                 dtype = "" if why == "no operator" else r["data_type"]  # no operator: whatever the type
@@ -421,16 +512,21 @@ def main():
     for (peer, op, what, dtype), why in sorted(unsupported.items()):
         print(f"peers: {peer} has no {op} {what}{' ' + dtype if dtype else ''}: {why}", file=sys.stderr)
 
+    torch_device = next((p.device_name for p in peers if isinstance(p, TorchPeer)), None)
     if a.json:
         out = {"clops": clops.version, "device": clops.name, "peers": {p.name: p.version for p in peers},
-               "threads": a.threads, "reps": a.reps, "rows": []}
+               "torch_device": torch_device, "threads": a.threads, "reps": a.reps, "rows": []}
         for e in table:
             op, what, width, block, shape = e["key"]
-            out["rows"].append({"op": op, "order_or_index": what, "width": width, "block": block, "input_shape": shape,
-                                "bytes_moved": e["row"]["bytes_moved"], "clops_wall_gbps": e["clops_gbps"],
-                                "copy_gbps": e["copy_gbps"], "clops_over_copy": e["clops_gbps"] / e["copy_gbps"],
-                                "peer_gbps": e["peers"],
-                                "ratio": {k: (e["clops_gbps"] / v if v else None) for k, v in e["peers"].items()}})
+            row = {"op": op, "order_or_index": what, "width": width, "block": block, "input_shape": shape,
+                   "bytes_moved": e["row"]["bytes_moved"], "clops_wall_gbps": e["clops_gbps"],
+                   "copy_gbps": e["copy_gbps"], "clops_over_copy": e["clops_gbps"] / e["copy_gbps"],
+                   "peer_gbps": e["peers"],
+                   "ratio": {k: (e["clops_gbps"] / v if v else None) for k, v in e["peers"].items()}}
+            if e["peer_copy"]:  # --torch-device cuda: PyTorch's own CUDA copy, and PyTorch's GB/s over it
+                row["peer_copy_gbps"] = e["peer_copy"]
+                row["peer_over_copy"] = {k: e["peers"][k] / v for k, v in e["peer_copy"].items()}
+            out["rows"].append(row)
         json.dump(out, sys.stdout, indent=1)
         print()
         return 0
@@ -439,17 +535,23 @@ def main():
           ", ".join(f"{p.name} {p.version}" for p in peers) + f" on {a.threads} thread(s)")
     print(f"# GB/s = (bytes read + written) / median wall time of one call ({a.reps} reps); copy = same bytes copied "
           "on clops's device; %copy = clops / copy; ratio = clops / peer (> 1: clops faster)")
+    if torch_device and torch_device != "cpu":
+        print(f"# PyTorch on {torch_device}: timed by CUDA events, not the wall clock; its copy = dst.copy_(src) of "
+              "the same bytes on that GPU, its %copy = PyTorch / that copy")
     head = f"{'op':<12} {'order':<8} {'width':>5} {'block':>5} {'input shape':<16} {'clops':>8} {'copy':>8} {'%copy':>6}"
     for p in peers:
-        head += f" {p.name[:12]:>12} {'ratio':>6}"
+        head += f" {p.name[:12]:>12}" + (f" {'copy':>8} {'%copy':>6}" if p.own_copy else "") + f" {'ratio':>6}"
     print(head)
     for e in table:
         op, what, width, block, shape = e["key"]
         line = (f"{op:<12} {what:<8} {width:>5} {block if block else '-':>5} {shape:<16} {e['clops_gbps']:>8.3f} "
                 f"{e['copy_gbps']:>8.3f} {100 * e['clops_gbps'] / e['copy_gbps']:>6.1f}")
         for p in peers:
-            v = e["peers"].get(p.name)
-            line += f" {v:>12.3f} {e['clops_gbps'] / v:>6.2f}" if v else f" {'-':>12} {'-':>6}"
+            v, pc = e["peers"].get(p.name), e["peer_copy"].get(p.name)
+            line += f" {v:>12.3f}" if v else f" {'-':>12}"
+            if p.own_copy:
+                line += f" {pc:>8.3f} {100 * v / pc:>6.1f}" if v else f" {'-':>8} {'-':>6}"
+            line += f" {e['clops_gbps'] / v:>6.2f}" if v else f" {'-':>6}"
         print(line)
     return 0
 
