@@ -5,12 +5,17 @@
  * rules choose, 64-bit offsets, layouts, plans, index types) is built on the
  * default device, and the program each operator uses (its source file and the
  * build options clops_operator_get_info reports) must be a line of the list.
+ * `clops kernels build` (issue 33, item 6) builds a selection into an empty
+ * cache: operators of that selection then load their programs from disk, and a
+ * second build finds every program cached already.
  * Shared fixtures: cli_fixture.h.
  */
 #define _XOPEN_SOURCE 700
 #include "cli_fixture.h"
 
 #include <clops/clops.h>
+#include <dirent.h>
+#include <sys/stat.h>
 
 /* ---- the list, as the CLI prints it ---------------------------------------------------------- */
 
@@ -228,11 +233,113 @@ START_TEST(test_list_names_every_built_program)
 }
 END_TEST
 
+
+/* "... N programs: built B, already cached C, failed F" of `clops kernels build`. */
+static void build_counts(size_t *total, size_t *built, size_t *cached, size_t *failed)
+{
+    const char *at = strstr(res.out, " programs: built ");
+    ck_assert_msg(at != NULL, "kernels build: no summary in '%.400s'", res.out);
+    const char *start = at;
+    while (start > res.out && start[-1] != ' ') start--;
+    ck_assert_int_eq(sscanf(start, "%zu programs: built %zu, already cached %zu, failed %zu", total, built, cached,
+                            failed), 4);
+}
+
+/* A DepthToSpace or SpaceToDepth operator of UINT8, block 3, packed, on a fresh
+ * context: where its program came from. */
+static void check_origin(int d2s, clops_depth_space_order order, uint32_t w)
+{
+    const uint32_t deep[4] = {1, 9, 4, w}, space[4] = {1, 1, 12, 3 * w};
+    clops_tensor_desc x = {CLOPS_DATA_TYPE_UINT8, {0}, NULL}, y = {CLOPS_DATA_TYPE_UINT8, {0}, NULL};
+    memcpy(x.sizes, d2s ? deep : space, sizeof x.sizes);
+    memcpy(y.sizes, d2s ? space : deep, sizeof y.sizes);
+    clops_depth_to_space_desc d = {&x, &y, 3, order};
+    const clops_operator_desc desc = {d2s ? CLOPS_OPERATOR_DEPTH_TO_SPACE : CLOPS_OPERATOR_SPACE_TO_DEPTH, &d};
+    clops_context *ctx = NULL;
+    ck_assert_int_eq(clops_context_create(&ctx), CLOPS_SUCCESS);
+    clops_operator *op = NULL;
+    const clops_status st = clops_operator_create(ctx, &desc, &op);
+    ck_assert_msg(st == CLOPS_SUCCESS, "%s: %.400s", clops_status_name(st), clops_last_error_message());
+    clops_operator_info info;
+    ck_assert_int_eq(clops_operator_get_info(op, &info), CLOPS_SUCCESS);
+    ck_assert_int_eq(info.backend, CLOPS_BACKEND_OPENCL);
+    ck_assert_msg(strcmp(info.program_origin, "disk cache") == 0, "%s order %d width %u: program origin '%s' (%s), "
+                  "not 'disk cache' after 'clops kernels build'", d2s ? "DepthToSpace" : "SpaceToDepth", (int)order,
+                  w, info.program_origin, info.build_options);
+    clops_operator_free(op);
+    clops_context_free(ctx);
+}
+
+START_TEST(test_build_fills_the_cache)
+{
+    if (!have_device) {
+        const char *req = getenv("CLOPS_REQUIRE_DEVICE");
+        ck_assert_msg(!(req && strcmp(req, "1") == 0), "no OpenCL device (CLOPS_REQUIRE_DEVICE=1)");
+        fprintf(stderr, "SKIP: test_build_fills_the_cache: no OpenCL device\n");
+        return;
+    }
+    char dir[512];
+    tmp_path(dir, sizeof dir, "prepared-cache");
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    ck_assert_int_eq(setenv("CLOPS_CACHE_DIR", dir, 1), 0); /* the CLI inherits it, and so do the contexts below */
+    unsetenv("CLOPS_CACHE");
+
+    run("kernels", "build", "--ops", "d2s,s2d", "--types", "UINT8", "--blocks", "3", "--layouts", "packed",
+        "--jobs", "2", NULL);
+    ck_assert_msg(res.exit_code == 0, "kernels build: exit %d: %.400s", res.exit_code, res.err);
+    size_t total, built, cached, failed;
+    build_counts(&total, &built, &cached, &failed);
+    ck_assert_uint_gt(total, 0);
+    ck_assert_uint_eq(built, total);
+    ck_assert_uint_eq(cached, 0);
+    ck_assert_uint_eq(failed, 0);
+    /* not a terminal: one progress line per program */
+    size_t lines = 0;
+    for (const char *c = res.err; *c; c++) lines += *c == '\n';
+    ck_assert_uint_eq(lines, total);
+
+    /* short and long rows (the whole-row and the chunked program), both orders */
+    for (int d2s = 0; d2s < 2; d2s++)
+        for (int order = 0; order < 2; order++) {
+            check_origin(d2s, (clops_depth_space_order)order, 5);
+            check_origin(d2s, (clops_depth_space_order)order, 5000);
+        }
+
+    run("kernels", "build", "--ops", "d2s,s2d", "--types", "UINT8", "--blocks", "3", "--layouts", "packed", NULL);
+    ck_assert_msg(res.exit_code == 0, "second kernels build: exit %d: %.400s", res.exit_code, res.err);
+    size_t total2;
+    build_counts(&total2, &built, &cached, &failed);
+    ck_assert_uint_eq(total2, total);
+    ck_assert_uint_eq(built, 0);
+    ck_assert_uint_eq(cached, total);
+    ck_assert_uint_eq(failed, 0);
+    DIR *d = opendir(dir); /* the cache's writes are atomic: no temporary file is left */
+    ck_assert_ptr_nonnull(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        ck_assert_msg(strstr(e->d_name, ".tmp") == NULL, "temporary file left in the cache: %s", e->d_name);
+    closedir(d);
+}
+END_TEST
+
+/* A cache that is off: nothing can be prepared, exit 1 with the reason. */
+START_TEST(test_build_without_cache)
+{
+    if (!have_device) return;
+    ck_assert_int_eq(setenv("CLOPS_CACHE", "off", 1), 0);
+    run("kernels", "build", "--ops", "d2s", "--types", "UINT8", "--blocks", "2", "--layouts", "packed", NULL);
+    unsetenv("CLOPS_CACHE");
+    ck_assert_int_eq(res.exit_code, 1);
+    ck_assert_msg(strstr(res.err, "CLOPS_ERROR_CACHE_UNAVAILABLE") != NULL, "%.400s", res.err);
+}
+END_TEST
+
 static Suite *cli_kernels_suite(void)
 {
     Suite *s = suite_create("cli_kernels");
     TCase *tc = cli_case(s);
     tcase_add_test(tc, test_list_names_every_built_program);
+    tcase_add_test(tc, test_build_fills_the_cache);
+    tcase_add_test(tc, test_build_without_cache);
     return s;
 }
 

@@ -317,6 +317,104 @@ CLOPS_API clops_status clops_program_source_text(const char *source_name, char *
 CLOPS_API clops_status clops_pack_add_binary(const char *pack_path, unsigned device_index, const char *source_name,
                                              const char *build_options, const void *binary, size_t binary_size,
                                              size_t *count);
+
+/** Operators of a clops_program_selection (bits of its `ops`). */
+enum {
+    CLOPS_SELECT_DEPTH_TO_SPACE = 1u,
+    CLOPS_SELECT_SPACE_TO_DEPTH = 2u,
+    CLOPS_SELECT_MAX_UNPOOLING = 4u
+};
+/** Tensor layouts of a clops_program_selection (bits of its `layouts`): packed
+ *  (no strides), NHWC (channels innermost), strided (gaps between elements). */
+enum { CLOPS_SELECT_PACKED = 1u, CLOPS_SELECT_NHWC = 2u, CLOPS_SELECT_STRIDED = 4u };
+
+/** A set of operator variants, as `clops kernels list` and `clops kernels build`
+ *  take them: operators x data types x block sizes x layouts; MaxUnpooling with
+ *  every index type and indices layout. Zero-initialised: everything (every
+ *  operator, data type and layout, block sizes 1 to 8, no extra windows). */
+typedef struct clops_program_selection {
+    unsigned ops;                 /**< CLOPS_SELECT_* operator bits; 0: all three */
+    const clops_data_type *types; /**< data types; NULL with type_count 0: all */
+    size_t type_count;            /**< entries at `types` */
+    const uint32_t *blocks;       /**< DepthToSpace/SpaceToDepth block sizes (each >= 1); NULL with 0: 1..8 */
+    size_t block_count;           /**< entries at `blocks` */
+    unsigned layouts;             /**< CLOPS_SELECT_* layout bits; 0: all three */
+    const uint32_t *windows;      /**< MaxUnpooling windows past the pool's cells: window_count (KH, KW)
+                                       pairs, each side 1 to 64; NULL with 0: none */
+    size_t window_count;          /**< pairs at `windows` */
+} clops_program_selection;
+
+/** Calls `fn` for every program that operators of the selection `sel` (NULL:
+ *  everything) would load or compile on ctx's device, for any sizes: each
+ *  descriptor's programs as clops_operator_programs() names them (so a program
+ *  may be named more than once; a data type the device cannot run names
+ *  nothing). What `clops kernels list` prints.
+ *  @param ctx an OpenCL context.
+ *  @param sel the selection; NULL: everything.
+ *  @param fn called per program, on the calling thread.
+ *  @param user passed to `fn`.
+ *  @return ::CLOPS_SUCCESS, or:
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `ctx` or `fn` is NULL.
+ *  @retval CLOPS_ERROR_WRONG_BACKEND `ctx` is the host backend.
+ *  @retval CLOPS_ERROR_INVALID_SETTING an unknown bit or data type, a block size
+ *          of 0, a window side outside 1 to 64, or a NULL array with a count.
+ *  @threadsafety As clops_operator_programs(). @blocking As clops_operator_programs(). */
+CLOPS_API clops_status clops_programs_list(clops_context *ctx, const clops_program_selection *sel,
+                                           clops_program_fn fn, void *user);
+
+/** One program that clops_programs_prepare() finished, for its callback. */
+typedef struct clops_prepared_program {
+    const char *source_name;   /**< its kernel source file */
+    const char *build_options; /**< its build options */
+    const char *origin;        /**< "compiled" (built now and stored) or "disk cache" (there already); "" if it failed */
+    clops_status status;       /**< ::CLOPS_SUCCESS, or why it failed */
+    const char *message;       /**< the failure's detailed message; "" on success */
+    size_t done;               /**< programs finished so far, this one included */
+    size_t total;              /**< programs to prepare */
+} clops_prepared_program;
+/** clops_programs_prepare()'s progress callback; `p` and its strings are valid
+ *  during the call only. */
+typedef void (*clops_prepare_fn)(void *user, const clops_prepared_program *p);
+
+/** What clops_programs_prepare() did. */
+typedef struct clops_prepare_report {
+    size_t total;  /**< distinct programs of the selection */
+    size_t built;  /**< compiled now and stored in the cache */
+    size_t cached; /**< in the cache already (loaded, so the binary is known good) */
+    size_t failed; /**< neither */
+} clops_prepare_report;
+
+/** Builds every program of the selection `sel` (NULL: everything) for OpenCL
+ *  device `device_index` of clops_device_list() into the program cache, so that
+ *  later operators of those variants, in any process using the same cache,
+ *  load them from disk instead of compiling ("warming up a service",
+ *  docs/cache-and-tuning.md). The programs are those of clops_programs_list()
+ *  less DepthToSpace/SpaceToDepth's block-argument variants (used only where the
+ *  specialised program can be neither loaded nor compiled). `jobs` threads (0:
+ *  one per online core, at most one per program) each build on a context of
+ *  their own on that device; the cache's writes are atomic (a temporary file
+ *  renamed), so other processes may use or fill the cache meanwhile. A program
+ *  compiled but absent from the cache afterwards (a full disk, a size bound that
+ *  evicted it) counts as failed.
+ *  @param device_index an OpenCL device of clops_device_list().
+ *  @param sel the selection; NULL: everything (several hundred programs).
+ *  @param jobs threads; 0: one per online core.
+ *  @param fn called once per finished program, from the building threads, never
+ *         two calls at once; may be NULL.
+ *  @param user passed to `fn`.
+ *  @param[out] report the counts; may be NULL. Filled on every return.
+ *  @return ::CLOPS_SUCCESS when every program is in the cache, or:
+ *  @retval CLOPS_ERROR_BUILD_FAILED some programs failed (report->failed; each
+ *          one's status and message went to `fn`); the others are in the cache.
+ *  @retval CLOPS_ERROR_CACHE_UNAVAILABLE the cache is off or read-only.
+ *  @retval CLOPS_ERROR_INVALID_SETTING as clops_programs_list().
+ *  @retval other as clops_context_create_device().
+ *  @threadsafety Any thread; reads the environment (CLOPS_CACHE_DIR, ...) as
+ *  clops_context_create_device() does.
+ *  @blocking Compiles: seconds per program on CPU devices. */
+CLOPS_API clops_status clops_programs_prepare(unsigned device_index, const clops_program_selection *sel,
+                                              unsigned jobs, clops_prepare_fn fn, void *user,
+                                              clops_prepare_report *report);
 /** @} */
 
 /* ---- tuning ------------------------------------------------------------------------------ */

@@ -24,7 +24,7 @@ from . import _lib as _L
 from ._lib import Error
 
 __all__ = ["__version__", "Device", "Error", "devices", "depth_to_space", "space_to_depth", "max_unpooling",
-           "max_unpool2d", "clear_cache"]
+           "max_unpool2d", "clear_cache", "prepare", "Prepared"]
 
 __version__ = _L.version_string().decode()
 
@@ -313,6 +313,132 @@ def max_unpool2d(x, indices, kernel_size, stride=None, padding=0, output_size=No
     if three:
         y = y.reshape(tuple(y.shape[1:]))
     return back(y) if back is not None else y
+
+
+class Prepared(_NamedTuple):
+    """What clops.prepare() did: `total` programs of the selection, `built` (compiled now and stored in the
+    cache), `cached` (in the cache already), `failed`, and `failures`: (source, build options, reason)
+    of each failed one."""
+    device: object            # the device index prepared, or "host" (nothing to build)
+    total: int
+    built: int
+    cached: int
+    failed: int
+    failures: list
+
+
+_OPS = {"depth_to_space": _L.SELECT_DEPTH_TO_SPACE, "depth-to-space": _L.SELECT_DEPTH_TO_SPACE,
+        "d2s": _L.SELECT_DEPTH_TO_SPACE, "space_to_depth": _L.SELECT_SPACE_TO_DEPTH,
+        "space-to-depth": _L.SELECT_SPACE_TO_DEPTH, "s2d": _L.SELECT_SPACE_TO_DEPTH,
+        "max_unpooling": _L.SELECT_MAX_UNPOOLING, "max-unpooling": _L.SELECT_MAX_UNPOOLING,
+        "unpool": _L.SELECT_MAX_UNPOOLING, "max_unpool2d": _L.SELECT_MAX_UNPOOLING}
+_LAYOUTS = {"packed": _L.SELECT_PACKED, "nhwc": _L.SELECT_NHWC, "strided": _L.SELECT_STRIDED}
+
+
+def _words(value, what):
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [w for w in value.split(",") if w]
+    return list(value)
+
+
+def _selection_dtype(d):
+    if isinstance(d, str) and d.lower() == "bfloat16":
+        return _L.DATA_TYPE_BFLOAT16
+    import numpy as np
+    try:
+        dt = np.dtype(d)
+    except TypeError:
+        raise TypeError(f"prepare: dtypes: {d!r} is not a NumPy dtype or \"bfloat16\"") from None
+    code = _L.DATA_TYPES.get((dt.kind, dt.itemsize))
+    if code is None:
+        raise TypeError(f"prepare: dtype {dt} is not a type clops supports (bool, int8-64, uint8-64, "
+                        "float16/32/64, complex64/128, \"bfloat16\")")
+    return code
+
+
+def prepare(ops=None, dtypes=None, device=None, *, blocks=None, layouts=None, jobs=None, progress=None):
+    """Builds the OpenCL programs of a selection of operator variants into clops's program cache, on every
+    core, so that a service's first calls load them from disk instead of compiling (seconds per new dtype
+    or pool variant on a CPU device). What `clops kernels build` does, through the library's
+    clops_programs_prepare (docs/cache-and-tuning.md, "Warming up a service").
+
+    ops      operator names: "depth_to_space" ("d2s"), "space_to_depth" ("s2d"), "max_unpooling"
+             ("unpool", "max_unpool2d"), a list of them or a comma-separated string; None: all three
+    dtypes   NumPy dtypes (or names, "bfloat16" too), a list; None: every type
+    device   None (where device=None runs NumPy arrays: when that is the host backend, as on a machine
+             whose only OpenCL device is a CPU, there is nothing to build), an index of clops.devices()
+             (pyopencl arrays on that device, or device=N), or "host" (nothing to build)
+    blocks   DepthToSpace/SpaceToDepth block sizes; None: 1 to 8
+    layouts  "packed", "nhwc", "strided" (a list or comma-separated); None: all three
+    jobs     building threads, each with a context of its own; None: one per online core
+    progress None, or a callable(done, total, source, build_options, origin) called once per finished
+             program (origin "compiled", "disk cache", or None when it failed), from the building threads,
+             one call at a time
+
+    Returns a Prepared (device, total, built, cached, failed, failures). Raises ValueError or TypeError
+    for a bad selection or device, and clops.Error when the cache is off or read-only
+    (CLOPS_ERROR_CACHE_UNAVAILABLE) or when some programs failed (CLOPS_ERROR_BUILD_FAILED; the error's
+    `prepared` attribute is the Prepared, with each failure's reason). The call releases the GIL while
+    it builds.
+    """
+    import ctypes
+    op_bits = 0
+    for w in _words(ops, "ops"):
+        bit = _OPS.get(str(w).lower()) if isinstance(w, str) else None
+        if bit is None:
+            raise ValueError(f"prepare: ops: {w!r} is not one of {sorted(_OPS)}")
+        op_bits |= bit
+    layout_bits = 0
+    for w in _words(layouts, "layouts"):
+        bit = _LAYOUTS.get(str(w).lower()) if isinstance(w, str) else None
+        if bit is None:
+            raise ValueError(f"prepare: layouts: {w!r} is not one of {sorted(_LAYOUTS)}")
+        layout_bits |= bit
+    if dtypes is not None and not isinstance(dtypes, (list, tuple, set, frozenset)):
+        dtypes = [dtypes]
+    types = sorted({_selection_dtype(d) for d in dtypes or []})
+    block_list = []
+    for b in _words(blocks, "blocks"):
+        if isinstance(b, bool) or not isinstance(b, int) and not (isinstance(b, str) and b.isdigit()):
+            raise TypeError(f"prepare: blocks: {b!r} is not an int")
+        if not 1 <= int(b) <= 0xFFFFFFFF:
+            raise ValueError(f"prepare: blocks: {b} is not a block size (1 or more)")
+        block_list.append(int(b))
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= 256):
+        raise ValueError(f"prepare: jobs must be an int from 1 to 256, not {jobs!r}")
+    key = _core._device_key(device)
+    if key[0] == "host":
+        return Prepared("host", 0, 0, 0, 0, [])
+    index = key[1]
+
+    type_arr = (ctypes.c_int * max(1, len(types)))(*types)
+    block_arr = (ctypes.c_uint32 * max(1, len(block_list)))(*block_list)
+    sel = _L.ProgramSelection(op_bits, type_arr if types else None, len(types), block_arr if block_list else None,
+                              len(block_list), layout_bits, None, 0)
+    failures = []
+
+    def on_program(_user, p):
+        p = p.contents
+        source, options = p.source_name.decode(), p.build_options.decode()
+        if p.status != 0:
+            failures.append((source, options, f"{_L.name_of(p.status)}: {p.message.decode(errors='replace')}"))
+        if progress is not None:
+            progress(p.done, p.total, source, options, p.origin.decode() if p.status == 0 else None)
+
+    callback = _L.PREPARE_FN(on_program)
+    report = _L.PrepareReport()
+    st = _L.programs_prepare(index, ctypes.byref(sel), jobs or 0, callback, None, ctypes.byref(report))
+    result = Prepared(index, report.total, report.built, report.cached, report.failed, failures)
+    if st != 0:
+        err = _L.exception(st)
+        if report.failed:
+            shown = "; ".join(f"{s} {o}: {why}" for s, o, why in failures[:3])
+            err = _L.exception(st, f"{report.failed} of {report.total} programs failed: {shown}")
+        err.prepared = result
+        raise err
+    return result
 
 
 def clear_cache():

@@ -69,6 +69,29 @@ class Buffers(ctypes.Structure):
     _fields_ = [("input", c_void_p), ("indices", c_void_p), ("output", c_void_p)]
 
 
+class ProgramSelection(ctypes.Structure):  # clops_program_selection (clops_cache.h)
+    _fields_ = [("ops", ctypes.c_uint), ("types", ctypes.POINTER(ctypes.c_int)), ("type_count", ctypes.c_size_t),
+                ("blocks", ctypes.POINTER(ctypes.c_uint32)), ("block_count", ctypes.c_size_t),
+                ("layouts", ctypes.c_uint), ("windows", ctypes.POINTER(ctypes.c_uint32)),
+                ("window_count", ctypes.c_size_t)]
+
+
+class PreparedProgram(ctypes.Structure):  # clops_prepared_program
+    _fields_ = [("source_name", ctypes.c_char_p), ("build_options", ctypes.c_char_p), ("origin", ctypes.c_char_p),
+                ("status", ctypes.c_int), ("message", ctypes.c_char_p), ("done", ctypes.c_size_t),
+                ("total", ctypes.c_size_t)]
+
+
+class PrepareReport(ctypes.Structure):  # clops_prepare_report
+    _fields_ = [("total", ctypes.c_size_t), ("built", ctypes.c_size_t), ("cached", ctypes.c_size_t),
+                ("failed", ctypes.c_size_t)]
+
+
+PREPARE_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(PreparedProgram))
+SELECT_DEPTH_TO_SPACE, SELECT_SPACE_TO_DEPTH, SELECT_MAX_UNPOOLING = 1, 2, 4
+SELECT_PACKED, SELECT_NHWC, SELECT_STRIDED = 1, 2, 4
+DATA_TYPE_BFLOAT16 = 101
+
 # clops.h's enum values used here.
 OP_DEPTH_TO_SPACE, OP_SPACE_TO_DEPTH, OP_MAX_UNPOOLING = 1, 2, 3
 ORDER_DCR, ORDER_CRD = 0, 1
@@ -114,6 +137,8 @@ operator_execute = _fn("clops_operator_execute", c_status, c_void_p, P(Buffers),
 operator_last_status = _fn("clops_operator_last_status", c_status, c_void_p)
 operator_execute_host = _fn("clops_operator_execute_host", c_status, c_void_p, P(HostBuffers))
 host_run = _fn("clops_host_run", c_status, P(OperatorDesc), P(HostBuffers))
+programs_prepare = _fn("clops_programs_prepare", c_status, ctypes.c_uint, P(ProgramSelection), ctypes.c_uint,
+                       PREPARE_FN, c_void_p, P(PrepareReport))
 
 # ---- statuses -> exceptions -------------------------------------------------------------------------
 

@@ -1,10 +1,13 @@
-/* cli_kernels.c - clops kernels list|source|pack-add: ahead-of-time kernels for
- * devices that load only binaries compiled offline (FPGA flows).
+/* cli_kernels.c - clops kernels list|build|source|pack-add: ahead-of-time kernels
+ * for devices that load only binaries compiled offline (FPGA flows), and building
+ * programs into the cache ahead of a service's first calls.
  *
  *   list      the programs (kernel source file, its hash, build options) that
  *             the chosen operators x types x block sizes x layouts need on a
  *             device, as the library itself would ask for them
- *             (clops_operator_programs); --json for scripts
+ *             (clops_programs_list); --json for scripts
+ *   build     those programs into the program cache, on every core
+ *             (clops_programs_prepare)
  *   source    the whole source of a kernel file, as clops compiles it
  *   pack-add  a binary built offline for one listed program, into a kernel pack
  *
@@ -16,6 +19,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cli_json.h"
@@ -24,6 +28,7 @@
 
 /* ---- what to list ----------------------------------------------------------------------- */
 
+/* The data types the --types words name (the library's selection takes any subset). */
 static const clops_data_type all_types[] = {
     CLOPS_DATA_TYPE_FLOAT64, CLOPS_DATA_TYPE_FLOAT32, CLOPS_DATA_TYPE_FLOAT16,   CLOPS_DATA_TYPE_INT64,
     CLOPS_DATA_TYPE_INT32,   CLOPS_DATA_TYPE_INT16,   CLOPS_DATA_TYPE_INT8,      CLOPS_DATA_TYPE_UINT64,
@@ -33,8 +38,8 @@ static const clops_data_type all_types[] = {
 #define MAX_BLOCKS 64
 #define MAX_WINDOWS 16
 
-enum { OP_D2S = 1, OP_S2D = 2, OP_UNPOOL = 4 };
-enum { LAYOUT_PACKED = 1, LAYOUT_NHWC = 2, LAYOUT_STRIDED = 4 };
+enum { OP_D2S = CLOPS_SELECT_DEPTH_TO_SPACE, OP_S2D = CLOPS_SELECT_SPACE_TO_DEPTH, OP_UNPOOL = CLOPS_SELECT_MAX_UNPOOLING };
+enum { LAYOUT_PACKED = CLOPS_SELECT_PACKED, LAYOUT_NHWC = CLOPS_SELECT_NHWC, LAYOUT_STRIDED = CLOPS_SELECT_STRIDED };
 
 typedef struct list_request {
     unsigned device;
@@ -46,6 +51,9 @@ typedef struct list_request {
     uint32_t windows[MAX_WINDOWS][2];
     size_t nwindows;
     bool block_arg_only, json;
+    /* the same as the library's selection (arrays above) */
+    clops_data_type type_list[TYPE_COUNT];
+    clops_program_selection sel;
 } list_request;
 
 /* The programs found, each once, in the order first asked for. */
@@ -81,124 +89,9 @@ static void add_program(void *user, const char *source_name, const char *build_o
     else l->failed = true;
 }
 
-/* A tensor of `type` with `sizes`, in a layout: packed (NULL strides), NHWC
- * (channels innermost) or strided (every element two apart). */
-typedef struct tensor {
-    clops_tensor_desc desc;
-    uint64_t strides[4];
-} tensor;
-
-static void make_tensor(tensor *t, clops_data_type type, const uint32_t sizes[4], unsigned layout)
-{
-    memset(t, 0, sizeof *t);
-    t->desc.data_type = type;
-    memcpy(t->desc.sizes, sizes, sizeof t->desc.sizes);
-    const uint64_t c = sizes[1], h = sizes[2], w = sizes[3];
-    if (layout == LAYOUT_NHWC) {
-        const uint64_t s[4] = {h * w * c, 1, w * c, c};
-        memcpy(t->strides, s, sizeof s);
-    } else if (layout == LAYOUT_STRIDED) {
-        const uint64_t s[4] = {2 * c * h * w, 2 * h * w, 2 * w, 2};
-        memcpy(t->strides, s, sizeof s);
-    }
-    t->desc.strides = layout == LAYOUT_PACKED ? NULL : t->strides;
-}
-
-/* Which programs an operator asks for is decided by the library's own rules
- * (lib/ops/), once per operator, from the descriptor: clops_operator_programs
- * walks every size-dependent case of those rules itself (row lengths, 64-bit
- * offsets: cl/cl.h clops_list_case; MaxUnpooling's plans: max_unpooling.c
- * list_plans). What the list must still vary is what the rules read from the
- * layout: the table below names one descriptor per case, and list_all crosses
- * them with the requested types, blocks, layouts and index types. A new
- * DepthToSpace variant chosen from the layout needs one line in the table. */
-
-/* DepthToSpace/SpaceToDepth: the spatial side {1, c, h*b, w*b} and deep side
- * {1, c*b*b, h, w} of each shape. */
-static const struct depth_space_case {
-    const char *what;
-    uint32_t spatial[4];
-} depth_space_cases[] = {
-    {"any sizes (the general case)", {1, 3, 3, 5}},
-    {"one position: channels are one element apart too", {1, 1, 1, 1}},
-};
-
-/* MaxUnpooling: the library names the program of every plan any shape can choose
- * (lib/ops/max_unpooling.c list_plans: serial, general, windows up to 4x4, every
- * pool cell), so one shape per layout case is enough; windows with a side over 4
- * (no pool) are listed for each --windows size. */
-static const uint32_t unpool_in[4] = {1, 2, 3, 5}, unpool_out[4] = {1, 2, 6, 10};
-/* The indices layouts MaxUnpooling takes (clops_max_unpooling_desc.indices_layout). */
-static const clops_indices_layout unpool_index_layouts[] = {CLOPS_INDICES_FLAT, CLOPS_INDICES_PER_PLANE};
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-
-static void list_depth_space(clops_context *ctx, program_list *out, clops_operator_type op, clops_data_type type,
-                             uint32_t b, unsigned layout)
-{
-    for (size_t s = 0; s < COUNT(depth_space_cases); s++)
-        for (int order = 0; order < 2; order++) {
-            const uint32_t *q = depth_space_cases[s].spatial;
-            const uint32_t deep_sizes[4] = {q[0], q[1] * b * b, q[2], q[3]};
-            const uint32_t space_sizes[4] = {q[0], q[1], q[2] * b, q[3] * b};
-            const bool d2s = op == CLOPS_OPERATOR_DEPTH_TO_SPACE;
-            tensor x, y;
-            make_tensor(&x, type, d2s ? deep_sizes : space_sizes, layout);
-            make_tensor(&y, type, d2s ? space_sizes : deep_sizes, layout);
-            clops_depth_to_space_desc d = {&x.desc, &y.desc, b, (clops_depth_space_order)order};
-            const clops_operator_desc desc = {op, &d};
-            clops_operator_programs(ctx, &desc, add_program, out);
-        }
-}
-
-/* One MaxUnpooling shape in `layout`, with the output in that layout and packed. */
-static void list_unpool_shape(clops_context *ctx, program_list *out, clops_data_type type,
-                              clops_data_type index_type, unsigned layout, const uint32_t in[4],
-                              const uint32_t outs[4])
-{
-    for (int out_packed = 0; out_packed < 2; out_packed++) {
-        if (!out_packed && layout == LAYOUT_PACKED) continue;
-        for (size_t l = 0; l < COUNT(unpool_index_layouts); l++) {
-            tensor x, ind, y;
-            make_tensor(&x, type, in, layout);
-            make_tensor(&ind, index_type, in, layout);
-            make_tensor(&y, type, outs, out_packed ? LAYOUT_PACKED : layout);
-            clops_max_unpooling_desc d = {&x.desc, &ind.desc, &y.desc, unpool_index_layouts[l]};
-            const clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &d};
-            clops_operator_programs(ctx, &desc, add_program, out);
-        }
-    }
-}
-
-static void list_unpool(clops_context *ctx, const list_request *rq, program_list *out, clops_data_type type,
-                        clops_data_type index_type, unsigned layout)
-{
-    list_unpool_shape(ctx, out, type, index_type, layout, unpool_in, unpool_out);
-    for (size_t i = 0; i < rq->nwindows; i++) { /* a windows plan past the pool's cells, one program per size */
-        const uint32_t in[4] = {1, 2, 64, 64}, o[4] = {1, 2, 64 * rq->windows[i][0], 64 * rq->windows[i][1]};
-        list_unpool_shape(ctx, out, type, index_type, layout, in, o);
-    }
-}
-
-static void list_all(clops_context *ctx, const list_request *rq, program_list *out)
-{
-    static const clops_data_type index_types[] = {CLOPS_DATA_TYPE_UINT32, CLOPS_DATA_TYPE_UINT64,
-                                                  CLOPS_DATA_TYPE_INT64};
-    for (size_t t = 0; t < TYPE_COUNT; t++) {
-        if (!rq->types[t]) continue;
-        for (unsigned layout = LAYOUT_PACKED; layout <= LAYOUT_STRIDED; layout <<= 1) {
-            if (!(rq->layouts & layout)) continue;
-            for (size_t b = 0; b < rq->nblocks; b++) {
-                if (rq->ops & OP_D2S)
-                    list_depth_space(ctx, out, CLOPS_OPERATOR_DEPTH_TO_SPACE, all_types[t], rq->blocks[b], layout);
-                if (rq->ops & OP_S2D)
-                    list_depth_space(ctx, out, CLOPS_OPERATOR_SPACE_TO_DEPTH, all_types[t], rq->blocks[b], layout);
-            }
-            if (rq->ops & OP_UNPOOL)
-                for (size_t i = 0; i < sizeof index_types / sizeof index_types[0]; i++)
-                    list_unpool(ctx, rq, out, all_types[t], index_types[i], layout);
-        }
-    }
-}
+/* Which descriptors stand for the selection, and which programs each needs, is
+ * the library's (lib/api/prepare.c clops_programs_list: the same walk that
+ * `clops kernels build` and Python's clops.prepare build). */
 
 /* ---- sources and their hashes ------------------------------------------------------------ */
 
@@ -298,7 +191,7 @@ static int opt_words(cli_args *args, const char *value, char *err, size_t err_si
     list_request scratch;
     memset(&scratch, 0, sizeof scratch);
     if (each_word(value, list_word_parsers[which], &scratch) != 0) {
-        set_err(err, err_size, "%s: a word of '%s' is not one it takes (see 'clops kernels list --help')",
+        set_err(err, err_size, "%s: a word of '%s' is not one it takes (see --help)",
                 list_word_options[which], value);
         return -1;
     }
@@ -321,6 +214,18 @@ static int opt_cl_device(cli_args *args, const char *value, char *err, size_t er
     }
     args->device = DEVICE_INDEX;
     args->device_index = (unsigned)v;
+    return 0;
+}
+
+/* --jobs N: building threads. */
+static int opt_jobs(cli_args *args, const char *value, char *err, size_t err_size)
+{
+    uint64_t v;
+    if (parse_uint(value, 256, &v) != 0 || v == 0) {
+        set_err(err, err_size, "--jobs needs a number of threads from 1 to 256, not '%s'", value);
+        return -1;
+    }
+    args->jobs = (unsigned)v;
     return 0;
 }
 
@@ -360,6 +265,11 @@ static void build_request(const cli_args *args, list_request *rq)
     if (!any) type_word(rq, "all");
     if (!rq->nblocks)
         for (uint32_t b = 1; b <= 8; b++) rq->blocks[rq->nblocks++] = b;
+    size_t ntypes = 0;
+    for (size_t t = 0; t < TYPE_COUNT; t++)
+        if (rq->types[t]) rq->type_list[ntypes++] = all_types[t];
+    rq->sel = (clops_program_selection){rq->ops, rq->type_list, ntypes, rq->blocks, rq->nblocks,
+                                        rq->layouts, &rq->windows[0][0], rq->nwindows};
 }
 
 /* ---- the subcommands -------------------------------------------------------------------- */
@@ -436,12 +346,103 @@ static int run_list(const cli_command *cmd, const cli_args *args)
     if (st != CLOPS_SUCCESS) {
         rc = fail_clops("kernels list", st);
     } else {
-        list_all(ctx, &rq, &list);
-        rc = list.failed ? fail_line("kernels list", "out of memory") : print_list(&list, &infos[index], rq.json);
+        st = clops_programs_list(ctx, &rq.sel, add_program, &list);
+        rc = st != CLOPS_SUCCESS ? fail_clops("kernels list", st)
+             : list.failed ? fail_line("kernels list", "out of memory") : print_list(&list, &infos[index], rq.json);
     }
     for (size_t i = 0; i < list.count; i++) free(list.items[i].options);
     free(list.items);
     clops_context_free(ctx);
+    return rc;
+}
+
+/* `clops kernels build`: the device the options name, else the default one
+ * (an OpenCL device: the host backend has no programs); -1 with the error printed. */
+static int chosen_device(const list_request *rq, const char *what, unsigned *index)
+{
+    *index = rq->device;
+    if (rq->has_device) return 0;
+    int host = 0;
+    const clops_status st = clops_default_device(&host, index);
+    if (st != CLOPS_SUCCESS) return fail_clops(what, st), -1;
+    if (host) return fail_line(what, "the default device is the host backend, which runs no kernels"), -1;
+    return 0;
+}
+
+typedef struct build_progress {
+    bool tty;
+    size_t width; /* of the last progress line on the terminal */
+    char **failures; /* "[SOURCE OPTIONS: ]STATUS: message" */
+    size_t nfailures;
+} build_progress;
+
+/* Called by the library once per finished program, never two at once. */
+static void on_program(void *user, const clops_prepared_program *p)
+{
+    build_progress *b = user;
+    const bool ok = p->status == CLOPS_SUCCESS;
+    const char *what = ok ? (strcmp(p->origin, "compiled") == 0 ? "built" : "cached") : "FAILED";
+    if (!ok) {
+        const size_t n = strlen(p->source_name) + strlen(p->build_options) + strlen(p->message) + 128;
+        char *line = malloc(n);
+        char **grown = line ? realloc(b->failures, (b->nfailures + 1) * sizeof *grown) : NULL;
+        if (grown) {
+            if (strstr(p->message, p->build_options)) /* the message names the program already */
+                snprintf(line, n, "%s: %s", clops_status_name(p->status), p->message);
+            else
+                snprintf(line, n, "%s %s: %s: %s", p->source_name, p->build_options, clops_status_name(p->status),
+                         p->message);
+            b->failures = grown;
+            b->failures[b->nfailures++] = line;
+        } else {
+            free(line);
+        }
+    }
+    if (b->tty) { /* one line, rewritten: the count and the latest program, cut to 100 columns */
+        char line[256];
+        const int n = snprintf(line, sizeof line, "[%zu/%zu] %s %s %s", p->done, p->total, what, p->source_name,
+                               p->build_options);
+        const size_t len = n < 0 ? 0 : (size_t)n > 100 ? 100 : (size_t)n;
+        fprintf(stderr, "\r%.*s%*s", (int)len, line, (int)(b->width > len ? b->width - len : 0), "");
+        b->width = len;
+        if (p->done == p->total) fputc('\n', stderr);
+    } else {
+        fprintf(stderr, "[%zu/%zu] %s %s %s\n", p->done, p->total, what, p->source_name, p->build_options);
+    }
+    fflush(stderr);
+}
+
+static int run_build(const cli_command *cmd, const cli_args *args)
+{
+    (void)cmd;
+    list_request rq;
+    build_request(args, &rq);
+    unsigned index;
+    if (chosen_device(&rq, "kernels build", &index) != 0) return EXIT_FAIL;
+    build_progress b = {.tty = isatty(STDERR_FILENO) != 0};
+    clops_prepare_report report;
+    const clops_status st = clops_programs_prepare(index, &rq.sel, args->jobs, on_program, &b, &report);
+    if (b.tty && b.width && report.total && (report.built + report.cached + report.failed) < report.total)
+        fputc('\n', stderr); /* a progress line left open by an early failure */
+    int rc = EXIT_OK;
+    if (st != CLOPS_SUCCESS && st != CLOPS_ERROR_BUILD_FAILED) {
+        rc = fail_clops("kernels build", st);
+    } else {
+        clops_device_info infos[64];
+        size_t n = 0;
+        const char *name = clops_device_list(infos, 64, &n) == CLOPS_SUCCESS && index < n ? infos[index].device_name
+                                                                                           : "?";
+        printf("device %u (%s): %zu programs: built %zu, already cached %zu, failed %zu\n", index, name,
+               report.total, report.built, report.cached, report.failed);
+        const size_t shown = b.nfailures < 10 ? b.nfailures : 10; /* the rest as a count: often one cause */
+        for (size_t i = 0; i < shown; i++) fprintf(stderr, "clops: error: kernels build: %s\n", b.failures[i]);
+        if (b.nfailures > shown)
+            fprintf(stderr, "clops: error: kernels build: and %zu more programs failed\n",
+                    b.nfailures - shown);
+        if (report.failed) rc = EXIT_FAIL;
+    }
+    for (size_t i = 0; i < b.nfailures; i++) free(b.failures[i]);
+    free(b.failures);
     return rc;
 }
 
@@ -499,6 +500,19 @@ static const cli_option list_options[] = {
     CLI_FLAG("--block-arg", block_arg, "DepthToSpace/SpaceToDepth: only the block-argument programs"),
     OPT_JSON, OPT_HELP, OPT_END};
 
+static const cli_option build_options[] = {
+    {"--device", "N", 0, opt_cl_device, "device N of 'clops devices' (default: the default device)", 0},
+    {"--ops", "LIST", 0, opt_ops, "depth-to-space (d2s), space-to-depth (s2d), max-unpooling (unpool) or all "
+     "(default all), comma-separated", 0},
+    {"--types", "LIST", 0, opt_types, "data type names (FLOAT32,UINT8,...) or all (default all)", 0},
+    {"--blocks", "LIST", 0, opt_blocks, "block sizes (default 1,2,3,4,5,6,7,8)", 0},
+    {"--layouts", "LIST", 0, opt_layouts, "packed, nhwc, strided or all (default all)", 0},
+    {"--windows", "LIST", 0, opt_windows, "MaxUnpooling window sizes KHxKW, each 1 to 64, built besides every "
+     "pool cell and window up to 4x4 (default none)", 0},
+    {"--jobs", "N", 0, opt_jobs, "building threads, each with its own context on the device (default: one per "
+     "online core)", 0},
+    OPT_HELP, OPT_END};
+
 static const cli_option pack_add_options[] = {
     {"--device", "N", 1, opt_cl_device, "the device of 'clops devices' the binary was built for (required)", 0},
     {"--source", "FILE", 1, opt_source, "the kernel file it was built from: depth_space.cl or max_unpooling.cl "
@@ -517,6 +531,16 @@ static const cli_command kernels_commands[] = {
      "variant (-DBLOCK_ARG=1: one binary for every block size, used when the\n"
      "specialised one is not in the cache and cannot be compiled).",
      list_options, NULL, run_list},
+    {"kernels build", "", 0,
+     "Builds the programs that 'clops kernels list' names for the same options\n"
+     "(less the block-argument variants, used only where a program can be neither\n"
+     "loaded nor compiled) into the program cache, on several threads, so that\n"
+     "operators of those variants load them from disk instead of compiling on\n"
+     "their first call (warming up a service). Progress on stderr: one line per\n"
+     "program, or a line rewritten in place on a terminal. Then a summary on\n"
+     "stdout (built, already cached, failed) and each failure with its reason on\n"
+     "stderr; exit status 1 if any program failed.",
+     build_options, NULL, run_build},
     {"kernels source", "FILE", 1,
      "Writes the whole source of kernel FILE (depth_space.cl, max_unpooling.cl),\n"
      "exactly as clops compiles it, to stdout.",
@@ -543,7 +567,7 @@ int cli_kernels_main(int argc, char **argv)
             return dispatch(&kernels_commands[i], argc - 1, argv + 1);
     FILE *out = argc >= 1 && is_help(argv[0]) ? stdout : stderr;
     if (argc >= 1 && out == stderr) fprintf(stderr, "clops: unknown kernels subcommand '%s'\n", argv[0]);
-    fputs("usage: clops kernels SUBCOMMAND\n\nAhead-of-time kernels for devices without a run-time compiler.\n\n"
+    fputs("usage: clops kernels SUBCOMMAND\n\nAhead-of-time kernels for devices without a run-time compiler, and programs\nbuilt into the cache before a service's first calls.\n\n"
           "subcommands:\n", out);
     cli_kernels_usage(out);
     return out == stdout ? EXIT_OK : EXIT_USAGE;
