@@ -534,7 +534,8 @@ START_TEST(cli_prune_bad_size)
 }
 END_TEST
 
-/* `clops run --fallback never` on a device without a compiler: exit 1, the
+/* `clops run --fallback never` on a device without a compiler (named: with no
+ * device named, a CPU default device gives way to the host backend): exit 1, the
  * status on stderr, no output file; --fallback allow overrides CLOPS_FALLBACK. */
 START_TEST(cli_fallback_never)
 {
@@ -546,7 +547,7 @@ START_TEST(cli_fallback_never)
     const char *flags[2] = {"--fallback never", "--fallback allow"};
     for (int i = 0; i < 2; i++) {
         snprintf(cmd, sizeof cmd, "CLOPS_CACHE=off CLOPS_DISABLE=compiler CLOPS_FALLBACK=%s '%s' run depth-to-space "
-                 "'%s/dml_input_u32.npy' '%s' --block-size 2 %s 2>'%s'", i ? "never" : "allow", cli, data, out,
+                 "'%s/dml_input_u32.npy' '%s' --block-size 2 --device 0 %s 2>'%s'", i ? "never" : "allow", cli, data, out,
                  flags[i], errfile);
         const int rc = system(cmd);
         ck_assert_msg(WIFEXITED(rc) && WEXITSTATUS(rc) == (i ? 0 : 1), "%s: exit status %d", flags[i],
