@@ -315,6 +315,17 @@ END_TEST
 /* Issue 32 P5: `cache import` of a pack holding one entry (for a device this
  * machine does not have) 1,000 times, into an empty cache, said "skipped 999
  * already in the cache". The 999 are duplicates within the pack. */
+/* `clops conformance` shows its per-group progress only on a terminal or for a
+ * slow or failed group: a quick host run into a pipe prints none (issue 33). */
+START_TEST(test_conformance_quiet_progress)
+{
+    run("conformance", "--device", "host", "--quick", NULL);
+    ck_assert_msg(res.exit_code == 0, "exit %d: %s", res.exit_code, res.err);
+    ck_assert_msg(strstr(res.out, " passed, 0 failed") != NULL, "stdout: %s", res.out);
+    ck_assert_msg(strstr(res.err, "conformance: host: [") == NULL, "progress lines on a pipe: %s", res.err);
+}
+END_TEST
+
 START_TEST(test_cache_import_pack_duplicates)
 {
     enum { N = 1000 };
@@ -365,6 +376,7 @@ static Suite *cli_commands_suite(void)
     tcase_add_loop_test(tc, test_bfloat16_run, 0, 2);
     tcase_add_test(tc, test_cache_list_escapes);
     tcase_add_test(tc, test_cache_import_pack_duplicates);
+    tcase_add_test(tc, test_conformance_quiet_progress);
     return s;
 }
 
