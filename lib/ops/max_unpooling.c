@@ -55,6 +55,8 @@
  * compiler vectorises along the row instead of across work-items (measured on
  * PoCL). Other devices: one position per work-item, the coalesced pattern. */
 #define UNPOOL_CPU_CHUNK 512u
+/* At most this many under a loop limit (unpool_chunk). */
+#define UNPOOL_LIMITED_CHUNK 64u
 /* Largest input and output (elements) that the serial plan takes: below this a
  * launch costs more than the work. */
 #define SERIAL_MAX 4096u
@@ -131,7 +133,11 @@ static cl_uint compute_units(const clops_operator *op)
 static unsigned unpool_chunk(const clops_operator *op)
 {
     const bool cpu = (op->ctx->info.type & CL_DEVICE_TYPE_CPU) != 0;
-    return op->forced && op->force.chunk ? op->force.chunk : cpu ? UNPOOL_CPU_CHUNK : 1u;
+    const unsigned chunk = op->forced && op->force.chunk ? op->force.chunk : cpu ? UNPOOL_CPU_CHUNK : 1u;
+    /* Under a loop limit a row chunk must fit a work-item whatever the plan: the
+     * costliest position (pool's 4 x 4 cells, about 264 iterations) times
+     * LIMITED_CHUNK stays within half the budget. */
+    return item_budget(op) && chunk > UNPOOL_LIMITED_CHUNK ? UNPOOL_LIMITED_CHUNK : chunk;
 }
 
 /* Row chunks of a tensor of `sizes` (max_unpooling.cl FOR_ROWS). */
