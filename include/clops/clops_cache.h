@@ -320,13 +320,16 @@ CLOPS_API clops_status clops_pack_add_binary(const char *pack_path, unsigned dev
 
 /** Operators of a clops_program_selection (bits of its `ops`). */
 enum {
-    CLOPS_SELECT_DEPTH_TO_SPACE = 1u,
-    CLOPS_SELECT_SPACE_TO_DEPTH = 2u,
-    CLOPS_SELECT_MAX_UNPOOLING = 4u
+    CLOPS_SELECT_DEPTH_TO_SPACE = 1u, /**< DepthToSpace */
+    CLOPS_SELECT_SPACE_TO_DEPTH = 2u, /**< SpaceToDepth */
+    CLOPS_SELECT_MAX_UNPOOLING = 4u   /**< MaxUnpooling */
 };
-/** Tensor layouts of a clops_program_selection (bits of its `layouts`): packed
- *  (no strides), NHWC (channels innermost), strided (gaps between elements). */
-enum { CLOPS_SELECT_PACKED = 1u, CLOPS_SELECT_NHWC = 2u, CLOPS_SELECT_STRIDED = 4u };
+/** Tensor layouts of a clops_program_selection (bits of its `layouts`). */
+enum {
+    CLOPS_SELECT_PACKED = 1u,  /**< packed NCHW (no strides) */
+    CLOPS_SELECT_NHWC = 2u,    /**< NHWC: channels innermost */
+    CLOPS_SELECT_STRIDED = 4u  /**< strided: gaps between elements */
+};
 
 /** A set of operator variants, as `clops kernels list` and `clops kernels build`
  *  take them: operators x data types x block sizes x layouts; MaxUnpooling with
