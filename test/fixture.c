@@ -138,3 +138,14 @@ int tc_run_nofork(Suite *s)
 {
     return tc_run_failures(s, 1) ? EXIT_FAILURE : EXIT_SUCCESS;
 }
+
+clops_buffers tc_cl_buffers(cl_context cl, const tc_prepared *p)
+{
+    cl_int err;
+    clops_buffers b = {NULL, NULL, NULL};
+    b.input = clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, p->bufs.in_bytes, p->in, &err);
+    if (p->bufs.idx_bytes)
+        b.indices = clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, p->bufs.idx_bytes, p->idx, &err);
+    b.output = clCreateBuffer(cl, CL_MEM_READ_WRITE, p->bufs.out_bytes, NULL, &err);
+    return b;
+}

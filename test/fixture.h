@@ -45,6 +45,9 @@ int tc_prepare(tc_prepared *p, const tc_case *d, uint64_t seed);
  * how many the reference skipped, or -1. */
 long tc_prepare_bad(tc_prepared *p, const tc_case *d, uint64_t seed, int bad);
 void tc_release(tc_prepared *p);
+/* The case's tensors as buffers of `cl`: input and indices (MaxUnpooling) holding
+ * its data, the output uninitialised; a member is NULL where it was not created. */
+clops_buffers tc_cl_buffers(cl_context cl, const tc_prepared *p);
 
 /* ---- suites on OpenCL devices ---- */
 

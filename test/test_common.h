@@ -160,6 +160,24 @@ static inline clops_context *tc_backend(int i)
     return i == 0 ? tc_host_ctx : tc_dev_ctx;
 }
 
+/* The index in clops_device_list() of the suites' OpenCL device, as --device
+ * takes it (the CLI's tests run the suite's device by number). */
+static inline void tc_device_index_arg(char *buf, size_t size)
+{
+    cl_device_id dev = NULL;
+    ck_assert_int_eq(clGetContextInfo(clops_context_cl_context(tc_dev_ctx), CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL),
+                     CL_SUCCESS);
+    clops_device_info infos[64];
+    size_t count = 0;
+    ck_assert_int_eq(clops_device_list(infos, 64, &count), CLOPS_SUCCESS);
+    for (size_t i = 0; i < count && i < 64; i++)
+        if (infos[i].device == dev) {
+            snprintf(buf, size, "%zu", i);
+            return;
+        }
+    ck_abort_msg("the suite's device is not in clops_device_list()");
+}
+
 static inline const char *tc_backend_name(int i)
 {
     return i == 0 ? "host backend" : "OpenCL device";

@@ -75,18 +75,7 @@ static void device_arg(char *buf, size_t size, int opencl)
         snprintf(buf, size, "host");
         return;
     }
-    cl_device_id dev = NULL;
-    ck_assert_int_eq(clGetContextInfo(clops_context_cl_context(tc_dev_ctx), CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL),
-                     CL_SUCCESS);
-    clops_device_info infos[64];
-    size_t count = 0;
-    ck_assert_int_eq(clops_device_list(infos, 64, &count), CLOPS_SUCCESS);
-    for (size_t i = 0; i < count && i < 64; i++)
-        if (infos[i].device == dev) {
-            snprintf(buf, size, "%zu", i);
-            return;
-        }
-    ck_abort_msg("the suite's device is not in clops_device_list()");
+    tc_device_index_arg(buf, size);
 }
 
 static void passes_and_fails_when_corrupted(int opencl)

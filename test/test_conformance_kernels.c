@@ -53,23 +53,6 @@ static int kernel_functions(char names[MAX_NAMES][64])
     return count;
 }
 
-/* The index of the suite's OpenCL device in clops_device_list(). */
-static void device_arg(char *buf, size_t size)
-{
-    cl_device_id dev = NULL;
-    ck_assert_int_eq(clGetContextInfo(clops_context_cl_context(tc_dev_ctx), CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL),
-                     CL_SUCCESS);
-    clops_device_info infos[64];
-    size_t count = 0;
-    ck_assert_int_eq(clops_device_list(infos, 64, &count), CLOPS_SUCCESS);
-    for (size_t i = 0; i < count && i < 64; i++)
-        if (infos[i].device == dev) {
-            snprintf(buf, size, "%zu", i);
-            return;
-        }
-    ck_abort_msg("the suite's device is not in clops_device_list()");
-}
-
 /* Runs `clops conformance --device D --quick --json` in this process with
  * kernel `broken` (NULL: none) skipped; the exit status, the report in *report. */
 static int run_broken(const char *device, const char *broken, cJSON **report)
@@ -143,7 +126,7 @@ START_TEST(test_every_kernel_broken_fails)
     char names[MAX_NAMES][64], device[32];
     const int count = kernel_functions(names);
     ck_assert_msg(count >= 11, "only %d kernel functions found in the embedded kernels/ sources", count);
-    device_arg(device, sizeof device);
+    tc_device_index_arg(device, sizeof device);
     int detected[MAX_NAMES] = {0};
     /* The device as it is, then as GPUs (CLOPS_TEST_DEVICE_PROFILE, where the library has it). */
     static const struct {

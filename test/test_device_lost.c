@@ -104,11 +104,7 @@ START_TEST(test_failed_execution_loses_the_context)
     const char *const place[] = {"MaxUnpooling", kernel, "-9999", NULL};
 
     cl_context cl = clops_context_cl_context(ctx);
-    cl_int err;
-    clops_buffers b = {NULL, NULL, NULL};
-    b.input = clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, p.bufs.in_bytes, p.in, &err);
-    b.indices = clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, p.bufs.idx_bytes, p.idx, &err);
-    b.output = clCreateBuffer(cl, CL_MEM_READ_WRITE, p.bufs.out_bytes, NULL, &err);
+    clops_buffers b = tc_cl_buffers(cl, &p);
     ck_assert(b.input && b.indices && b.output);
 
     g_builds = 0;

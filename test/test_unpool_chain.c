@@ -118,10 +118,7 @@ static void chain_survives(const tc_case *c, int refuse)
     cl_context cl = clops_context_cl_context(ctx);
     cl_command_queue q = clops_context_queue(ctx);
     cl_int err;
-    clops_buffers b = {NULL, NULL, NULL};
-    b.input = clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, p.bufs.in_bytes, p.in, &err);
-    b.indices = clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, p.bufs.idx_bytes, p.idx, &err);
-    b.output = clCreateBuffer(cl, CL_MEM_READ_WRITE, p.bufs.out_bytes, NULL, &err);
+    clops_buffers b = tc_cl_buffers(cl, &p);
     ck_assert(b.input && b.indices && b.output);
     void *got = tc_malloc(p.bufs.out_bytes);
 

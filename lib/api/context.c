@@ -67,7 +67,7 @@ static clops_status create_from_cl(cl_context context, cl_device_id device, cl_c
     clops_context *ctx = NULL;
     clops_status st = context_alloc(CLOPS_BACKEND_OPENCL, o, &ctx);
     if (st != CLOPS_SUCCESS) return st;
-    ctx->device = device; /* the profile reads it (freed with the context only through cl_ctx) */
+    ctx->device = device; /* not retained: a device of cl_ctx (the profile and the plans read it) */
     st = clops_query_device(platform, device, 0, o->disable, &ctx->info);
     if (st == CLOPS_SUCCESS) st = clops_device_identity(&ctx->info, o->disable, &ctx->identity);
     if (st == CLOPS_SUCCESS) st = clops_device_profile_apply(ctx); /* after the identity: same cache keys */
@@ -85,7 +85,6 @@ static clops_status create_from_cl(cl_context context, cl_device_id device, cl_c
         return clops_fail_cl(err, "clRetainCommandQueue");
     }
     ctx->queue = queue;
-    ctx->device = device;
     *out = ctx;
     return CLOPS_SUCCESS;
 }

@@ -16,6 +16,10 @@ clops_status clops_host_max_unpooling(const clops_op_params *p, const clops_host
  * *bad. Fails only when host memory for its plan runs out (output untouched). */
 clops_status clops_host_unpool_skip(const clops_op_params *p, const clops_host_buffers *b, uint64_t *bad);
 
+/* Element offset of logical (row-major) element e of a tensor through its
+ * strides; `sizes` are the logical sizes (the indices' are the input's). */
+uint64_t clops_elem_offset(const uint64_t sizes[4], const uint64_t strides[4], uint64_t e);
+
 /* CLOPS_ERROR_INDEX_OUT_OF_RANGE naming bad index `v` (as the caller wrote it) at
  * row-major input position `e`, its coordinates and the limit it broke (the
  * output's elements, or its plane's for per-plane indices), then `tail`: the one

@@ -106,9 +106,7 @@ static void count_threads(unpool_job *j, uint64_t used)
 #define REPORT_THREADS(j) ((void)0)
 #endif
 
-/* Element offset of logical (row-major) element e of a tensor through its
- * strides; `sizes` are the logical sizes (the indices' are the input's). */
-static uint64_t elem_offset(const uint64_t sizes[4], const uint64_t strides[4], uint64_t e)
+uint64_t clops_elem_offset(const uint64_t sizes[4], const uint64_t strides[4], uint64_t e)
 {
     uint64_t off = 0;
     for (int d = 3; d >= 0; d--) {
@@ -179,7 +177,7 @@ typedef struct check_acc {
 static uint64_t index_at(const unpool_job *j, uint64_t i)
 {
     const clops_tensor *x = &j->p->input, *ti = &j->p->indices;
-    return load_index(j->idx + (j->in_packed ? i : elem_offset(x->sizes, ti->strides, i)) * j->is, j->is);
+    return load_index(j->idx + (j->in_packed ? i : clops_elem_offset(x->sizes, ti->strides, i)) * j->is, j->is);
 }
 
 static void check_chunk(unpool_job *j, uint64_t c, check_acc *a)
@@ -298,11 +296,11 @@ static void scatter_chunk(const unpool_job *j, uint64_t c, uint64_t s, uint64_t 
                            base - s, len);
         } else {
             for (uint64_t i = k; i < end; i++) {
-                const uint64_t u = load_index(j->idx + elem_offset(x->sizes, ti->strides, i) * j->is, j->is);
+                const uint64_t u = load_index(j->idx + clops_elem_offset(x->sizes, ti->strides, i) * j->is, j->is);
                 const uint64_t r = u + base - s;
                 if (u < j->limit && r < len)
-                    memcpy(j->out + elem_offset(y->sizes, y->strides, s + r) * j->es,
-                           j->in + elem_offset(x->sizes, x->strides, i) * j->es, j->es);
+                    memcpy(j->out + clops_elem_offset(y->sizes, y->strides, s + r) * j->es,
+                           j->in + clops_elem_offset(x->sizes, x->strides, i) * j->es, j->es);
             }
         }
         k = end;
@@ -501,7 +499,7 @@ static void bucket_range(void *arg, unsigned t, uint64_t begin, uint64_t end)
                     continue;
                 }
                 append(bk, &bu[pos >> bk->shift], &free_block, (uint32_t)(pos & mask),
-                       j->in + elem_offset(x->sizes, x->strides, i) * j->es, j->es);
+                       j->in + clops_elem_offset(x->sizes, x->strides, i) * j->es, j->es);
             }
         }
         k = stop;
@@ -538,7 +536,7 @@ static void replay_block(const unpool_job *j, const uint8_t *blk, size_t n, uint
     for (size_t i = 0; i < n; i++) {
         uint32_t off;
         memcpy(&off, blk + i * (4 + es), 4);
-        memcpy(j->out + elem_offset(y->sizes, y->strides, s + off) * es, blk + i * (4 + es) + 4, es);
+        memcpy(j->out + clops_elem_offset(y->sizes, y->strides, s + off) * es, blk + i * (4 + es) + 4, es);
     }
 }
 
@@ -689,7 +687,7 @@ clops_status clops_unpool_bad_index(const clops_op_params *p, uint64_t e, uint64
 static clops_status report_bad(const unpool_job *j, uint64_t e)
 {
     const clops_op_params *p = j->p;
-    const uint64_t v = load_index(j->idx + elem_offset(p->input.sizes, p->indices.strides, e) * j->is, j->is);
+    const uint64_t v = load_index(j->idx + clops_elem_offset(p->input.sizes, p->indices.strides, e) * j->is, j->is);
     return clops_unpool_bad_index(p, e, v, "");
 }
 

@@ -130,10 +130,15 @@ static cl_uint compute_units(const clops_operator *op)
 }
 
 /* Input positions (or output columns) per work-item and row chunk (CHUNK). */
+/* Whether the operator's device is planned for as a CPU (cl/profile.c). */
+static bool cpu_device(const clops_operator *op)
+{
+    return (op->ctx->info.type & CL_DEVICE_TYPE_CPU) != 0;
+}
+
 static unsigned unpool_chunk(const clops_operator *op)
 {
-    const bool cpu = (op->ctx->info.type & CL_DEVICE_TYPE_CPU) != 0;
-    const unsigned chunk = op->forced && op->force.chunk ? op->force.chunk : cpu ? UNPOOL_CPU_CHUNK : 1u;
+    const unsigned chunk = op->forced && op->force.chunk ? op->force.chunk : cpu_device(op) ? UNPOOL_CPU_CHUNK : 1u;
     /* Under a loop limit a row chunk must fit a work-item whatever the plan: the
      * costliest position (pool's 4 x 4 cells, about 264 iterations) times
      * LIMITED_CHUNK stays within half the budget. */
@@ -188,12 +193,6 @@ static bucket_layout bucket_plan(const clops_operator *op)
     const uint64_t n = (b.slots + 3) / 4 * 4;
     b.bytes = n * (p->input.elem_size + 4) + b.groups * (b.tiles + 1) * 4;
     return b;
-}
-
-/* Whether the operator's device is planned for as a CPU (cl/profile.c). */
-static bool cpu_device(const clops_operator *op)
-{
-    return (op->ctx->info.type & CL_DEVICE_TYPE_CPU) != 0;
 }
 
 /* Scratch bytes of the mark plans' general path: one word per output element. */
@@ -689,11 +688,10 @@ clops_status clops_max_unpooling_status(clops_operator *op)
     /* The first bad index's input position (max_unpooling.cl ST_BAD) and the
      * index there, read back: the host path's message. */
     const cl_uint slot = words[ST_BAD + (op->unpool.gen & 1u)];
-    const uint64_t e = (cl_uint)~slot, *s = p->input.sizes, *st_i = p->indices.strides;
+    const uint64_t e = (cl_uint)~slot;
     unsigned char raw[8] = {0};
     const size_t is = p->indices.elem_size;
-    const uint64_t at = (e / s[3] / s[2] / s[1] * st_i[0] + e / s[3] / s[2] % s[1] * st_i[1] +
-                         e / s[3] % s[2] * st_i[2] + e % s[3] * st_i[3]) * is;
+    const uint64_t at = e < p->input.count ? clops_elem_offset(p->input.sizes, p->indices.strides, e) * is : 0;
     if (slot && op->unpool.indices && e < p->input.count &&
         clEnqueueReadBuffer(op->ctx->queue, op->unpool.indices, CL_TRUE, (size_t)at, is, raw, 0, NULL, NULL) ==
             CL_SUCCESS) {

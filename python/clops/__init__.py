@@ -358,6 +358,17 @@ def _selection_dtype(d):
     return code
 
 
+def _select_bits(words, what, table):
+    """The CLOPS_SELECT_* bits of prepare()'s `words` (names in `table`), ValueError for another."""
+    bits = 0
+    for w in _words(words, what):
+        bit = table.get(str(w).lower()) if isinstance(w, str) else None
+        if bit is None:
+            raise ValueError(f"prepare: {what}: {w!r} is not one of {sorted(table)}")
+        bits |= bit
+    return bits
+
+
 def prepare(ops=None, dtypes=None, device=None, *, blocks=None, layouts=None, jobs=None, progress=None):
     """Builds the OpenCL programs of a selection of operator variants into clops's program cache, on every
     core, so that a service's first calls load them from disk instead of compiling (seconds per new dtype
@@ -384,18 +395,7 @@ def prepare(ops=None, dtypes=None, device=None, *, blocks=None, layouts=None, jo
     it builds.
     """
     import ctypes
-    op_bits = 0
-    for w in _words(ops, "ops"):
-        bit = _OPS.get(str(w).lower()) if isinstance(w, str) else None
-        if bit is None:
-            raise ValueError(f"prepare: ops: {w!r} is not one of {sorted(_OPS)}")
-        op_bits |= bit
-    layout_bits = 0
-    for w in _words(layouts, "layouts"):
-        bit = _LAYOUTS.get(str(w).lower()) if isinstance(w, str) else None
-        if bit is None:
-            raise ValueError(f"prepare: layouts: {w!r} is not one of {sorted(_LAYOUTS)}")
-        layout_bits |= bit
+    op_bits, layout_bits = _select_bits(ops, "ops", _OPS), _select_bits(layouts, "layouts", _LAYOUTS)
     if dtypes is not None and not isinstance(dtypes, (list, tuple, set, frozenset)):
         dtypes = [dtypes]
     types = sorted({_selection_dtype(d) for d in dtypes or []})

@@ -488,27 +488,25 @@ static int run_pack_add(const cli_command *cmd, const cli_args *args)
     return EXIT_OK;
 }
 
+/* The selection of programs `kernels list` and `kernels build` take (clops_program_selection);
+ * VERB: what --windows does with the extra windows. */
+#define SELECTION_OPTIONS(VERB)                                                                                  \
+    {"--device", "N", 0, opt_cl_device, "device N of 'clops devices' (default: the default device)", 0},        \
+    {"--ops", "LIST", 0, opt_ops, "depth-to-space (d2s), space-to-depth (s2d), max-unpooling (unpool) or all "  \
+     "(default all), comma-separated", 0},                                                                       \
+    {"--types", "LIST", 0, opt_types, "data type names (FLOAT32,UINT8,...) or all (default all)", 0},          \
+    {"--blocks", "LIST", 0, opt_blocks, "block sizes (default 1,2,3,4,5,6,7,8)", 0},                           \
+    {"--layouts", "LIST", 0, opt_layouts, "packed, nhwc, strided or all (default all)", 0},                    \
+    {"--windows", "LIST", 0, opt_windows, "MaxUnpooling window sizes KHxKW, each 1 to 64, " VERB " besides "    \
+     "every pool cell and window up to 4x4 (default none)", 0}
+
 static const cli_option list_options[] = {
-    {"--device", "N", 0, opt_cl_device, "device N of 'clops devices' (default: the default device)", 0},
-    {"--ops", "LIST", 0, opt_ops, "depth-to-space (d2s), space-to-depth (s2d), max-unpooling (unpool) or all "
-     "(default all), comma-separated", 0},
-    {"--types", "LIST", 0, opt_types, "data type names (FLOAT32,UINT8,...) or all (default all)", 0},
-    {"--blocks", "LIST", 0, opt_blocks, "block sizes (default 1,2,3,4,5,6,7,8)", 0},
-    {"--layouts", "LIST", 0, opt_layouts, "packed, nhwc, strided or all (default all)", 0},
-    {"--windows", "LIST", 0, opt_windows, "MaxUnpooling window sizes KHxKW, each 1 to 64, listed besides every "
-     "pool cell and window up to 4x4 (default none)", 0},
+    SELECTION_OPTIONS("listed"),
     CLI_FLAG("--block-arg", block_arg, "DepthToSpace/SpaceToDepth: only the block-argument programs"),
     OPT_JSON, OPT_HELP, OPT_END};
 
 static const cli_option build_options[] = {
-    {"--device", "N", 0, opt_cl_device, "device N of 'clops devices' (default: the default device)", 0},
-    {"--ops", "LIST", 0, opt_ops, "depth-to-space (d2s), space-to-depth (s2d), max-unpooling (unpool) or all "
-     "(default all), comma-separated", 0},
-    {"--types", "LIST", 0, opt_types, "data type names (FLOAT32,UINT8,...) or all (default all)", 0},
-    {"--blocks", "LIST", 0, opt_blocks, "block sizes (default 1,2,3,4,5,6,7,8)", 0},
-    {"--layouts", "LIST", 0, opt_layouts, "packed, nhwc, strided or all (default all)", 0},
-    {"--windows", "LIST", 0, opt_windows, "MaxUnpooling window sizes KHxKW, each 1 to 64, built besides every "
-     "pool cell and window up to 4x4 (default none)", 0},
+    SELECTION_OPTIONS("built"),
     {"--jobs", "N", 0, opt_jobs, "building threads, each with its own context on the device (default: one per "
      "online core)", 0},
     OPT_HELP, OPT_END};
