@@ -394,6 +394,24 @@ static void long_row_cases(void)
     run_case("MaxUnpooling UINT32 packed rows of 600", &desc, &in, &idx, &out, idx_data, CLOPS_SUCCESS, 0, 0);
 }
 
+/* 40,000 inputs naming 3 output elements: under a loop limit (the integrated-GPU
+ * profile, llvmpipe) a crowded tile that tiles hands to mark and place
+ * (max_unpooling.cl ST_HEAVY); on a GPU profile mark and place alone; else
+ * bucket and tiles. */
+static void crowded_case(void)
+{
+    enum { N = 40000 };
+    clops_tensor_desc in = {CLOPS_DATA_TYPE_UINT16, {1, 1, 1, N}, NULL};
+    clops_tensor_desc idx = {CLOPS_DATA_TYPE_UINT32, {1, 1, 1, N}, NULL};
+    clops_tensor_desc out = {CLOPS_DATA_TYPE_UINT16, {1, 1, 1, 204001}, NULL};
+    static uint32_t idx_data[N];
+    for (uint32_t k = 0; k < N; k++)
+        idx_data[k] = k % 3;
+    clops_max_unpooling_desc mu = {&in, &idx, &out, CLOPS_INDICES_FLAT};
+    clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &mu};
+    run_case("MaxUnpooling UINT16 crowded tile", &desc, &in, &idx, &out, idx_data, CLOPS_SUCCESS, 0, 0);
+}
+
 int main(void)
 {
     clops_status st = clops_context_create(&ctx);
@@ -415,6 +433,7 @@ int main(void)
     unpool_cases();
     unpool_plan_cases();
     long_row_cases();
+    crowded_case();
     clops_context_free(ctx);
     fprintf(stderr, "oclgrind_driver: %d cases, %d executions, %d failures\n", cases, launches, failures);
     return failures ? 1 : 0;

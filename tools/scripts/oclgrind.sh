@@ -16,7 +16,8 @@
 # (past Oclgrind's default of 1000 reports it stops reporting, which would hide later cases)
 # Fails on any Oclgrind report ("Invalid ...", "... data race ...", "Uninitialized ...",
 # an OpenCL runtime error) and on any wrong output.
-# Runs it three times: as Oclgrind's own device, and under the device profiles of a discrete
+# Runs it four times: as Oclgrind's own device, as a CPU with a loop limit (cpu,loops=65535), and
+# under the device profiles of a discrete
 # GPU (gpu,cu=132,wg=1024,local=256) and a small integrated one with a loop limit
 # (gpu,cu=24,wg=256,local=64,loops=65535).
 # Environment: OCLGRIND_BUILD_DIR (default build-oclgrind), JOBS, CLOPS_OCLGRIND_QUICK=1 (a
@@ -88,4 +89,6 @@ status=0
 run_profile "" native || status=1
 run_profile "gpu,cu=132,wg=1024,local=256" gpu-discrete || status=1
 run_profile "gpu,cu=24,wg=256,local=64,loops=65535" gpu-integrated || status=1
+# A CPU with llvmpipe's loop limit: bucket and tiles with the crowded tile handed to mark and place.
+run_profile "cpu,loops=65535" cpu-loop-limit || status=1
 exit "$status"
