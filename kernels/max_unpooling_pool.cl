@@ -42,16 +42,20 @@ inline idx_t plane_index(__global const void *indices, idx_t k, idx_t nc, idx_t 
 #define POOL_LO(r, s) ((r) + NB * ((s) - 1) >= NB * (s) ? ((r) + NB * ((s) - 1)) / (s) - NB : 0)
 #define POOL_HI(r, s, n) min((idx_t)(n) - 1, ((r) + NA) / (s))
 
-/* Whether plane-relative index i lies in the neighbourhood of input (h, w). */
-inline uint pool_inside(idx_t i, idx_t h, idx_t w, idx_t hout, idx_t wout)
-{
-    const idx_t r0 = h * SH >= NA ? h * SH - NA : 0, r1 = min(hout, h * SH + SH + NB);
-    const idx_t c0 = w * SW >= NA ? w * SW - NA : 0, c1 = min(wout, w * SW + SW + NB);
-    uint inside = 0;
-    if (c1 > c0)
-        for (idx_t r = r0; r < r1; r++) inside |= i - r * wout - c0 < c1 - c0;
-    return inside;
-}
+/* Whether plane-relative index i lies in the neighbourhood of input (h, w), in
+ * offsets of type T (pool_inside: idx_t; pool_inside32: uint, for POOL_TILE). */
+#define POOL_INSIDE(name, T)                                                                     \
+    inline uint name(T i, T h, T w, T hout, T wout)                                              \
+    {                                                                                            \
+        const T r0 = h * SH >= NA ? h * SH - NA : 0, r1 = min(hout, h * SH + SH + NB);           \
+        const T c0 = w * SW >= NA ? w * SW - NA : 0, c1 = min(wout, w * SW + SW + NB);           \
+        uint inside = 0;                                                                         \
+        if (c1 > c0)                                                                             \
+            for (T r = r0; r < r1; r++) inside |= i - r * wout - c0 < c1 - c0;                   \
+        return inside;                                                                           \
+    }
+POOL_INSIDE(pool_inside, idx_t)
+POOL_INSIDE(pool_inside32, uint)
 
 /* Output (r, q) of plane (n, c) gathered from its candidates. */
 inline elem_t pool_gather(__global const elem_t *x, __global const void *indices, dims4 in_sizes, dims4 x_strides,
@@ -176,6 +180,7 @@ inline elem_t pool_gather_packed(__global const elem_t *x, __global const void *
 }
 #endif /* POOL_VEC */
 
+#if !POOL_TILE
 __kernel void pool(UNPOOL_ARGS)
 {
     NEXT_BAD_CLEAR
@@ -289,6 +294,165 @@ __kernel void pool(UNPOOL_ARGS)
     END_ROWS
     if (outside) atomic_max(&status[ST_GENERAL], gen);
 }
+#endif /* !POOL_TILE */
+
+#if POOL_TILE
+/* ---- pool on GPUs: one tile of input rows per work-group (POOL_TILE) -------------------------------
+ * The rule above (each output element takes the value of the last of its
+ * candidates in row-major input order whose index names it, zero if none does;
+ * an index outside its neighbourhood, bad ones included, hands the execution to
+ * the general path), for packed tensors with 32-bit offsets and NA = NB = 1 (the
+ * host plans so). A 3-D NDRange: work-group (gx, gy, nc) of POOL_TX x POOL_TY
+ * work-items takes input rows gy*POOL_TY.. and columns gx*POOL_TX.. of plane nc.
+ * It loads their indices (plane-relative, `plane` where none) and values, with
+ * one row and column of halo around, into local memory, each once and coalesced;
+ * each work-item then gathers its input's cell (SH x SW outputs, one store per
+ * row for SW = 2) from the 3 x 3 entries around its own, and checks its own
+ * index. No division by a run-time value; no atomic but one raise per group. */
+#if NA != 1 || NB != 1 || !IN_PACKED || !OUT_PACKED || OFFSET_64
+#error "POOL_TILE needs NA = NB = 1, packed tensors and 32-bit offsets"
+#endif
+#define PT_W (POOL_TX + 2)                /* a tile row, halo included */
+#define PT_SLOTS ((POOL_TY + 2) * PT_W)   /* entries of the tile */
+/* Candidate rows (columns) of row (column) a of a cell relative to its input:
+ * a max pool's neighbourhoods (NA = NB = 1) give -1 .. 0 for the first, 0 .. 1
+ * for the last, 0 between (-1 .. 1 for a cell of one). */
+#define PT_LO(a) ((a) == 0 ? -1 : 0)
+#define PT_HI(a, s) ((a) == (s) - 1 ? 1 : 0)
+
+/* The plane-relative index at offset k (plane: none; as plane_index, 32-bit). */
+inline uint pool_tile_index(__global const void *indices, uint k, uint first, uint plane)
+{
+#if INDEX_BYTES == 4
+    const uint v = ((__global const uint *)indices)[k];
+#else
+    const uint2 raw = ((__global const uint2 *)indices)[k];
+    const uint v = raw.y ? UINT_MAX : raw.x;
+#endif
+    const uint i = v - first; /* wraps when before the plane */
+    return i < plane ? i : plane;
+}
+
+/* Run by one work-item per group: *skip = 1 when the group has nothing to do
+ * (windows found every index in its window, or the general path runs anyway). */
+inline void pool_tile_enter(volatile __global uint *status, uint gen, __local uint *skip)
+{
+    *skip = 1u;
+    if (get_global_id(1) == 0 && get_global_id(2) == 0) {
+        NEXT_BAD_CLEAR
+    }
+#if POOL_GATED
+    if (status[ST_POOL] != gen) return;
+#endif
+    GENERAL_SKIP
+    *skip = 0u;
+}
+
+/* Output (r, q) of the cell of input (h, w), whose tile slot is `at`, from its
+ * candidates (for rows and columns past the last cell: at most 3 x 3 around). */
+inline elem_t pool_tile_gather(__local const uint *li, __local const elem_t *lv, int at, uint h, uint w, uint r,
+                               uint q, uint hin, uint win, uint wout)
+{
+    const uint t = r * wout + q;
+    const uint hl = max(h ? h - 1 : 0u, r ? (r + SH - 1) / SH - 1 : 0u), hh = min(min(hin - 1, h + 1), (r + 1) / SH);
+    const uint wl = max(w ? w - 1 : 0u, q ? (q + SW - 1) / SW - 1 : 0u), wh = min(min(win - 1, w + 1), (q + 1) / SW);
+    int found = -1;
+    for (uint a = hl; a <= hh; a++)
+        for (uint b = wl; b <= wh; b++) {
+            const int s = at + ((int)a - (int)h) * PT_W + (int)b - (int)w;
+            if (li[s] == t) found = s;
+        }
+    return found >= 0 ? lv[found] : (elem_t)(0);
+}
+
+/* A cell row of 2 elements as one store (SW = 2). */
+#if ELEM_BYTES == 1
+#define PT_ROW uchar2
+#define PT_STORE(v, p) vstore2(v, 0, (__global uchar *)(p))
+#elif ELEM_BYTES == 2
+#define PT_ROW ushort2
+#define PT_STORE(v, p) vstore2(v, 0, (__global ushort *)(p))
+#elif ELEM_BYTES == 4
+#define PT_ROW uint2
+#define PT_STORE(v, p) vstore2(v, 0, (__global uint *)(p))
+#elif ELEM_BYTES == 8
+#define PT_ROW uint4
+#define PT_STORE(v, p) vstore4(v, 0, (__global uint *)(p))
+#else
+#define PT_ROW uint8
+#define PT_STORE(v, p) vstore8(v, 0, (__global uint *)(p))
+#endif
+
+__kernel __attribute__((reqd_work_group_size(POOL_TX, POOL_TY, 1))) void pool(UNPOOL_ARGS)
+{
+    __local uint li[PT_SLOTS];
+    __local elem_t lv[PT_SLOTS];
+    __local uint flag;
+    const uint lx = get_local_id(0), ly = get_local_id(1);
+    if (lx == 0 && ly == 0) pool_tile_enter(status, gen, &flag);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (flag) return; /* the whole group */
+    const uint hin = DIM(in_sizes, 2), win = DIM(in_sizes, 3), hout = DIM(out_sizes, 2), wout = DIM(out_sizes, 3);
+    const uint plane = hout * wout, nc = get_global_id(2);
+    const uint h0 = get_group_id(1) * POOL_TY, w0 = get_group_id(0) * POOL_TX, k0 = nc * hin * win;
+    const uint first = PLANE_BASE(nc, plane);
+    for (uint s = ly * POOL_TX + lx; s < PT_SLOTS; s += POOL_TX * POOL_TY) {
+        const uint hh = h0 + s / PT_W - 1, ww = w0 + s % PT_W - 1; /* wrap before row (column) 0 */
+        uint i = plane;
+        elem_t v = (elem_t)(0);
+        if (hh < hin && ww < win) {
+            const uint k = k0 + hh * win + ww;
+            i = pool_tile_index(indices, k, first, plane);
+            v = x[k];
+        }
+        li[s] = i;
+        lv[s] = v;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint h = h0 + ly, w = w0 + lx;
+    if (h < hin && w < win) {
+        const int at = (int)((ly + 1) * PT_W + lx + 1);
+        uint near[3][3];
+#pragma unroll
+        for (int a = 0; a < 3; a++)
+#pragma unroll
+            for (int b = 0; b < 3; b++) near[a][b] = li[at + (a - 1) * PT_W + b - 1];
+        if (!pool_inside32(near[1][1], h, w, hout, wout)) atomic_or(&flag, 1u);
+        __global elem_t *yp = y + nc * plane;
+        const uint q0 = w * SW, r1 = h + 1 == hin ? hout : min(hout, h * SH + SH);
+        const uint q1 = w + 1 == win ? wout : min(wout, q0 + SW);
+#pragma unroll
+        for (uint a = 0; a < SH; a++) { /* the cell */
+            const uint r = h * SH + a, t = r * wout + q0;
+            if (r >= hout) break;
+            elem_t row[SW];
+#pragma unroll
+            for (uint b = 0; b < SW; b++) {
+                int found = -1;
+#pragma unroll
+                for (int dr = PT_LO(a); dr <= PT_HI(a, SH); dr++)
+#pragma unroll
+                    for (int dc = PT_LO(b); dc <= PT_HI(b, SW); dc++)
+                        if (near[1 + dr][1 + dc] == t + b) found = at + dr * PT_W + dc;
+                row[b] = found >= 0 ? lv[found] : (elem_t)(0);
+            }
+#if SW == 2
+            if (q0 + 2 <= wout) {
+                PT_STORE((PT_ROW)(row[0], row[1]), yp + t);
+                continue;
+            }
+#endif
+            for (uint b = 0; b < SW && q0 + b < wout; b++) yp[t + b] = row[b];
+        }
+        /* past the last cell: columns of the last input column, rows of the last input row */
+        for (uint r = h * SH; r < r1; r++)
+            for (uint q = r < h * SH + SH ? q0 + SW : q0; q < q1; q++)
+                yp[r * wout + q] = pool_tile_gather(li, lv, at, h, w, r, q, hin, win, wout);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lx == 0 && ly == 0 && flag) atomic_max(&status[ST_GENERAL], gen);
+}
+#endif /* POOL_TILE */
 #endif /* SH */
 
 #if PLANES

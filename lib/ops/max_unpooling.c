@@ -65,6 +65,11 @@
  * (kernel 2-4 with padding up to 1: the pools networks use). */
 #define POOL_MAX_STEP 4u
 #define POOL_REACH 1u
+/* Pool's GPU form (max_unpooling_pool.cl POOL_TILE; not on CPU devices): each
+ * work-group takes a tile of POOL_TILE_X input columns by POOL_TILE_ITEMS /
+ * POOL_TILE_X rows (fewer items where the device's groups are smaller). */
+#define POOL_TILE_X 32u
+#define POOL_TILE_ITEMS 256u
 /* Loop iterations, all loops together, that a work-item may run, or 0 for no
  * limit: half the device's limit (cl/profile.c: Mesa's llvmpipe, rusticl, ends a
  * work-item after 65535, silently, which left the planes kernel's later planes
@@ -266,6 +271,7 @@ static clops_status zeroed_scratch(clops_operator *op, uint64_t want)
 typedef struct unpool_plan {
     bool serial, serial_fills, windows, pool, vec, bucket, mark, planes;
     uint64_t kh, kw, sh, sw; /* windows: output rows (columns) per input row (column); pool: its cell */
+    unsigned tx, ty;         /* pool on GPUs (POOL_TILE): the work-group's tile, else 0 */
 } unpool_plan;
 
 /* Pool's vector form: 2 x 2 cells, packed, 32-bit offsets, elements of 1, 2, 4
@@ -282,6 +288,28 @@ static bool pool_vec(const clops_operator *op, uint64_t sh, uint64_t sw, bool ev
             (p->input.elem_size <= 2 && even_width));
 }
 
+/* Pool's GPU form (POOL_TILE): on devices other than CPUs, for packed tensors
+ * with 32-bit offsets; its tile (the work-group: POOL_TILE_X columns or fewer
+ * by as many rows as the device's group size allows, powers of 2) in *tx, *ty. */
+static bool pool_tile(const clops_operator *op, unsigned *tx, unsigned *ty)
+{
+    const clops_op_params *p = &op->params;
+    *tx = *ty = 0;
+    if (cpu_device(op) || POOL_REACH != 1 || !p->input.packed || !p->indices.packed || !p->output.packed ||
+        !clops_fits_u32(p))
+        return false;
+    size_t most = op->ctx->plan.target_group ? op->ctx->plan.target_group : POOL_TILE_ITEMS, dev = 0;
+    if (op->ctx->plan.max_group && op->ctx->plan.max_group < most) most = op->ctx->plan.max_group;
+    if (clGetDeviceInfo(op->ctx->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof dev, &dev, NULL) == CL_SUCCESS &&
+        dev && dev < most)
+        most = dev;
+    unsigned items = 1;
+    while (items * 2 <= most && items * 2 <= POOL_TILE_ITEMS) items *= 2;
+    *tx = items < POOL_TILE_X ? items : POOL_TILE_X;
+    *ty = items / *tx;
+    return true;
+}
+
 /* The plan of a serial, general (kh = kw = 0), windows (kh x kw) or pool (sh x
  * sw) shape: what every choice implies. */
 static unpool_plan make_plan(const clops_operator *op, bool serial, bool serial_fills, uint64_t kh, uint64_t kw,
@@ -292,7 +320,8 @@ static unpool_plan make_plan(const clops_operator *op, bool serial, bool serial_
     pl.kh = pl.windows ? kh : 0, pl.kw = pl.windows ? kw : 0;
     pl.pool = !serial && sh && sw;
     pl.sh = pl.pool ? sh : 0, pl.sw = pl.pool ? sw : 0;
-    pl.vec = pl.pool && pool_vec(op, sh, sw, even_width);
+    pl.vec = pl.pool && !pool_tile(op, &pl.tx, &pl.ty) && pool_vec(op, sh, sw, even_width);
+    if (!pl.pool) pl.tx = pl.ty = 0;
     /* The general path: on CPUs bucketed (bucket, tiles: measured faster than
      * claims and atomics there, notes/max_unpooling.md, scatdev); elsewhere mark
      * and place (atomic_max per output element, then a gather: every work-item's
@@ -306,7 +335,7 @@ static unpool_plan make_plan(const clops_operator *op, bool serial, bool serial_
  * kernel is as fast, and it skips itself while the indices need more). */
 static unpool_plan with_planes(unpool_plan pl)
 {
-    pl.pool = pl.vec = false, pl.sh = pl.sw = 0;
+    pl.pool = pl.vec = false, pl.sh = pl.sw = 0, pl.tx = pl.ty = 0;
     pl.planes = true;
     return pl;
 }
@@ -374,8 +403,10 @@ static void plan_options(const clops_operator *op, const unpool_plan *pl, char *
         n += snprintf(buf + n, size - (size_t)n, " -DKH=%lluu -DKW=%lluu", (unsigned long long)pl->kh,
                       (unsigned long long)pl->kw);
     if (pl->pool)
-        snprintf(buf + n, size - (size_t)n, " -DSH=%lluu -DSW=%lluu -DNA=%uu -DNB=%uu -DPOOL_VEC=%d",
-                 (unsigned long long)pl->sh, (unsigned long long)pl->sw, POOL_REACH, POOL_REACH, pl->vec);
+        snprintf(buf + n, size - (size_t)n,
+                 " -DSH=%lluu -DSW=%lluu -DNA=%uu -DNB=%uu -DPOOL_VEC=%d -DPOOL_TILE=%d -DPOOL_TX=%uu -DPOOL_TY=%uu",
+                 (unsigned long long)pl->sh, (unsigned long long)pl->sw, POOL_REACH, POOL_REACH, pl->vec,
+                 pl->tx != 0, pl->tx, pl->ty);
 }
 
 /* While programs are listed (api/aot.c): names the program of every plan any
@@ -491,7 +522,15 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
         const uint64_t plane_items[3] = {budget || planes < most ? planes : most, 1, 1};
         st = clops_operator_add_launch(op, program, "planes", 1, plane_items, local);
     }
-    if (st == CLOPS_SUCCESS && pool) st = clops_operator_add_launch(op, program, "pool", 1, in_items, local);
+    if (st == CLOPS_SUCCESS && pool && !pl.tx) st = clops_operator_add_launch(op, program, "pool", 1, in_items, local);
+    if (st == CLOPS_SUCCESS && pool && pl.tx) { /* pool on GPUs: one tile per group, planes on the third axis */
+        const size_t tile[3] = {pl.tx, pl.ty, 1};
+        const uint64_t items[3] = {p->input.sizes[3], p->input.sizes[2], p->input.sizes[0] * p->input.sizes[1]};
+        st = clops_operator_add_launch(op, program, "pool", 3, items, tile);
+        if (st == CLOPS_SUCCESS && strcmp(op->local_size_origin, "tuned") != 0)
+            st = clops_fail(CLOPS_ERROR_INTERNAL, "MaxUnpooling's pool kernel refused its %ux%u work-group", pl.tx,
+                            pl.ty);
+    }
     if (st == CLOPS_SUCCESS && bucket) st = clops_operator_add_launch(op, program, "bucket", 1, bucket_items, local);
     if (st == CLOPS_SUCCESS && bucket) st = clops_operator_add_launch(op, program, "tiles", 1, tile_items, local);
     /* mark: one run of input rows per work-item (on GPUs one position: side by side, coalesced) */
