@@ -198,7 +198,7 @@ def tensor_key(arr, what):
         raise ValueError(f"{what}: a size of {tuple(shape)} is past 2^32-1")
     if arr.flags.c_contiguous:
         return code, shape, None
-    size = dt.itemsize
+    size = arr.dtype.itemsize
     if any(s < 0 or s % size for s in arr.strides):  # NumPy arrays were copied by as_numpy: a pyopencl array
         raise ValueError(f"{what}: a pyopencl array with strides {arr.strides} (negative or not whole elements): "
                          "clops takes strides of whole elements >= 0 and does not copy pyopencl arrays (pyopencl "

@@ -2,19 +2,12 @@
 CI installs it and sets CLOPS_REQUIRE_TORCH=1, which makes a missing torch a failure, not a skip):
 pixel_shuffle, pixel_unshuffle, max_unpool2d on the indices of a real max_pool2d(3, 2, 1), and
 clops.max_unpool2d on SegNet-style max_pool2d pairs."""
-import os
-
 import numpy as np
 import pytest
 
 import clops
 from conftest import random_array, same_bits
-
-if os.environ.get("CLOPS_REQUIRE_TORCH") == "1":  # CI (.ci/run installs python3-torch): run, never skip
-    import torch
-else:
-    torch = pytest.importorskip("torch")
-F = torch.nn.functional
+from torch_required import F, torch
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.float16, np.float32, np.float64])
@@ -80,12 +73,13 @@ def test_max_unpool2d_dtypes_and_views(dtype):
     want = F.max_unpool2d(values.to(torch.float64), indices, 2).to(dtype)
     got = clops.max_unpool2d(values, indices, 2, device="host")
     assert got.dtype == dtype and torch.equal(got, want)
-    # channels-last views go in as strides; a tensor that requires grad is detached
+    # channels-last views go in as strides; a tensor that requires grad gives a result with a gradient
     cl, icl = values.contiguous(memory_format=torch.channels_last), indices.contiguous(memory_format=torch.channels_last)
     assert torch.equal(clops.max_unpool2d(cl, icl, 2, device="host"), want)
     if dtype.is_floating_point:
         g = values.clone().requires_grad_(True)
-        assert torch.equal(clops.max_unpool2d(g, indices, 2, device="host"), want)
+        got = clops.max_unpool2d(g, indices, 2, device="host")
+        assert torch.equal(got, want) and got.requires_grad
 
 
 def test_max_unpool2d_reads_torch_memory_in_place(monkeypatch):
