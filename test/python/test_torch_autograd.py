@@ -80,9 +80,11 @@ def grads_of(fn, x, grad_out):
     return y, g
 
 
-@pytest.mark.parametrize("shape, k, s, p, sized", [((2, 3, 9, 11), 3, 2, 1, True), ((2, 4, 10, 10), 2, 2, 0, False),
-                                                   ((3, 7, 8), 2, None, 0, False), ((1, 2, 9, 9), (3, 2), (2, 1), (1, 0), True)],
-                         ids=str)
+POOLS = [((2, 3, 9, 11), 3, 2, 1, True), ((2, 4, 10, 10), 2, 2, 0, False), ((3, 7, 8), 2, None, 0, False),
+         ((1, 2, 9, 9), (3, 2), (2, 1), (1, 0), True)]
+
+
+@pytest.mark.parametrize("shape, k, s, p, sized", POOLS, ids=str)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
 def test_max_unpool2d_gradient(device, shape, k, s, p, sized, dtype):
     """Overlapping pools (duplicate indices: every duplicate gets the gradient of its place), 3-D input, an
@@ -176,9 +178,9 @@ OTHERS = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.i
 @pytest.mark.parametrize("r", [1, 2, 3])
 def test_pixel_shuffle_matches_torch(device, dtype, lead, r):
     """Forward (random bits) and, for the floats, backward (random gradient bits), equal bit for bit."""
-    x = random_tensor(lead + (2 * r * r, 3, 5), dtype, seed=r)
-    for ours, theirs, arg in ((clops.pixel_shuffle, F.pixel_shuffle, x),
-                              (clops.pixel_unshuffle, F.pixel_unshuffle, random_tensor(lead + (2, 3 * r, 2 * r), dtype, r))):
+    shuffled, unshuffled = random_tensor(lead + (2 * r * r, 3, 5), dtype, r), random_tensor(lead + (2, 3 * r, 2 * r), dtype, r)
+    for ours, theirs, arg in ((clops.pixel_shuffle, F.pixel_shuffle, shuffled),
+                              (clops.pixel_unshuffle, F.pixel_unshuffle, unshuffled)):
         want = theirs(arg, r)
         got = ours(arg, r, device=device)
         assert same_tensor(got, want)
