@@ -7,7 +7,10 @@
     assert (z == x).all()
 
 With PyTorch, clops.max_unpool2d(values, indices, kernel_size, stride, padding, output_size) takes the pair
-torch.nn.functional.max_pool2d(..., return_indices=True) gives and returns a torch tensor.
+torch.nn.functional.max_pool2d(..., return_indices=True) gives, and clops.pixel_shuffle(x, r) and
+clops.pixel_unshuffle(x, r) take F.pixel_shuffle's arguments. Every function takes torch CPU tensors
+(bfloat16 too) and returns torch tensors, differentiable (backward, double backward, forward-mode AD),
+with forwards and gradients equal to PyTorch's bit for bit (docs/python.md, "PyTorch").
 
 Inputs are NumPy arrays of any fixed-width dtype (bool, int/uint 8-64, float16/32/64, complex64/128) in
 any strides (passed to clops as strides, not copied), or pyopencl arrays (run on the array's own queue;

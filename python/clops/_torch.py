@@ -12,8 +12,10 @@ The operators are differentiable (torch.autograd.Function), and their backwards 
 - MaxUnpooling (max_unpool2d): the backward gathers the output's gradient at the same indices, as
   PyTorch's does (grad.gather in max_pool_double_backward); with torch.gather, since clops has no gather
   operator. Gathering only moves elements, so the gradient is equal bit for bit.
-Each backward is made of differentiable operations, so double backward works as in PyTorch. Where no
-gradient is needed (torch.no_grad(), a tensor that does not require grad) no Function is made.
+Each backward is made of differentiable operations, so double backward works as in PyTorch. Forward-mode
+AD (dual tensors): each operator is linear, so the tangent goes through the same operator (jvp). Where no
+derivative is needed (torch.no_grad(), a tensor that neither requires grad nor has a tangent) no Function
+is made.
 """
 import functools
 
@@ -69,8 +71,15 @@ def to_tensor(out, like):
 
 
 def _needs_grad(x):
+    """Whether x needs a derivative: it requires grad in grad mode, or it is a dual tensor (forward-mode AD)
+    with a tangent."""
     import torch
-    return x.requires_grad and torch.is_grad_enabled()
+    if x.requires_grad and torch.is_grad_enabled():
+        return True
+    from torch.autograd import forward_ad
+    if getattr(forward_ad, "_current_level", 0) < 0:  # outside every dual_level(): no tangent (cheap test)
+        return False
+    return forward_ad.unpack_dual(x).tangent is not None
 
 
 # ---- DepthToSpace and SpaceToDepth ------------------------------------------------------------------
@@ -130,12 +139,18 @@ def _functions():
     class ClopsDepthSpace(torch.autograd.Function):
         @staticmethod
         def forward(ctx, x, optype, block, order, device):
-            ctx.inverse = (_INVERSE[optype], block, order, device)
+            ctx.args = (optype, block, order, device)
             return to_tensor(_core.run_depth_space(optype, to_numpy(x, "x"), block, order, device), x)
 
         @staticmethod
         def backward(ctx, grad):
-            return (depth_space(ctx.inverse[0], grad, *ctx.inverse[1:]), None, None, None, None)
+            optype, block, order, device = ctx.args
+            return (depth_space(_INVERSE[optype], grad, block, order, device), None, None, None, None)
+
+        @staticmethod
+        def jvp(ctx, tangent, *_):  # forward-mode AD: the operator is linear, the tangent moves as x does
+            optype, block, order, device = ctx.args
+            return depth_space(optype, tangent, block, order, device)
 
     class ClopsMaxUnpooling(torch.autograd.Function):
         @staticmethod
@@ -143,10 +158,15 @@ def _functions():
             y = _core.run_max_unpooling(to_numpy(x, "x"), _indices_numpy(indices), out_shape, layout, device)
             ctx.layout = layout
             ctx.save_for_backward(_index_tensor(indices))
+            ctx.forward_args = (indices, out_shape, layout, device)
             return to_tensor(y, x)
 
         @staticmethod
         def backward(ctx, grad):
             return (_gather(grad, ctx.saved_tensors[0], ctx.layout), None, None, None, None)
+
+        @staticmethod
+        def jvp(ctx, tangent, *_):  # forward-mode AD: the tangent unpooled by the same indices
+            return max_unpooling(tangent, *ctx.forward_args)
 
     return SimpleNamespace(DepthSpace=ClopsDepthSpace, Unpool=ClopsMaxUnpooling)
