@@ -73,13 +73,21 @@ def to_tensor(out, like):
 def _needs_grad(x):
     """Whether x needs a derivative: it requires grad in grad mode, or it is a dual tensor (forward-mode AD)
     with a tangent."""
-    import torch
+    torch = _torch_modules()
     if x.requires_grad and torch.is_grad_enabled():
         return True
-    from torch.autograd import forward_ad
+    forward_ad = torch.autograd.forward_ad
     if getattr(forward_ad, "_current_level", 0) < 0:  # outside every dual_level(): no tangent (cheap test)
         return False
     return forward_ad.unpack_dual(x).tangent is not None
+
+
+@functools.lru_cache(maxsize=None)
+def _torch_modules():
+    """torch, with torch.autograd.forward_ad imported (once: not on every call)."""
+    import torch
+    import torch.autograd.forward_ad  # noqa: F401
+    return torch
 
 
 # ---- DepthToSpace and SpaceToDepth ------------------------------------------------------------------
