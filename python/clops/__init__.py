@@ -184,9 +184,9 @@ def pixel_shuffle(x, upscale_factor, *, device=None):
     """torch.nn.functional.pixel_shuffle on clops: (*, C*r^2, H, W) -> (*, C, H*r, W*r), clops's
     DepthToSpace in CRD order.
 
-    x               a torch CPU tensor of at least 3 dimensions, any dtype but complex32 (bfloat16 and
-                    float16 included); also a NumPy array (or a 3-D or 4-D pyopencl array), whose type
-                    comes back
+    x               a torch CPU tensor of at least 3 dimensions, of a dtype clops takes (bfloat16 and
+                    float16 included; not complex32 or the quantized types); also a NumPy array or a
+                    pyopencl array (folding leading sizes needs a contiguous one), whose type comes back
     upscale_factor  r >= 1; the channels must be divisible by r^2
     device          (keyword only, not PyTorch's) None, an index of clops.devices(), or "host"
 

@@ -348,11 +348,15 @@ def run_host(op, x, sx, idx=None, si=None):
     return out
 
 
+def _no_device(device):
+    if device is not None:
+        raise ValueError("device= is for NumPy arrays and torch tensors: a pyopencl array runs on its own queue")
+
+
 def run_depth_space(optype, x, block, order, device):
     """DepthToSpace or SpaceToDepth of a 4-D NumPy array (on `device`) or pyopencl array (on its queue)."""
     if is_cl_array(x):
-        if device is not None:
-            raise ValueError("device= is for NumPy arrays: a pyopencl array runs on its own queue")
+        _no_device(device)
         return run_cl(optype, x, block=block, order=order)
     x = as_numpy(x, "x")
     ctx = context_for(device)
@@ -363,8 +367,7 @@ def run_depth_space(optype, x, block, order, device):
 def run_max_unpooling(x, indices, out_shape, layout, device):
     """MaxUnpooling of a 4-D NumPy array (on `device`) or pyopencl array (on its queue, indices one too)."""
     if is_cl_array(x):
-        if device is not None:
-            raise ValueError("device= is for NumPy arrays: a pyopencl array runs on its own queue")
+        _no_device(device)
         return run_cl(L.OP_MAX_UNPOOLING, x, idx=indices, out_shape=out_shape, layout=layout)
     if is_cl_array(indices):
         raise TypeError("indices is a pyopencl array but x is not: pass both as pyopencl arrays or neither")
