@@ -417,8 +417,8 @@ class InferenceSession:
         return [values(n) for n in names]
 
     def _check_feed(self, step, env):
-        """The type check ONNX Runtime makes of what it is fed, for the inputs a clops node reads first."""
-        for name in step.args[:1]:
+        """The type check ONNX Runtime makes of what it is fed, for the graph inputs a clops node reads."""
+        for name in step.args:
             tp = self._input_types.get(name)
             if tp is None or name not in env or tp.WhichOneof("value") != "tensor_type":
                 continue

@@ -243,8 +243,10 @@ def test_max_unpool_errors(device):
     i.flat[7] = -1
     with pytest.raises(ValueError, match="(?i)index"):
         sess.run(None, {"p": p, "i": i})
-    with pytest.raises(ValueError, match="Unexpected input data type"):
+    with pytest.raises(ValueError, match="Unexpected input data type for 'p'"):
         sess.run(None, {"p": p.astype(np.float64), "i": np.zeros((1, 2, 4, 4), np.int64)})
+    with pytest.raises(ValueError, match="Unexpected input data type for 'i'"):
+        sess.run(None, {"p": p, "i": np.zeros((1, 2, 4, 4), np.int32)})
     shaped = pool_unpool((1, 2, 8, 8), [2, 2], [2, 2], [0, 0, 0, 0], (1, 2, 7, 8))
     with pytest.raises(ValueError, match="smaller than the minimum"):
         clops.onnx.InferenceSession(shaped, device=device, **CPU).run(None, {"x": np.ones((1, 2, 8, 8), np.float32)})
