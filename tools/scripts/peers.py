@@ -274,8 +274,11 @@ class OpenCL:
         import ctypes
         import ctypes.util
         self.c = ctypes
-        name = ctypes.util.find_library("OpenCL") or "libOpenCL.so.1"
-        cl = self.lib = ctypes.CDLL(name)
+        try:  # the loader libclops itself linked (already in the process: .gpu/lib's on the GPU machine)
+            cl = ctypes.CDLL("libOpenCL.so.1")
+        except OSError:
+            cl = ctypes.CDLL(ctypes.util.find_library("OpenCL") or "libOpenCL.so")
+        self.lib = cl
         vp, i32 = ctypes.c_void_p, ctypes.c_int32
         for fn, res, args in (
                 ("clCreateContext", vp, [ctypes.POINTER(ctypes.c_ssize_t), ctypes.c_uint32,
