@@ -127,6 +127,17 @@ static int child(clops_context *ctx, clops_operator *op, clops_context *fb_ctx, 
     return 0;
 }
 
+/* Waits for child `pid`, which must have exited 0 (else the number of its failed check in `fn`). */
+static void expect_child_passed(pid_t pid, const char *fn)
+{
+    int status = 0;
+    ck_assert(waitpid(pid, &status, 0) == pid);
+    ck_assert_msg(!WIFSIGNALED(status), "the child was killed by signal %d%s", WTERMSIG(status),
+                  WTERMSIG(status) == SIGALRM ? " (its alarm: a call hung after fork)" : "");
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child's check %d failed (see %s() in test_fork.c)",
+                  WEXITSTATUS(status), fn);
+}
+
 START_TEST(test_forked_child_refuses_and_frees)
 {
     tc_prepared p, u;
@@ -174,12 +185,7 @@ START_TEST(test_forked_child_refuses_and_frees)
     const pid_t pid = fork();
     ck_assert_msg(pid >= 0, "fork: %s", strerror(errno));
     if (pid == 0) _exit(child(ctx, op, fb_ctx, fb_op, host_ctx, host_op, &p, &u)); /* no atexit handlers */
-    int status = 0;
-    ck_assert(waitpid(pid, &status, 0) == pid);
-    ck_assert_msg(!WIFSIGNALED(status), "the child was killed by signal %d%s", WTERMSIG(status),
-                  WTERMSIG(status) == SIGALRM ? " (its alarm: a call hung after fork)" : "");
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                  "the child's check %d failed (see child() in test_fork.c)", WEXITSTATUS(status));
+    expect_child_passed(pid, "child");
 
     /* The parent goes on. */
     run_right(op, &p, "device operator, after the child");
@@ -278,12 +284,7 @@ START_TEST(test_forked_child_new_context_refused)
     const pid_t pid = fork();
     ck_assert_msg(pid >= 0, "fork: %s", strerror(errno));
     if (pid == 0) _exit(new_context_child(index, ctx, &p));
-    int status = 0;
-    ck_assert(waitpid(pid, &status, 0) == pid);
-    ck_assert_msg(!WIFSIGNALED(status), "the child was killed by signal %d%s", WTERMSIG(status),
-                  WTERMSIG(status) == SIGALRM ? " (its alarm: a call hung after fork)" : "");
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                  "the child's check %d failed (see new_context_child() in test_fork.c)", WEXITSTATUS(status));
+    expect_child_passed(pid, "new_context_child");
     /* The parent makes new contexts on the device as before. */
     clops_context *again = NULL;
     ck_assert_int_eq(clops_context_create_device(index, &again), CLOPS_SUCCESS);
