@@ -64,6 +64,10 @@ clops_status clops_context_usable(const clops_context *ctx);
  * a context on a device asks it first. */
 void clops_driver_note_use(void);
 clops_status clops_driver_usable(void);
+/* In a forked child that only creates contexts and builds or loads programs - no
+ * command runs, so the driver's threads are not needed (pack_import.c's loaders,
+ * which PoCL serves after fork) - takes the driver as this process's own. */
+void clops_driver_adopt(void);
 /* True for an OpenCL context in a process forked after it was created: freeing
  * it (or its operators) there must not call the driver (the objects are leaked). */
 bool clops_context_forked(const clops_context *ctx);

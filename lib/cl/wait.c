@@ -57,6 +57,11 @@ void clops_driver_note_use(void)
     atomic_compare_exchange_strong(&driver_pid, &none, getpid());
 }
 
+void clops_driver_adopt(void)
+{
+    atomic_store(&driver_pid, getpid());
+}
+
 clops_status clops_driver_usable(void)
 {
     const pid_t first = atomic_load(&driver_pid);
