@@ -402,6 +402,10 @@ CLOPS_API clops_status clops_context_options_from_env(clops_context_options *opt
  *          bad CLOPS_* variable.
  *  @retval CLOPS_ERROR_INVALID_DEVICE_SELECTION the device named does not exist.
  *  @retval CLOPS_ERROR_NO_DEVICE a device index was named and no platform has a device.
+ *  @retval CLOPS_ERROR_DEVICE_LOST an OpenCL device, in a process forked after
+ *          this one's OpenCL driver was started (by a device listing or query of
+ *          clops): the driver does not work there; the message says what to do
+ *          (the spawn start method, or the host backend). docs/integrating.md, "Fork".
  *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY an allocation failed.
  *  @retval other OpenCL errors (listing devices, clCreateContext, clCreateCommandQueue, ...).
  *  @threadsafety Any thread; reads the environment when `opts` is NULL.
@@ -422,6 +426,8 @@ CLOPS_API clops_status clops_context_create_with_options(const clops_context_opt
  *  @retval CL_INVALID_CONTEXT `queue` belongs to another cl_context.
  *  @retval CL_INVALID_DEVICE `queue` is for another device than `device`.
  *  @retval CLOPS_ERROR_INVALID_SETTING a field out of range, or (opts NULL) a bad CLOPS_* variable.
+ *  @retval CLOPS_ERROR_DEVICE_LOST in a process forked after the OpenCL driver
+ *          was started, as clops_context_create_with_options().
  *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY an allocation failed.
  *  @retval other OpenCL errors of the queries and retains.
  *  @threadsafety Any thread; reads the environment when `opts` is NULL.

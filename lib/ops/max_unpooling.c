@@ -672,11 +672,7 @@ clops_status clops_max_unpooling_status(clops_operator *op)
 {
     const clops_op_params *p = &op->params;
     if (!op->unpool.last) {
-        if (op->unpool.bad)
-            return clops_fail(CLOPS_ERROR_INDEX_OUT_OF_RANGE,
-                              "%llu indices are negative or not below the output's %llu elements; those were skipped",
-                              (unsigned long long)op->unpool.bad, (unsigned long long)p->output.count);
-        return CLOPS_SUCCESS;
+        return op->unpool.bad ? clops_unpool_bad_count(p, op->unpool.bad) : CLOPS_SUCCESS; /* the fallback's count */
     }
     cl_uint words[ST_WORDS];
     const clops_status st = clops_wait_events(op->ctx, 1, &op->unpool.last, "MaxUnpooling");
@@ -703,11 +699,12 @@ clops_status clops_max_unpooling_status(clops_operator *op)
         } else {
             memcpy(&v, raw, 8);
         }
-        return clops_unpool_bad_index(p, e, v, "; it and any other bad index were skipped, the rest written");
+        /* execute_host reads nothing back after a bad index (operator.c execute_via_device) */
+        return clops_unpool_bad_index(p, e, v, op->reading_back ? CLOPS_UNPOOL_NOTHING_WRITTEN
+                                                                : "; it and any other bad index were skipped, "
+                                                                  "the rest written");
     }
-    return clops_fail(CLOPS_ERROR_INDEX_OUT_OF_RANGE,
-                      "an index is negative or not below the output's %llu elements; those elements were skipped",
-                      (unsigned long long)p->output.count);
+    return clops_unpool_bad_count(p, 0);
 }
 
 clops_status clops_max_unpooling_live(clops_operator *op, unsigned count, const char (*kernel)[64], bool *live)

@@ -386,11 +386,14 @@ _LAYOUTS = {"packed": _L.SELECT_PACKED, "nhwc": _L.SELECT_NHWC, "strided": _L.SE
 
 
 def _words(value, what):
+    """prepare()'s selection `value` as a list: [] for None (all); an empty selection or word is refused (it
+    would select nothing, and the library takes none as all)."""
     if value is None:
         return []
-    if isinstance(value, str):
-        return [w for w in value.split(",") if w]
-    return list(value)
+    words = value.split(",") if isinstance(value, str) else list(value)
+    if not words or any(isinstance(w, str) and not w.strip() for w in words):
+        raise ValueError(f"prepare: {what}: {value!r} has an empty selection or word (None selects all)")
+    return words
 
 
 def _selection_dtype(d):
@@ -436,8 +439,10 @@ def prepare(ops=None, dtypes=None, device=None, *, blocks=None, layouts=None, jo
     jobs     building threads, each with a context of its own; None: one per online core
     progress None, or a callable(done, total, source, build_options, origin) called once per finished
              program (origin "compiled", "disk cache", or None when it failed), from the building threads,
-             one call at a time
+             one call at a time; what it raises is raised by prepare once the build ends (and it is not
+             called again)
 
+    An empty selection (ops="", dtypes=[], blocks=[], an empty word) is a ValueError: None selects all.
     Returns a Prepared (device, total, built, cached, failed, failures). Raises ValueError or TypeError
     for a bad selection or device, and clops.Error when the cache is off or read-only
     (CLOPS_ERROR_CACHE_UNAVAILABLE) or when some programs failed (CLOPS_ERROR_BUILD_FAILED; the error's
@@ -448,16 +453,18 @@ def prepare(ops=None, dtypes=None, device=None, *, blocks=None, layouts=None, jo
     op_bits, layout_bits = _select_bits(ops, "ops", _OPS), _select_bits(layouts, "layouts", _LAYOUTS)
     if dtypes is not None and not isinstance(dtypes, (list, tuple, set, frozenset)):
         dtypes = [dtypes]
-    types = sorted({_selection_dtype(d) for d in dtypes or []})
+    types = sorted({_selection_dtype(d) for d in _words(dtypes, "dtypes")})
     block_list = []
     for b in _words(blocks, "blocks"):
-        if isinstance(b, bool) or not isinstance(b, int) and not (isinstance(b, str) and b.isdigit()):
+        if isinstance(b, bool) or not isinstance(b, int) and not (isinstance(b, str) and b.isascii() and b.isdigit()):
             raise TypeError(f"prepare: blocks: {b!r} is not an int")
         if not 1 <= int(b) <= 0xFFFFFFFF:
             raise ValueError(f"prepare: blocks: {b} is not a block size (1 or more)")
         block_list.append(int(b))
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= 256):
         raise ValueError(f"prepare: jobs must be an int from 1 to 256, not {jobs!r}")
+    if progress is not None and not callable(progress):
+        raise TypeError(f"prepare: progress must be None or a callable, not {type(progress).__name__}")
     key = _core._device_key(device)
     if key[0] == "host":
         return Prepared("host", 0, 0, 0, 0, [])
@@ -467,20 +474,25 @@ def prepare(ops=None, dtypes=None, device=None, *, blocks=None, layouts=None, jo
     block_arr = (ctypes.c_uint32 * max(1, len(block_list)))(*block_list)
     sel = _L.ProgramSelection(op_bits, type_arr if types else None, len(types), block_arr if block_list else None,
                               len(block_list), layout_bits, None, 0)
-    failures = []
+    failures, raised = [], []
 
     def on_program(_user, p):
         p = p.contents
         source, options = p.source_name.decode(), p.build_options.decode()
         if p.status != 0:
             failures.append((source, options, f"{_L.name_of(p.status)}: {p.message.decode(errors='replace')}"))
-        if progress is not None:
-            progress(p.done, p.total, source, options, p.origin.decode() if p.status == 0 else None)
+        if progress is not None and not raised:  # after it raised once, not called again
+            try:
+                progress(p.done, p.total, source, options, p.origin.decode() if p.status == 0 else None)
+            except BaseException as e:  # noqa: BLE001 (ctypes would print and drop it: raised after the build)
+                raised.append(e)
 
     callback = _L.PREPARE_FN(on_program)
     report = _L.PrepareReport()
     st = _L.programs_prepare(index, ctypes.byref(sel), jobs or 0, callback, None, ctypes.byref(report))
     result = Prepared(index, report.total, report.built, report.cached, report.failed, failures)
+    if raised:
+        raise raised[0]
     if st != 0:
         err = _L.exception(st)
         if report.failed:

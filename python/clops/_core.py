@@ -63,22 +63,25 @@ def clear_caches():
 
 
 def _after_fork_in_child():
-    """os.register_at_fork(after_in_child=...): a forked child starts with no cached context or operator.
+    """os.register_at_fork(after_in_child=...): a forked child starts with no cached context or operator,
+    and decides device=None's device anew.
 
     The parent's OpenCL contexts are unusable in the child (PoCL's device threads, for one, are gone: a
-    call on them hung; the C library now answers CLOPS_ERROR_DEVICE_LOST there). The child makes new ones
-    when it next needs them: the host backend's always work; a device's where the driver allows it (after
-    PoCL has run in the parent it does not: use multiprocessing's "spawn" start method, or make contexts
-    only after the fork). The parent's handles are not freed here, only forgotten: freeing them in the
+    call on them hung; the C library answers CLOPS_ERROR_DEVICE_LOST there). The child makes new ones when
+    it next needs them: the host backend's always work; a device's only where the parent never reached the
+    OpenCL driver - after that the C library refuses a device context in the child at once (clops.Error,
+    CLOPS_ERROR_DEVICE_LOST, naming the "spawn" start method and the host backend), as a new one would hang
+    in its first command. The parent's handles are not freed here, only forgotten: freeing them in the
     child would call into the driver on the parent's objects (which hung too). The lock is made anew, as
     another thread of the parent may have held it at the fork."""
-    global _lock, _contexts, _operators
+    global _lock, _contexts, _operators, _default_key
     for table in (_operators, _contexts):
         for obj in table.values():
             obj.handle = None  # leaked in the child, so that __del__ frees nothing
     _lock = threading.RLock()
     _operators = collections.OrderedDict()
     _contexts = collections.OrderedDict()
+    _default_key = None
 
 
 if hasattr(os, "register_at_fork"):
