@@ -49,7 +49,8 @@ static cl_device_id g_dev;
 
 static void setup(void)
 {
-    const clops_status st = clops_context_create(&g_dflt);
+    const char *chosen = getenv("CLOPS_TEST_DEVICE"); /* test_common.h: rusticl in CI too */
+    const clops_status st = chosen && *chosen ? tc_context_create_chosen(chosen, &g_dflt) : clops_context_create(&g_dflt);
     ck_assert_msg(st == CLOPS_SUCCESS && clops_context_backend(g_dflt) == CLOPS_BACKEND_OPENCL,
                   "clops_context_create: %s (%s)", clops_status_name(st), clops_last_error_message());
     g_cl = clops_context_cl_context(g_dflt);
@@ -262,8 +263,19 @@ static int first_map(cl_mem m)
     return i;
 }
 
+/* Whether the device has out-of-order queues (rusticl 22.3 has none: those cases are skipped, saying so). */
+static int out_of_order_queues(const char *test)
+{
+    cl_command_queue_properties props = 0;
+    ck_assert_int_eq(clGetDeviceInfo(g_dev, CL_DEVICE_QUEUE_PROPERTIES, sizeof props, &props, NULL), CL_SUCCESS);
+    if (!(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE))
+        fprintf(stderr, "%s: the device has no out-of-order queues: that part skipped\n", test);
+    return (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0;
+}
+
 START_TEST(test_fifo_per_operator_interleaved)
 {
+    if (!out_of_order_queues("test_fifo_per_operator_interleaved")) return;
     cl_int err;
     cl_command_queue q = clCreateCommandQueue(g_cl, g_dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
     ck_assert_msg(q && err == CL_SUCCESS, "out-of-order queue: %d", (int)err);
@@ -432,7 +444,7 @@ static void failed_wait_list(cl_command_queue_properties props)
 START_TEST(test_failed_wait_list)
 {
     failed_wait_list(0);
-    failed_wait_list(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+    if (out_of_order_queues("test_failed_wait_list")) failed_wait_list(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
 }
 END_TEST
 
@@ -461,6 +473,7 @@ static cl_command_queue CL_API_CALL counted_queue(cl_context c, cl_device_id d, 
 START_TEST(test_out_of_order_chain_without_markers)
 {
     enum { N = 2000 };
+    if (!out_of_order_queues("test_out_of_order_chain_without_markers")) return;
     cl_int err;
     cl_command_queue q = clCreateCommandQueue(g_cl, g_dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
     ck_assert(q && err == CL_SUCCESS);
@@ -476,9 +489,10 @@ START_TEST(test_out_of_order_chain_without_markers)
         cl_event ev = execute(ops[i], buf[i], buf[i + 1], prev ? 1 : 0, prev ? &prev : NULL);
         if (prev) clReleaseEvent(prev);
         prev = ev;
+        if (g_markers) break; /* b8552b2's chain would take minutes */
     }
     clops_cl.clEnqueueMarkerWithWaitList = clops_cl_real.clEnqueueMarkerWithWaitList;
-    ck_assert_msg(g_markers == 0, "%d markers enqueued for %d executions on an out-of-order queue", g_markers, N);
+    ck_assert_msg(g_markers == 0, "%d markers enqueued for the first execution(s) on an out-of-order queue", g_markers);
     ck_assert_int_eq(clWaitForEvents(1, &prev), CL_SUCCESS);
     clReleaseEvent(prev);
     /* Step i applies the permutation P (y[h][w] = x[(h%2)*2 + w%2][h/2][w/2], flat

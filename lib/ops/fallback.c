@@ -7,8 +7,11 @@
  *                    below), takes the operator's head job: maps the buffers on
  *                    the context's shared fallback queue, runs the host kernel,
  *                    unmaps, finishes that queue, records a failure, completes
- *                    `done`, flushes the caller's queue, then hands the operator
- *                    back if its next job is ready.
+ *                    `done`, then hands the operator back if its next job is
+ *                    ready. A pool thread makes no call on the caller's queue:
+ *                    rusticl's clFinish holds the queue's lock while it waits,
+ *                    so a flush or release there from another thread waits for
+ *                    it, and it waits for the pool.
  *
  * `before` and `after` are reads of one byte into a sink nobody reads, not
  * markers: PoCL handles a marker on an out-of-order queue in time proportional
@@ -40,8 +43,8 @@
  * so a queue per operator was a thread per operator), made at the first
  * execution and released with the last operator that used it. The maps wait
  * for nothing: the pool maps only after it saw `before` complete, so no map
- * waits for another queue's commands. Each job holds references to its buffers,
- * events and the caller's queue, the shared queue to the cl_context: the
+ * waits for another queue's commands. Each job holds references to its buffers
+ * and events, the shared queue to the cl_context: the
  * operator and the context may be freed before the work ran; the operator's
  * list is then freed by the pool thread that finishes its last job.
  *
@@ -110,7 +113,6 @@ typedef struct host_job {
     uintptr_t ticket;       /* the callback's argument */
     clops_buffers b;        /* those the operator uses (retained), else NULL */
     cl_event before, done;  /* retained; `after` is the caller's and the operator's */
-    cl_command_queue caller; /* the caller's queue (retained): flushed once `done` completed */
     cl_uint nwait;
     cl_event *wait;         /* the caller's wait list (retained): a failure names its status */
     cl_int before_status;   /* CL_COMPLETE or a failure, once ready */
@@ -326,7 +328,6 @@ static void job_free(host_job *j)
     free(j->wait);
     if (j->before) clReleaseEvent(j->before);
     if (j->done) clReleaseEvent(j->done);
-    if (j->caller) clReleaseCommandQueue(j->caller);
     free(j);
 }
 
@@ -450,7 +451,6 @@ static void serve(clops_host_worker *w)
     pthread_mutex_unlock(&g_pool.lock);
     /* No lock held: a driver may run callbacks inside. */
     clSetUserEventStatus(j->done, CL_COMPLETE); /* fails only for an invalid event */
-    clFlush(j->caller); /* `after` submitted, whatever the driver does with user events */
     job_free(j);
     if (free_w) worker_free(w); /* the owner is gone and the list empty: nobody else refers to it */
     pthread_mutex_lock(&g_pool.lock);
@@ -571,7 +571,7 @@ static clops_status worker_get(clops_operator *op, clops_host_worker **out)
     return CLOPS_SUCCESS;
 }
 
-/* A job's own references to the buffers, the caller's queue and wait list, and its user event. */
+/* A job's own references to the buffers and the caller's wait list, and its user event. */
 static clops_status job_new(clops_operator *op, const clops_buffers *b, cl_uint nwait, const cl_event *wait,
                             host_job **out)
 {
@@ -598,11 +598,6 @@ static clops_status job_new(clops_operator *op, const clops_buffers *b, cl_uint 
             if ((err = clRetainEvent(wait[j->nwait])) == CL_SUCCESS) j->wait[j->nwait] = wait[j->nwait], j->nwait++;
             else st = clops_fail_cl(err, "clRetainEvent(host fallback)");
         }
-    }
-    if (st == CLOPS_SUCCESS) {
-        err = clRetainCommandQueue(op->ctx->queue);
-        if (err == CL_SUCCESS) j->caller = op->ctx->queue;
-        else st = clops_fail_cl(err, "clRetainCommandQueue(host fallback)");
     }
     if (st == CLOPS_SUCCESS) {
         j->done = clCreateUserEvent(op->ctx->cl_ctx, &err);
