@@ -80,10 +80,22 @@ static clops_status build_failure(cl_program program, cl_device_id device, const
     return st;
 }
 
+/* Whether builds show the compiler's warnings: kernel development (CLOPS_KERNELS_FROM_DISK builds), or
+ * CLOPS_BUILD_LOG=1 in the environment (the CLI's --verbose sets it). Otherwise clBuildProgram gets
+ * OpenCL's -w (no warnings): a driver's compiler may write to the process's stderr while it builds
+ * (PoCL's clang: "N warnings generated."), which is not clops's to print. -w changes no binary: it goes
+ * to clBuildProgram only, not into the cache key or the options an operator reports. */
+static int show_build_log(void)
+{
 #ifdef CLOPS_KERNEL_DIR
-/* Kernel development (CLOPS_KERNELS_FROM_DISK): the compiler's warnings stay on, and a build that
- * warned prints its log on stderr. */
-#define QUIET_OPTION ""
+    return 1;
+#else
+    const char *v = getenv("CLOPS_BUILD_LOG");
+    return v && strcmp(v, "1") == 0;
+#endif
+}
+
+/* With show_build_log: a build's log, where it has one, on stderr. */
 static void show_warnings(cl_program program, cl_device_id device, const char *name, const char *options)
 {
     char *log = build_log(program, device);
@@ -91,14 +103,6 @@ static void show_warnings(cl_program program, cl_device_id device, const char *n
         fprintf(stderr, "clops: building %s with \"%s\": the compiler's log:\n%s\n", name, options, log);
     free(log);
 }
-#else
-/* OpenCL's -w (no warnings): a driver's compiler may write to the process's stderr while it builds
- * (PoCL's clang: "N warnings generated."), which is not clops's to print. The kernels compile without
- * warnings (a CLOPS_KERNELS_FROM_DISK build shows any: show_warnings), so this changes no binary: it
- * goes to clBuildProgram only, not into the cache key or the options an operator reports. */
-#define QUIET_OPTION "-w "
-#define show_warnings(program, device, name, options) ((void)0)
-#endif
 
 /* Operator files continued in another file, appended to them in one program
  * (kept apart only to stay readable). */
@@ -176,15 +180,16 @@ static clops_status build_from_source(clops_context *ctx, const char *name, cons
 {
     cl_int err;
     const char *strings[1] = {source};
-    const size_t quiet_len = strlen(QUIET_OPTION) + strlen(options) + 1;
+    const int show = show_build_log();
+    const size_t quiet_len = strlen(options) + 4;
     char *quiet = malloc(quiet_len);
     if (!quiet) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "build options of %zu bytes", quiet_len);
-    snprintf(quiet, quiet_len, "%s%s", QUIET_OPTION, options);
+    snprintf(quiet, quiet_len, "%s%s", show ? "" : "-w ", options);
     cl_program program = clCreateProgramWithSource(ctx->cl_ctx, 1, strings, &source_len, &err);
     if (program) err = clBuildProgram(program, 1, &ctx->device, quiet, NULL, NULL);
     free(quiet);
     if (!program) return clops_fail_cl(err, "clCreateProgramWithSource");
-    if (err == CL_SUCCESS) show_warnings(program, ctx->device, name, options);
+    if (err == CL_SUCCESS && show) show_warnings(program, ctx->device, name, options);
     if (err != CL_SUCCESS) {
         const clops_status st = err == CL_BUILD_PROGRAM_FAILURE ? build_failure(program, ctx->device, name, options, err)
                                                                 : clops_fail_cl(err, "clBuildProgram");

@@ -148,6 +148,8 @@ static clops_status create_context(const cli_args *args, clops_context **ctx)
      * and the default device is a CPU, the host backend runs them, on the same
      * cores without the copies in and out (the Python package's rule; docs/cli.md). */
     if (st == CLOPS_SUCCESS && o.device == CLOPS_DEVICE_DEFAULT && default_is_cpu()) o.device = CLOPS_DEVICE_HOST;
+    /* --verbose: the compiler's warnings too (lib/cl/program.c builds with -w unless CLOPS_BUILD_LOG=1). */
+    if (args->verbose) setenv("CLOPS_BUILD_LOG", "1", 0);
     if (st == CLOPS_SUCCESS) run_watchdog_start(&args->settings);
     if (st == CLOPS_SUCCESS) st = clops_context_create_with_options(&o, ctx);
     if (st == CLOPS_SUCCESS) run_watchdog_device(clops_context_device_name(*ctx));
