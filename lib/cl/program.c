@@ -90,8 +90,7 @@ static int show_build_log(void)
 #ifdef CLOPS_KERNEL_DIR
     return 1;
 #else
-    const char *v = getenv("CLOPS_BUILD_LOG");
-    return v && strcmp(v, "1") == 0;
+    return clops_options_build_log();
 #endif
 }
 
