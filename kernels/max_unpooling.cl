@@ -421,10 +421,11 @@ inline uint load_one(__global const void *indices, idx_t k)
 #if VECTOR_DEFS && KW == 2
 /* Positions [w, w1) of the packed input row at in_row, one at a time, into the
  * output rows from y_row (their windows' top-left corners name out_row + w * KW):
- * the vector forms' row ends. Returns 1 if an index was outside its window. */
-inline uint windows_tail(__global const elem_t *restrict x, __global const void *restrict indices,
-                         __global elem_t *restrict y, idx_t in_row, idx_t y_row, idx_t out_row, idx_t wout,
-                         idx_t w, idx_t w1)
+ * the vector forms' row ends. Returns 1 if an index was outside its window. No
+ * `restrict` here: inlined, it becomes llvm.experimental.noalias.scope.decl,
+ * which Oclgrind 21.10 cannot run. */
+inline uint windows_tail(__global const elem_t *x, __global const void *indices, __global elem_t *y, idx_t in_row,
+                         idx_t y_row, idx_t out_row, idx_t wout, idx_t w, idx_t w1)
 {
     uint outside = 0;
     for (; w < w1; w++) {
