@@ -46,16 +46,24 @@
  *
  * Status words `status` (the operator's, never reset on the host): each execution
  * has a generation number `gen`, larger than every earlier one, and the kernels
- * record an event with atomic_max(word, gen), so a word equals `gen` exactly when
- * this execution raised it:
- *   status[0]  an index was outside its window (or neighbourhood): the general
- *              path must run
- *   status[1]  an index was negative or past the output (never written)
- *   status[2]  (POOL_GATED) an index was outside its window: pool must run
- *   status[3]  (BUCKET) a tile had more entries than a work-item may loop over
+ * record an event by raising a word to gen, so a word equals `gen` exactly when
+ * this execution raised it. The words a kernel raises and the words it reads are
+ * never the same within one launch (launches are ordered, so a word an earlier
+ * launch raised is read with a plain load): ST_GENERAL and ST_POOL come in pairs,
+ * execution gen raising the one of gen's parity (ST_GENERAL and ST_POOL below
+ * name it, from the kernel argument gen) and reading the other one for the
+ * previous execution's state (PREVIOUS). No work-item reads a status word with
+ * an atomic, and only a work-item that found something raises one.
+ *   status[0, 1]  (ST_GENERAL, by parity) an index was outside its window (or
+ *              neighbourhood), or a gated kernel skipped itself: the general path
+ *              must run
+ *   status[2, 3]  (ST_POOL, by parity; POOL_GATED) an index was outside its
+ *              window, or windows skipped itself: pool must run
+ *   status[4]  an index was negative or past the output (never written)
+ *   status[5]  (BUCKET) a tile had more entries than a work-item may loop over
  *              (LOOP_BUDGET): mark and place rewrite the whole output
- *   status[4], status[5]  the first bad index's position (ST_BAD, NEXT_BAD_CLEAR)
- *   status[6..9] (BUCKET) the tiles' layout, set by the host once (ST_TILE_SHIFT),
+ *   status[6], status[7]  the first bad index's position (ST_BAD, NEXT_BAD_CLEAR)
+ *   status[8..11] (BUCKET) the tiles' layout, set by the host once (ST_TILE_SHIFT),
  *              not generations
  * `scratch` (the operator's, BUCKET plans only) holds bucket's entries and bounds,
  * which every execution that runs bucket writes before tiles reads them, so
@@ -70,11 +78,16 @@
  * (max_unpooling.c ITEM_LOOP_BUDGET): Mesa's llvmpipe (rusticl) stops a work-item
  * after 65535 (its loop limiter), silently leaving the rest unwritten.
  */
-#define ST_GENERAL 0
-#define ST_OUT_OF_RANGE 1
-#define ST_POOL 2
-#define ST_HEAVY 3
-#define ST_BAD 4 /* and 5 */
+/* The word of pair `w` that execution g raises. */
+#define WORD_OF(w, g) ((w) + ((g) & 1u))
+#define ST_GENERAL WORD_OF(0u, gen)
+#define ST_POOL WORD_OF(2u, gen)
+#define ST_OUT_OF_RANGE 4
+#define ST_HEAVY 5
+#define ST_BAD 6 /* and 7 */
+/* Whether the operator's previous execution raised pair `w` (0: general, 2:
+ * pool), read where this execution never writes. */
+#define PREVIOUS(w) (status[WORD_OF(w, gen - 1u)] == gen - 1u)
 
 /* The first bad index's row-major input position, for the message
  * (clops_operator_last_status): execution gen keeps the complement of the
@@ -89,22 +102,22 @@
         atomic_max(&status[ST_BAD + (gen & 1u)], ~(first_bad));                                  \
     }
 
-/* The word windows raises for an index outside its window: with POOL_GATED, the
- * pool kernel runs next (it raises ST_GENERAL in turn). */
-/* Windows and pool (only BUCKET plans have them) skip themselves when the
- * general path runs in this execution anyway (status[ST_GENERAL] == gen: it
- * rewrites every element) or ran in the operator's previous one, except every
- * 16th execution (the first included), which tries them again: scattered indices
- * then cost the bucketed general path alone. Unlike a test of gen - 1 alone, a
- * work-item that comes after one that skipped skips too. */
-#define GENERAL_SKIP                                                                             \
-    {                                                                                            \
-        const uint general_ = atomic_max(&status[ST_GENERAL], 0u); /* an atomic read */          \
-        if (general_ == gen || ((gen & 15u) != 1u && general_ == gen - 1u)) {                    \
-            atomic_max(&status[ST_GENERAL], gen);                                                \
-            return;                                                                              \
-        }                                                                                        \
+/* Windows and pool (only gated plans have them) skip themselves when the general
+ * path ran in the operator's previous execution, except every 16th execution
+ * (the first included), which tries them again: scattered indices then cost the
+ * general path alone. The rule reads only the previous execution's word, so
+ * every work-item of every kernel of the execution decides alike, with one plain
+ * load and no atomic (issue 37: the atomic read per work-item on one address
+ * serialised a GPU); work-item 0 raises this execution's word for the general
+ * path (and for the next execution) with a plain store, the launch's only write
+ * to it. */
+#define SKIP_RULE(w) ((gen & 15u) != 1u && PREVIOUS(w))
+#define SKIP_RAISING(w)                                                                          \
+    if (SKIP_RULE(w)) {                                                                          \
+        if (get_global_id(0) == 0) status[WORD_OF(w, gen)] = gen;                                \
+        return;                                                                                  \
     }
+#define GENERAL_SKIP SKIP_RAISING(0u)
 
 #if POOL_GATED
 #define WINDOWS_WORD ST_POOL
@@ -112,20 +125,11 @@
  * previous execution needed pool, except every 16th execution (the first
  * included), which tries it again: an operator's indices keep their kind from one
  * execution to the next, so a 2x2 pool costs the windows pass and a 3x3/2 pool
- * mostly the pool pass alone. A work-item that skips raises ST_POOL, so pool
- * rewrites every element whatever the others did; for the same reason a
- * work-item that finds ST_POOL raised by this execution already (by a skip or an
- * index outside its window) skips too (before, only gen - 1 was tested, so every
- * work-item after the first skip ran the whole windows pass for nothing). */
+ * mostly the pool pass alone. A skip raises ST_POOL, so pool rewrites every
+ * element (every work-item skips alike: SKIP_RULE). */
 #define WINDOWS_SKIP                                                                             \
     GENERAL_SKIP                                                                                 \
-    {                                                                                            \
-        const uint pool_ = atomic_max(&status[ST_POOL], 0u); /* an atomic read */                \
-        if (pool_ == gen || ((gen & 15u) != 1u && pool_ == gen - 1u)) {                          \
-            atomic_max(&status[ST_POOL], gen);                                                   \
-            return;                                                                              \
-        }                                                                                        \
-    }
+    SKIP_RAISING(2u)
 #else
 #define WINDOWS_WORD ST_GENERAL
 #define WINDOWS_SKIP GENERAL_SKIP
@@ -229,15 +233,31 @@ inline void zero_fill(__global elem_t *p, idx_t n)
  * none), for a layout that depends on how many there are (bucket). */
 #if INTERLEAVE
 /* GPUs: work-item g takes units g, g + items, g + 2 items, ...: neighbouring
- * work-items touch neighbouring units at every step (coalesced). */
-#define FOR_ROWS_OF(sizes, items_)                                                               \
-    const idx_t chunks_ = (DIM(sizes, 3) + CHUNK - 1) / CHUNK;                                   \
-    const idx_t units_ = chunks_ * DIM(sizes, 2) * DIM(sizes, 0) * DIM(sizes, 1);                \
-    for (idx_t u_ = (idx_t)get_global_id(0); u_ < units_; u_ += (items_)) {                      \
-        const idx_t w0 = u_ % chunks_ * CHUNK, h = u_ / chunks_ % DIM(sizes, 2);                 \
-        const idx_t nc = u_ / chunks_ / DIM(sizes, 2);                                           \
-        const idx_t n = nc / DIM(sizes, 1), c = nc % DIM(sizes, 1);                              \
-        const idx_t w1 = min(w0 + (idx_t)CHUNK, DIM(sizes, 3));
+ * work-items touch neighbouring units at every step (coalesced). A unit's
+ * coordinates (chunk, h, c, n) step by the digits of `items` in the same mixed
+ * radix, carries included: the divisions run once per work-item, not per unit
+ * (a 64-bit division by a run-time value cost 160 of windows' 259 issue slots per
+ * unit in the GPU model), and in 32 bits where every offset fits (ridx_t). */
+#if OFFSET_64
+typedef ulong ridx_t;
+#else
+typedef uint ridx_t;
+#endif
+#define FOR_ROWS_OF(sizes, items_) FOR_ROWS_CHUNKED(sizes, items_, CHUNK)
+#define FOR_ROWS_CHUNKED(sizes, items_, chunk_)                                                  \
+    const ridx_t w_ = (ridx_t)((DIM(sizes, 3) + (chunk_) - 1) / (chunk_));                     \
+    const ridx_t cw_ = max(w_, (ridx_t)1), ch_ = max((ridx_t)DIM(sizes, 2), (ridx_t)1);           \
+    const ridx_t cc_ = max((ridx_t)DIM(sizes, 1), (ridx_t)1);                                    \
+    const ridx_t cn_ = w_ && DIM(sizes, 2) && DIM(sizes, 1) ? (ridx_t)DIM(sizes, 0) : 0; /* 0: no units */ \
+    ridx_t q_ = (ridx_t)get_global_id(0), h_ = q_ / cw_, c_ = h_ / ch_, n_ = c_ / cc_;            \
+    q_ -= h_ * cw_, h_ -= c_ * ch_, c_ -= n_ * cc_;                                              \
+    const ridx_t s3_ = (ridx_t)(items_), s2_ = s3_ / cw_, s1_ = s2_ / ch_, s0_ = s1_ / cc_;      \
+    const ridx_t dq_ = s3_ - s2_ * cw_, dh_ = s2_ - s1_ * ch_, dc_ = s1_ - s0_ * cc_;             \
+    for (; n_ < cn_; q_ += dq_, h_ += dh_ + (q_ >= cw_), q_ -= q_ >= cw_ ? cw_ : 0, \
+                                          c_ += dc_ + (h_ >= ch_), h_ -= h_ >= ch_ ? ch_ : 0,     \
+                                          n_ += s0_ + (c_ >= cc_), c_ -= c_ >= cc_ ? cc_ : 0) {   \
+        const idx_t n = n_, c = c_, h = h_, nc = (idx_t)(n_ * cc_ + c_);                          \
+        const idx_t w0 = (idx_t)(q_ * (chunk_)), w1 = min(w0 + (idx_t)(chunk_), DIM(sizes, 3));
 #else
 #define FOR_ROWS_OF(sizes, items_)                                                               \
     const idx_t chunks_ = (DIM(sizes, 3) + CHUNK - 1) / CHUNK;                                   \
@@ -399,6 +419,117 @@ inline uint load_one(__global const void *indices, idx_t k)
 
 #ifdef KW
 #if VECTOR_DEFS && KW == 2
+/* Positions [w, w1) of the packed input row at in_row, one at a time, into the
+ * output rows from y_row (their windows' top-left corners name out_row + w * KW):
+ * the vector forms' row ends. Returns 1 if an index was outside its window. No
+ * `restrict` here: inlined, it becomes llvm.experimental.noalias.scope.decl,
+ * which Oclgrind 21.10 cannot run. */
+inline uint windows_tail(__global const elem_t *x, __global const void *indices, __global elem_t *y, idx_t in_row,
+                         idx_t y_row, idx_t out_row, idx_t wout, idx_t w, idx_t w1)
+{
+    uint outside = 0;
+    for (; w < w1; w++) {
+        const uint d = load_one(indices, in_row + w) - (uint)(out_row + w * KW);
+        const elem_t v = x[in_row + w];
+        uint inside = 0;
+        for (uint r = 0; r < KH; r++) {
+            const uint t = d - r * (uint)wout;
+            inside |= t < KW;
+            for (uint q = 0; q < KW; q++) y[y_row + r * wout + w * KW + q] = t == q ? v : (elem_t)(0);
+        }
+        outside |= !inside;
+    }
+    return outside;
+}
+#endif
+
+#if VECTOR_DEFS && KW == 2 && WV
+/* The GPU form (INTERLEAVE; the host's -DWV=n, max_unpooling.c GPU_WINDOW_*):
+ * each unit is WV input positions of a row, neighbouring work-items on
+ * neighbouring units, so every load and store of a warp is one contiguous run:
+ * a work-item loads WV elements and WV indices as vectors and writes each of its
+ * KH window rows as one vector of 2 WV elements (16 bytes for 1-, 2- and 4-byte
+ * elements, 32 for 8-byte ones), zeros and the input where the index points. All
+ * offsets in 32 bits (VECTOR_DEFS: the tensors fit). Elements move as unsigned
+ * integers of their width (GT), masked by select on GM, the signed type of the
+ * same width. */
+#if ELEM_BYTES == 1
+#define GT(n) CAT(uchar, n)
+#define GT1 uchar
+#define GM(n) CAT(char, n)
+#elif ELEM_BYTES == 2
+#define GT(n) CAT(ushort, n)
+#define GT1 ushort
+#define GM(n) CAT(short, n)
+#elif ELEM_BYTES == 4
+#define GT(n) CAT(uint, n)
+#define GT1 uint
+#define GM(n) CAT(int, n)
+#else
+#define GT(n) CAT(ulong, n)
+#define GT1 ulong
+#define GM(n) CAT(long, n)
+#endif
+#if WV == 2
+#define WV2 4
+#define WV_IDS ((uint2)(0, 1))
+#define WV_PAIRS(a, b) shuffle2(a, b, (GT(4))(0, 2, 1, 3))
+#elif WV == 4
+#define WV2 8
+#define WV_IDS ((uint4)(0, 1, 2, 3))
+#define WV_PAIRS(a, b) shuffle2(a, b, (GT(8))(0, 4, 1, 5, 2, 6, 3, 7))
+#else
+#define WV2 16
+#define WV_IDS ((uint8)(0, 1, 2, 3, 4, 5, 6, 7))
+#define WV_PAIRS(a, b) shuffle2(a, b, (GT(16))(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15))
+#endif
+#define WV_VLOAD CAT(vload, WV)
+#define WV_VSTORE2 CAT(vstore, WV2)
+
+/* WV indices from packed position k; UINT_MAX (in no window) where an 8-byte
+ * index is 2^32 or more (negative INT64 included). */
+inline CAT(uint, WV) load_wv(__global const void *indices, uint k)
+{
+#if INDEX_BYTES == 4
+    return WV_VLOAD(0, (__global const uint *)indices + k);
+#elif INT64_OK
+    return CAT(convert_uint, WV)(min(WV_VLOAD(0, (__global const ulong *)indices + k), (ulong)UINT_MAX));
+#else
+    const CAT(uint, WV2) raw = CAT(vload, WV2)(0, (__global const uint *)indices + 2 * k);
+    return select(raw.even, (CAT(uint, WV))(UINT_MAX), raw.odd != 0);
+#endif
+}
+
+__kernel void windows(UNPOOL_ARGS)
+{
+    NEXT_BAD_CLEAR
+    WINDOWS_SKIP
+    const uint win = (uint)DIM(in_sizes, 3), wout = (uint)DIM(out_sizes, 3), hin = (uint)DIM(in_sizes, 2);
+    uint outside = 0;
+    FOR_ROWS_CHUNKED(in_sizes, get_global_size(0), WV)
+    const uint row = (uint)nc * hin + (uint)h, in_row = row * win, y_row = row * KH * wout;
+    /* the index that names the window row h*KH, column 0 */
+    const uint out_row = PER_PLANE ? (uint)h * KH * wout : y_row;
+    if (w1 - w0 == WV) {
+        /* d: each index relative to its window's top-left corner (wraps if before it) */
+        const CAT(uint, WV) d = load_wv(indices, in_row + (uint)w0) - (out_row + (uint)w0 * KW + WV_IDS * KW);
+        const GT(WV) xv = WV_VLOAD(0, (__global const GT1 *)x + in_row + (uint)w0);
+        CAT(int, WV) inside = 0;
+        for (uint r = 0; r < KH; r++) {
+            const CAT(uint, WV) t = d - r * wout;
+            inside |= t < (uint)KW;
+            const GT(WV) a0 = select((GT(WV))(0), xv, CAT(convert_, GM(WV))(t == 0u));
+            const GT(WV) a1 = select((GT(WV))(0), xv, CAT(convert_, GM(WV))(t == 1u));
+            WV_VSTORE2(WV_PAIRS(a0, a1), 0, (__global GT1 *)y + y_row + r * wout + (uint)w0 * KW);
+        }
+        outside |= any(inside == 0);
+    } else {
+        outside |= windows_tail(x, indices, y, in_row, y_row, out_row, wout, w0, w1);
+    }
+    END_ROWS
+    if (outside) atomic_max(&status[WINDOWS_WORD], gen);
+}
+#elif VECTOR_DEFS && KW == 2
 /* Pooling-shaped indices in one pass (see the generic form below); each index and
  * each input element is loaded once, each output row written as vectors. */
 __kernel void windows(UNPOOL_ARGS)
@@ -450,17 +581,7 @@ __kernel void windows(UNPOOL_ARGS)
 #endif
         }
     }
-    for (idx_t w = wv; w < w1; w++) {
-        const uint d = load_one(indices, in_row + w) - (uint)(out_row + w * KW);
-        const elem_t v = x[in_row + w];
-        uint inside = 0;
-        for (uint r = 0; r < KH; r++) {
-            const uint t = d - r * (uint)wout;
-            inside |= t < KW;
-            for (uint q = 0; q < KW; q++) y[y_row + r * wout + w * KW + q] = t == q ? v : (elem_t)(0);
-        }
-        outside |= !inside;
-    }
+    outside |= windows_tail(x, indices, y, in_row, y_row, out_row, wout, wv, w1);
     END_ROWS
     if (outside || any(lanes_outside)) atomic_max(&status[WINDOWS_WORD], gen);
 }
@@ -537,10 +658,10 @@ __kernel void clear(UNPOOL_ARGS)
  * row g's word t + pad .. word t + 1): with evenly spread indices the
  * buckets' sizes are alike, and streams a multiple of 4 KiB apart would share
  * one set of the L1 cache (measured: 14 ms against 1.3 ms for bucket on PoCL). */
-#define ST_TILE_SHIFT 6
-#define ST_GROUPS 7
-#define ST_TILES 8
-#define ST_PAD 9
+#define ST_TILE_SHIFT 8
+#define ST_GROUPS 9
+#define ST_TILES 10
+#define ST_PAD 11
 
 inline idx_t bucket_rounded(dims4 in_sizes, volatile __global const uint *status)
 {

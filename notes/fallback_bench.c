@@ -1,15 +1,17 @@
 /* notes/fallback_bench.c - N fallback operators (DepthToSpace uint32 1x4x2x2, block 2, each
- * with its own input and output) executed on one in-order queue; prints the seconds from the
+ * with its own input and output) executed on one queue (in order, or out of order with a
+ * third argument `ooo`); prints the seconds from the
  * first execute to the end of the final clFinish, the most threads the process had
  * (/proc/self/task, counted after the executes) and whether every output is right.
  * The operators fall back because the context has no compiler and no cache
  * (options.disable = CLOPS_CAPABILITY_COMPILER, cache off). Public API only, so it links
  * against any build of libclops (the old one of 4e7619b too).
- *   fallback_bench N MODE
+ *   fallback_bench N MODE [ooo]
  *     MODE 0: the N executes back to back, one clFinish at the end
  *     MODE 2: a clFinish after each execute
  *     MODE 1: one operator executed N times back to back
- * Build and run: see notes/fallback.md (issue 32, P1). */
+ *     MODE 3: a chain: operator i after operator i-1's event, on its output (issue 38, Q3)
+ * Build and run: see notes/fallback.md (issue 32, P1; issue 38, Q3). */
 #define _POSIX_C_SOURCE 200809L
 #define CL_TARGET_OPENCL_VERSION 120
 #include <dirent.h>
@@ -42,16 +44,18 @@ static int threads(void)
 
 int main(int argc, char **argv)
 {
-    CHECK(argc == 3, "usage: %s N MODE (0 back to back, 2 clFinish after each, 1 one operator N times)", argv[0]);
-    const int n = atoi(argv[1]), mode = atoi(argv[2]);
-    CHECK(n > 0 && mode >= 0 && mode <= 2, "bad N or MODE");
+    CHECK(argc == 3 || (argc == 4 && strcmp(argv[3], "ooo") == 0),
+          "usage: %s N MODE [ooo] (0 back to back, 2 clFinish after each, 1 one operator N times, 3 a chain)", argv[0]);
+    const int n = atoi(argv[1]), mode = atoi(argv[2]), ooo = argc == 4;
+    CHECK(n > 0 && mode >= 0 && mode <= 3, "bad N or MODE");
     clops_context *dflt = NULL;
     CHECK(clops_context_create(&dflt) == CLOPS_SUCCESS, "context: %s", clops_last_error_message());
     cl_context cl = clops_context_cl_context(dflt);
     cl_device_id dev = NULL;
     CHECK(clGetContextInfo(cl, CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL) == CL_SUCCESS, "device");
     cl_int err;
-    cl_command_queue q = clCreateCommandQueue(cl, dev, 0, &err);
+    cl_command_queue q = clCreateCommandQueue(cl, dev, ooo ? CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE : 0, &err);
+    CHECK(q, "queue: %d", (int)err);
     clops_context_options o;
     clops_context_options_init(&o, sizeof o);
     o.disable = CLOPS_CAPABILITY_COMPILER;
@@ -81,10 +85,15 @@ int main(int argc, char **argv)
     const int before = threads();
     int most = before;
     const double t0 = now();
+    cl_event prev = NULL;
     for (int i = 0; i < n; i++) {
-        const clops_buffers b = {in[i], NULL, out[i]};
-        const clops_status st = clops_operator_execute(ops[mode == 1 ? 0 : i], &b, 0, NULL, NULL);
+        const clops_buffers b = {mode == 3 && i ? out[i - 1] : in[i], NULL, out[i]};
+        cl_event ev = NULL;
+        const clops_status st = clops_operator_execute(ops[mode == 1 ? 0 : i], &b, prev ? 1 : 0, prev ? &prev : NULL,
+                                                       mode == 3 ? &ev : NULL);
         CHECK(st == CLOPS_SUCCESS, "execute %d: %s: %s", i, clops_status_name(st), clops_last_error_message());
+        if (prev) clReleaseEvent(prev);
+        prev = ev;
         if (mode == 2) clFinish(q);
         if (i % 256 == 255 || i == n - 1) {
             const int t = threads();
@@ -93,7 +102,10 @@ int main(int argc, char **argv)
     }
     clFinish(q);
     const double seconds = now() - t0;
+    if (prev) clReleaseEvent(prev);
     int wrong = 0;
+    uint32_t chain[16], next[16]; /* MODE 3: input 0 permuted i + 1 times */
+    for (int k = 0; k < 16; k++) chain[k] = (uint32_t)k;
     for (int i = 0; i < n; i++) {
         uint32_t got[16];
         clEnqueueReadBuffer(q, out[i], CL_TRUE, 0, sizeof got, got, 0, NULL, NULL);
@@ -101,10 +113,12 @@ int main(int argc, char **argv)
         for (int h = 0; h < 4; h++)
             for (int w = 0; w < 4; w++) {
                 const uint32_t c = (uint32_t)((h % 2) * 2 + w % 2), want = (uint32_t)i * 16u + c * 4u + (uint32_t)(h / 2) * 2u + (uint32_t)(w / 2);
-                if (got[h * 4 + w] != want) wrong++;
+                next[h * 4 + w] = chain[c * 4 + (h / 2) * 2 + w / 2];
+                if (got[h * 4 + w] != (mode == 3 ? next[h * 4 + w] : want)) wrong++;
             }
+        memcpy(chain, next, sizeof chain);
     }
-    printf("N=%d mode=%d seconds=%.3f threads_before=%d threads_most=%d wrong=%d\n", n, mode, seconds, before, most, wrong);
+    printf("N=%d mode=%d%s seconds=%.3f threads_before=%d threads_most=%d wrong=%d\n", n, mode, ooo ? " ooo" : "", seconds, before, most, wrong);
     for (int i = 0; i < nops; i++) clops_operator_free(ops[i]);
     for (int i = 0; i < n; i++) clReleaseMemObject(in[i]), clReleaseMemObject(out[i]);
     clops_context_free(ctx);

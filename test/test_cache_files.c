@@ -204,6 +204,7 @@ static char g_fifo_entry[PATH_MAX + 64], g_fifo_tune[PATH_MAX + 64], g_fifo_pack
 
 static void use_fifos(void)
 {
+    clops_driver_adopt(); /* a forked child that builds and runs no command (a new context is refused otherwise) */
     clops_context *ctx = NULL;
     CHILD_CHECK(clops_context_create(&ctx) == CLOPS_SUCCESS, "context: %s", clops_last_error_message());
     tc_prepared p;

@@ -4,7 +4,8 @@
  * `conformance --json` through the library's file writer (N11), `kernels
  * pack-add --binary` through the store's bounded reader (N16), JSON outputs that
  * stay valid UTF-8 whatever bytes a path holds (N17), and the watchdog taking
- * CLOPS_TIMEOUT as the default of --timeout. Shared fixtures: cli_fixture.h.
+ * CLOPS_TIMEOUT as the default of --timeout; strict --windows sides and device
+ * indices past INT32_MAX (issue 38 Q6, Q7). Shared fixtures: cli_fixture.h.
  */
 #define _XOPEN_SOURCE 700
 #include "cli_fixture.h"
@@ -235,12 +236,68 @@ START_TEST(test_timeout_from_environment)
 }
 END_TEST
 
+/* Issue 38 Q7: every --windows side is a strict decimal from 1 to 64. Each of
+ * these was accepted (wrapping modulo 2^32: 4294967297x1 listed as 1x1; a leading
+ * space skipped); now each is the usage error naming --windows. 2x2 is the control. */
+START_TEST(test_windows_strict_sides)
+{
+    static const char *const bad[] = {"4294967297x1", "4294967301x4294967298", " 2x2", "2x 2", "+2x2", "2x+2",
+                                      "2x2 ",          "65x1",                  "1x65", "0x2", "2x",  "x2",
+                                      "2",             "2x2x2",                 "-1x2", "18446744073709551618x1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        run("kernels", "list", "--ops", "unpool", "--types", "uint8", "--layouts", "packed", "--windows", bad[i],
+            NULL);
+        ck_assert_msg(res.exit_code == 2 && strstr(res.err, "--windows") && strstr(res.err, bad[i]),
+                      "--windows '%s': exit %d: %.400s", bad[i], res.exit_code, res.err);
+    }
+    if (!have_device) return; /* the list needs a device */
+    run("kernels", "list", "--ops", "unpool", "--types", "uint8", "--layouts", "packed", "--windows", "2x2,64x1",
+        NULL);
+    ck_assert_msg(res.exit_code == 0, "--windows 2x2,64x1: exit %d: %.400s", res.exit_code, res.err);
+}
+END_TEST
+
+/* Issue 38 Q6: a device index past INT32_MAX was refused as "device N requested,
+ * N devices available" (the index given as the count). Now the count is the real
+ * one, from the library (clops_context_create_device) and through the CLI. */
+START_TEST(test_device_index_past_int32)
+{
+    size_t count = 0;
+    ck_assert_int_eq(clops_device_list(NULL, 0, &count), CLOPS_SUCCESS);
+    char want[128];
+    if (count == 0)
+        snprintf(want, sizeof want, "but no OpenCL platform has a device");
+    else
+        snprintf(want, sizeof want, "requested, %zu device%s available", count, count == 1 ? "" : "s");
+    static const unsigned indices[] = {2147483648u, 4294967295u};
+    for (size_t i = 0; i < 2; i++) {
+        clops_context *ctx = (clops_context *)&ctx;
+        const clops_status st = clops_context_create_device(indices[i], &ctx);
+        char head[64];
+        snprintf(head, sizeof head, "device %u ", indices[i]);
+        ck_assert_msg(st == (count ? CLOPS_ERROR_INVALID_DEVICE_SELECTION : CLOPS_ERROR_NO_DEVICE) && ctx == NULL &&
+                          strstr(clops_last_error_message(), head) && strstr(clops_last_error_message(), want),
+                      "device %u: %s (%s)", indices[i], clops_status_name(st), clops_last_error_message());
+        char arg[16];
+        snprintf(arg, sizeof arg, "%u", indices[i]);
+        run("run", "depth-to-space", "%D/dml_input_u32.npy", "%T/big_index.npy", "--block-size", "2", "--device", arg,
+            NULL);
+        ck_assert_msg(res.exit_code == 1 && strstr(res.err, head) && strstr(res.err, want),
+                      "clops run --device %s: exit %d: %.400s", arg, res.exit_code, res.err);
+        run("kernels", "build", "--ops", "d2s", "--types", "uint8", "--layouts", "packed", "--device", arg, NULL);
+        ck_assert_msg(res.exit_code != 0 && strstr(res.err, head) && strstr(res.err, want),
+                      "clops kernels build --device %s: exit %d: %.400s", arg, res.exit_code, res.err);
+    }
+}
+END_TEST
+
 static Suite *cli_hostile_suite(void)
 {
     Suite *s = suite_create("cli_hostile");
     TCase *tc = cli_case(s);
     TC_TESTS(tc, test_cache_list_short_keys, test_conformance_json_targets, test_pack_add_binary_not_regular,
-             test_json_non_utf8_path, test_timeout_from_environment);
+             test_json_non_utf8_path, test_timeout_from_environment, test_windows_strict_sides,
+             test_device_index_past_int32);
     return s;
 }
 

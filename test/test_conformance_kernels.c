@@ -16,6 +16,10 @@
  * library does not know yet is reported and left out. Every kernel must have
  * failed the run under some profile, except those that no profile run here
  * could take (listed as SKIP).
+ *
+ * ctest runs it as one entry per profile and kernel (CLOPS_TEST_CONFORMANCE_PART, below), each one
+ * conformance run, and a "clean" entry: as one process it printed nothing for 39 minutes on a busy
+ * 2-core machine.
  */
 #define _XOPEN_SOURCE 700
 #include <cjson/cJSON.h>
@@ -23,6 +27,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "api/introspect.h"
 #include "cl_api.h"
 #include "conformance.h"
 #include "kernel_sources.h"
@@ -117,6 +122,48 @@ static const char *planned_type(const cJSON *report)
     return t->valuestring;
 }
 
+/* The device as it is, then as GPUs and a bigger CPU (CLOPS_TEST_DEVICE_PROFILE, where the library
+ * has it). PROFILE's first word names the profile in ctest's entries (test/CMakeLists.txt reads them). */
+#define PROFILE(name, profile, type) {name, profile, type}
+static const struct {
+    const char *name, *profile, *type;
+} profiles[] = {PROFILE("device", NULL, NULL), PROFILE("gpu_discrete", "gpu,cu=132,wg=1024,local=256", "GPU"),
+                PROFILE("gpu_integrated", "gpu,cu=24,wg=256,local=64", "GPU"), PROFILE("cpu16", "cpu,cu=16", "CPU")};
+#define NPROFILES (sizeof profiles / sizeof profiles[0])
+
+/* Whether the library honoured profile p in a report (not: another type than asked for, or the device
+ * exactly as without a profile, plain_type and plain_units); else prints why, as a SKIP. */
+static int honoured(size_t p, const cJSON *report, const char *plain_type, double plain_units)
+{
+    const char *type = planned_type(report);
+    const double units =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(device_of(report), "coverage"), "compute_units")
+            ->valuedouble;
+    if (!profiles[p].type || (strcmp(type, profiles[p].type) == 0 && (strcmp(type, plain_type) != 0 || units != plain_units)))
+        return 1;
+    fprintf(stderr, "SKIP: CLOPS_TEST_DEVICE_PROFILE=%s: the library plans for a %s (no profile seam yet)\n",
+            profiles[p].profile, type);
+    return 0;
+}
+
+/* Runs profile p's conformance with kernel `name` broken (one its plans take) and asserts that it
+ * failed with wrong results. */
+static void assert_broken_fails(const char *device, size_t p, const char *name)
+{
+    cJSON *broken;
+    const int brc = run_broken(device, name, &broken);
+    const char *label = profiles[p].profile ? profiles[p].profile : "(none)";
+    fprintf(stderr, "profile %s: kernel %s broken: exit %d, %d wrong results\n", label, name, brc, wrong_results(broken));
+    ck_assert_msg(brc == 1 && wrong_results(broken) > 0,
+                  "profile %s: conformance passed with kernel %s broken (its launches skipped)", label, name);
+    cJSON_Delete(broken);
+}
+
+/* CLOPS_TEST_CONFORMANCE_PART, ctest's entries of this suite (test/CMakeLists.txt), so that each prints
+ * its line within a minute or so: "clean" runs each profile's clean run only (passes with complete
+ * coverage; every kernel is taken under some profile; CLOPS_TEST_CONFORMANCE_KERNELS, the kernels that
+ * have entries, is exactly this suite's list); "PROFILE:KERNEL" runs that profile with that kernel broken,
+ * when the plan takes it (one conformance run). Unset: all of it in one process (about 45 runs). */
 START_TEST(test_every_kernel_broken_fails)
 {
     if (!tc_dev_ctx) {
@@ -127,63 +174,96 @@ START_TEST(test_every_kernel_broken_fails)
     const int count = kernel_functions(names);
     ck_assert_msg(count >= 11, "only %d kernel functions found in the embedded kernels/ sources", count);
     tc_device_index_arg(device, sizeof device);
-    int detected[MAX_NAMES] = {0};
-    /* The device as it is, then as GPUs (CLOPS_TEST_DEVICE_PROFILE, where the library has it). */
-    static const struct {
-        const char *profile, *type;
-    } profiles[] = {{NULL, NULL},
-                    {"gpu,cu=132,wg=1024,local=256", "GPU"},
-                    {"gpu,cu=24,wg=256,local=64", "GPU"},
-                    {"cpu,cu=16", "CPU"}};
-    int skipped_profiles = 0;
+    const char *part = getenv("CLOPS_TEST_CONFORMANCE_PART");
+    const int clean_only = part && strcmp(part, "clean") == 0;
+    const char *part_kernel = part && !clean_only ? strchr(part, ':') : NULL;
+    ck_assert_msg(!part || clean_only || part_kernel, "CLOPS_TEST_CONFORMANCE_PART=%s: expected clean or PROFILE:KERNEL", part);
+    if (clean_only) { /* the entries' kernels (test/CMakeLists.txt reads kernels/ at configure time) are the suite's */
+        const char *listed = getenv("CLOPS_TEST_CONFORMANCE_KERNELS");
+        ck_assert_msg(listed != NULL, "CLOPS_TEST_CONFORMANCE_KERNELS is not set");
+        char within[MAX_NAMES * 64 + 3];
+        snprintf(within, sizeof within, ",%s,", listed);
+        int n_listed = 1;
+        for (const char *c = listed; *c; c++) n_listed += *c == ',';
+        for (int i = 0; i < count; i++) {
+            char item[68];
+            snprintf(item, sizeof item, ",%.63s,", names[i]);
+            ck_assert_msg(strstr(within, item) != NULL, "kernel %s has no ctest entries (they break %s): configure again",
+                          names[i], listed);
+        }
+        ck_assert_msg(n_listed == count, "the ctest entries break kernels %s, the sources have %d: configure again", listed,
+                      count);
+    }
+    int detected[MAX_NAMES] = {0}, skipped_profiles = 0, ran = 0;
     char plain_type[32] = "";
     double plain_units = -1;
     const char *saved = getenv("CLOPS_TEST_DEVICE_PROFILE");
     char *saved_copy = saved ? strdup(saved) : NULL;
-    for (size_t p = 0; p < sizeof profiles / sizeof profiles[0]; p++) {
+    if (part_kernel) { /* the device without a profile, as its clean run would report it */
+        cl_device_type t = 0;
+        unsigned units = 0, loops = 0;
+        ck_assert_int_eq(clops_introspect_device(tc_dev_ctx, &t, &units, &loops), CLOPS_SUCCESS);
+        snprintf(plain_type, sizeof plain_type, "%s", t & CL_DEVICE_TYPE_GPU ? "GPU" : t & CL_DEVICE_TYPE_CPU ? "CPU" : "other");
+        plain_units = units;
+    }
+    for (size_t p = 0; p < NPROFILES; p++) {
+        if (part_kernel && (strncmp(part, profiles[p].name, (size_t)(part_kernel - part)) != 0 ||
+                            profiles[p].name[part_kernel - part] != '\0'))
+            continue;
+        ran = 1;
         tc_set_env("CLOPS_TEST_DEVICE_PROFILE", profiles[p].profile);
+        if (part_kernel) { /* one run: the kernel broken, where the plan takes it */
+            int k = 0;
+            while (k < count && strcmp(names[k], part_kernel + 1) != 0) k++;
+            ck_assert_msg(k < count, "CLOPS_TEST_CONFORMANCE_PART=%s: no kernel %s in kernels/", part, part_kernel + 1);
+            cJSON *broken;
+            const int brc = run_broken(device, names[k], &broken);
+            if (honoured(p, broken, plain_type, plain_units) && expected_somewhere(broken, names[k])) {
+                fprintf(stderr, "profile %s: kernel %s broken: exit %d, %d wrong results\n", profiles[p].name, names[k], brc,
+                        wrong_results(broken));
+                ck_assert_msg(brc == 1 && wrong_results(broken) > 0,
+                              "profile %s: conformance passed with kernel %s broken (its launches skipped)",
+                              profiles[p].name, names[k]);
+            } else
+                fprintf(stderr, "profile %s: the plans never take kernel %s here: nothing to break\n", profiles[p].name,
+                        names[k]);
+            cJSON_Delete(broken);
+            continue;
+        }
         cJSON *clean;
         const int rc = run_broken(device, NULL, &clean);
-        const char *type = planned_type(clean);
-        const double units =
-            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(device_of(clean), "coverage"), "compute_units")
-                ->valuedouble;
-        if (!profiles[p].profile) snprintf(plain_type, sizeof plain_type, "%s", type), plain_units = units;
-        /* Not honoured: another type than asked for, or the device exactly as without a profile. */
-        if (profiles[p].type && (strcmp(type, profiles[p].type) != 0 || (strcmp(type, plain_type) == 0 && units == plain_units))) {
-            fprintf(stderr, "SKIP: CLOPS_TEST_DEVICE_PROFILE=%s: the library plans for a %s (no profile seam yet)\n",
-                    profiles[p].profile, type);
+        if (!profiles[p].profile) {
+            snprintf(plain_type, sizeof plain_type, "%s", planned_type(clean));
+            plain_units = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(device_of(clean), "coverage"),
+                                                           "compute_units")
+                              ->valuedouble;
+        }
+        if (!honoured(p, clean, plain_type, plain_units)) {
             skipped_profiles++;
             cJSON_Delete(clean);
             continue;
         }
         const cJSON *cov = cJSON_GetObjectItemCaseSensitive(device_of(clean), "coverage");
         ck_assert_msg(rc == 0 && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cov, "complete")),
-                      "profile %s: the clean run failed (exit %d) or its coverage is incomplete",
-                      profiles[p].profile ? profiles[p].profile : "(none)", rc);
+                      "profile %s: the clean run failed (exit %d) or its coverage is incomplete", profiles[p].name, rc);
         for (int i = 0; i < count; i++) {
             if (!expected_somewhere(clean, names[i])) continue; /* this device never takes it */
-            cJSON *broken;
-            const int brc = run_broken(device, names[i], &broken);
-            fprintf(stderr, "profile %s: kernel %s broken: exit %d, %d wrong results\n",
-                    profiles[p].profile ? profiles[p].profile : "(none)", names[i], brc, wrong_results(broken));
-            ck_assert_msg(brc == 1 && wrong_results(broken) > 0,
-                          "profile %s: conformance passed with kernel %s broken (its launches skipped)",
-                          profiles[p].profile ? profiles[p].profile : "(none)", names[i]);
+            if (!clean_only) assert_broken_fails(device, p, names[i]);
             detected[i] = 1;
-            cJSON_Delete(broken);
         }
         cJSON_Delete(clean);
     }
     tc_set_env("CLOPS_TEST_DEVICE_PROFILE", saved_copy);
     free(saved_copy);
+    ck_assert_msg(ran, "CLOPS_TEST_CONFORMANCE_PART=%s: no such profile in this suite", part);
+    if (part_kernel) return;
     int untested = 0;
     for (int i = 0; i < count; i++)
         if (!detected[i]) {
             fprintf(stderr, "SKIP: kernel %s: no device profile run here takes it\n", names[i]);
             untested++;
         }
-    /* With every profile honoured, each kernel was broken under one that takes it. */
+    /* With every profile honoured, each kernel was broken (or, "clean", is taken) under one that takes it. */
     ck_assert_msg(untested == 0 || skipped_profiles > 0, "%d kernels of kernels/ were never broken", untested);
 }
 END_TEST

@@ -49,7 +49,8 @@ static cl_device_id g_dev;
 
 static void setup(void)
 {
-    const clops_status st = clops_context_create(&g_dflt);
+    const char *chosen = getenv("CLOPS_TEST_DEVICE"); /* test_common.h: rusticl in CI too */
+    const clops_status st = chosen && *chosen ? tc_context_create_chosen(chosen, &g_dflt) : clops_context_create(&g_dflt);
     ck_assert_msg(st == CLOPS_SUCCESS && clops_context_backend(g_dflt) == CLOPS_BACKEND_OPENCL,
                   "clops_context_create: %s (%s)", clops_status_name(st), clops_last_error_message());
     g_cl = clops_context_cl_context(g_dflt);
@@ -74,17 +75,23 @@ static int thread_count(void)
     return n;
 }
 
-/* A context around `q` whose operators fall back. */
-static clops_context *fallback_around(cl_command_queue q)
+/* A context around `q` whose operators fall back, with the deadline `timeout` (0: none). */
+static clops_context *fallback_timed(cl_command_queue q, double timeout)
 {
     clops_context_options o;
     ck_assert_int_eq(clops_context_options_init(&o, sizeof o), CLOPS_SUCCESS);
     o.disable = CLOPS_CAPABILITY_COMPILER;
     o.cache = CLOPS_CACHE_POLICY_OFF;
+    o.timeout_seconds = timeout;
     clops_context *ctx = NULL;
     const clops_status st = clops_context_create_from_cl_with_options(g_cl, g_dev, q, &o, &ctx);
     ck_assert_msg(st == CLOPS_SUCCESS, "context: %s (%s)", clops_status_name(st), clops_last_error_message());
     return ctx;
+}
+
+static clops_context *fallback_around(cl_command_queue q)
+{
+    return fallback_timed(q, 0);
 }
 
 static const clops_tensor_desc g_x = {CLOPS_DATA_TYPE_UINT32, {1, 4, 2, 2}, NULL};
@@ -256,8 +263,19 @@ static int first_map(cl_mem m)
     return i;
 }
 
+/* Whether the device has out-of-order queues (rusticl 22.3 has none: those cases are skipped, saying so). */
+static int out_of_order_queues(const char *test)
+{
+    cl_command_queue_properties props = 0;
+    ck_assert_int_eq(clGetDeviceInfo(g_dev, CL_DEVICE_QUEUE_PROPERTIES, sizeof props, &props, NULL), CL_SUCCESS);
+    if (!(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE))
+        fprintf(stderr, "%s: the device has no out-of-order queues: that part skipped\n", test);
+    return (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0;
+}
+
 START_TEST(test_fifo_per_operator_interleaved)
 {
+    if (!out_of_order_queues("test_fifo_per_operator_interleaved")) return;
     cl_int err;
     cl_command_queue q = clCreateCommandQueue(g_cl, g_dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
     ck_assert_msg(q && err == CL_SUCCESS, "out-of-order queue: %d", (int)err);
@@ -376,6 +394,168 @@ START_TEST(test_given_up_behind_a_gate)
 }
 END_TEST
 
+/* ---- a failed wait list (issue 38, Q1) -------------------------------------------------------- */
+
+/* Execution 1 waits for a gate that fails (-5), execution 2 for nothing: last_status says
+ * CLOPS_ERROR_DEVICE_LOST with the gate's status (bounded: the context's deadline is a
+ * generous 60 s, so b8552b2's hang ends as CLOPS_ERROR_DEVICE_TIMEOUT, a failure here),
+ * output 1 untouched, output 2 written, both events complete, and the operator goes on.
+ * PoCL and rusticl call no CL_COMPLETE callback for a command whose wait list failed. */
+static void failed_wait_list(cl_command_queue_properties props)
+{
+    cl_int err;
+    cl_command_queue q = clCreateCommandQueue(g_cl, g_dev, props, &err);
+    ck_assert(q && err == CL_SUCCESS);
+    clops_context *ctx = fallback_timed(q, 60);
+    clops_operator *op = fallback_op(ctx);
+    cl_mem in[2] = {input_with(11), input_with(12)}, out[2] = {output_new(), output_new()};
+    cl_event gate = clCreateUserEvent(g_cl, &err);
+    ck_assert(gate && err == CL_SUCCESS);
+    cl_event e1 = execute(op, in[0], out[0], 1, &gate);
+    ck_assert_int_eq(clSetUserEventStatus(gate, CL_OUT_OF_RESOURCES), CL_SUCCESS);
+    cl_event e2 = execute(op, in[1], out[1], 0, NULL);
+    clops_status st = clops_operator_last_status(op);
+    const char *msg = clops_last_error_message();
+    ck_assert_msg(st == CLOPS_ERROR_DEVICE_LOST && strstr(msg, "wait list") && strstr(msg, "(-5)"),
+                  "queue %#llx: last_status after a failed wait list: %s (%s), want CLOPS_ERROR_DEVICE_LOST naming "
+                  "the wait list and the event's status -5", (unsigned long long)props, clops_status_name(st), msg);
+    ck_assert_msg(clops_operator_last_status(op) == CLOPS_ERROR_DEVICE_LOST, "asked again: %s",
+                  clops_last_error_message());
+    cl_int s[2] = {CL_QUEUED, CL_QUEUED};
+    ck_assert_int_eq(clGetEventInfo(e1, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s[0], &s[0], NULL), CL_SUCCESS);
+    ck_assert_int_eq(clGetEventInfo(e2, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s[1], &s[1], NULL), CL_SUCCESS);
+    /* Execution 1's event ended (PoCL fails it, -1: the command before it on the queue failed). */
+    ck_assert_msg(s[0] <= CL_COMPLETE && s[1] == CL_COMPLETE, "the executions' events: %d and %d, want ended and "
+                  "complete (0)", (int)s[0], (int)s[1]);
+    expect_output(q, out[0], -1, "queue kind", (long)props);
+    expect_output(q, out[1], 12, "queue kind", (long)props);
+    cl_event e3 = execute(op, in[0], out[0], 0, NULL); /* the operator goes on */
+    st = clops_operator_last_status(op);
+    ck_assert_msg(st == CLOPS_SUCCESS, "an execution after the failed one: %s (%s)", clops_status_name(st),
+                  clops_last_error_message());
+    expect_output(q, out[0], 11, "queue kind", (long)props);
+    clReleaseEvent(e1), clReleaseEvent(e2), clReleaseEvent(e3), clReleaseEvent(gate);
+    clops_operator_free(op);
+    clops_context_free(ctx);
+    for (int i = 0; i < 2; i++) clReleaseMemObject(in[i]), clReleaseMemObject(out[i]);
+    clReleaseCommandQueue(q);
+}
+
+START_TEST(test_failed_wait_list)
+{
+    failed_wait_list(0);
+    if (out_of_order_queues("test_failed_wait_list")) failed_wait_list(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+}
+END_TEST
+
+/* ---- commands: no markers, one shared queue (issue 38, Q3 and Q4) ----------------------------- */
+
+static int g_markers, g_queues; /* calls clops made, counted through the seam */
+
+static cl_int CL_API_CALL counted_marker(cl_command_queue q, cl_uint n, const cl_event *wait, cl_event *ev)
+{
+    __atomic_fetch_add(&g_markers, 1, __ATOMIC_SEQ_CST);
+    return clops_cl_real.clEnqueueMarkerWithWaitList(q, n, wait, ev);
+}
+
+static cl_command_queue CL_API_CALL counted_queue(cl_context c, cl_device_id d, cl_command_queue_properties p,
+                                                  cl_int *err)
+{
+    __atomic_fetch_add(&g_queues, 1, __ATOMIC_SEQ_CST);
+    return clops_cl_real.clCreateCommandQueue(c, d, p, err);
+}
+
+/* 2,000 operators chained on an out-of-order queue (each after the previous one's
+ * event, on its output): no marker enqueued (PoCL handles markers there in time
+ * proportional to the commands pending: b8552b2's two per execution made such a
+ * chain quadratic, 800 in 31 s), and every output right. The time is not asserted;
+ * the markers, which made it, are counted. */
+START_TEST(test_out_of_order_chain_without_markers)
+{
+    enum { N = 2000 };
+    if (!out_of_order_queues("test_out_of_order_chain_without_markers")) return;
+    cl_int err;
+    cl_command_queue q = clCreateCommandQueue(g_cl, g_dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
+    ck_assert(q && err == CL_SUCCESS);
+    clops_context *ctx = fallback_around(q);
+    clops_operator **ops = tc_malloc(N * sizeof *ops);
+    cl_mem *buf = tc_malloc((N + 1) * sizeof *buf);
+    buf[0] = input_with(0);
+    for (int i = 0; i < N; i++) ops[i] = fallback_op(ctx), buf[i + 1] = output_new();
+    g_markers = 0;
+    clops_cl.clEnqueueMarkerWithWaitList = counted_marker;
+    cl_event prev = NULL;
+    for (int i = 0; i < N; i++) { /* DepthToSpace 1x4x2x2 -> 1x1x4x4: the same 16 words, permuted */
+        cl_event ev = execute(ops[i], buf[i], buf[i + 1], prev ? 1 : 0, prev ? &prev : NULL);
+        if (prev) clReleaseEvent(prev);
+        prev = ev;
+        if (g_markers) break; /* b8552b2's chain would take minutes */
+    }
+    clops_cl.clEnqueueMarkerWithWaitList = clops_cl_real.clEnqueueMarkerWithWaitList;
+    ck_assert_msg(g_markers == 0, "%d markers enqueued for the first execution(s) on an out-of-order queue", g_markers);
+    ck_assert_int_eq(clWaitForEvents(1, &prev), CL_SUCCESS);
+    clReleaseEvent(prev);
+    /* Step i applies the permutation P (y[h][w] = x[(h%2)*2 + w%2][h/2][w/2], flat
+     * y[h*4+w] = x[((h%2)*2 + w%2)*4 + (h/2)*2 + w/2]) to step i-1's output. */
+    uint32_t want[16], next[16];
+    for (uint32_t k = 0; k < 16; k++) want[k] = k;
+    for (int i = 0; i < N; i++) {
+        for (uint32_t h = 0; h < 4; h++)
+            for (uint32_t w = 0; w < 4; w++) next[h * 4 + w] = want[((h % 2) * 2 + w % 2) * 4 + (h / 2) * 2 + w / 2];
+        memcpy(want, next, sizeof want);
+        if (i % 199 != 0 && i != N - 1) continue;
+        uint32_t got[16];
+        ck_assert_int_eq(clEnqueueReadBuffer(q, buf[i + 1], CL_TRUE, 0, sizeof got, got, 0, NULL, NULL), CL_SUCCESS);
+        ck_assert_msg(memcmp(got, want, sizeof got) == 0, "chain step %d: wrong output", i);
+    }
+    for (int i = 0; i < N; i += 101) ck_assert_int_eq(clops_operator_last_status(ops[i]), CLOPS_SUCCESS);
+    for (int i = 0; i < N; i++) clops_operator_free(ops[i]), clReleaseMemObject(buf[i + 1]);
+    clReleaseMemObject(buf[0]);
+    free(ops), free(buf);
+    clops_context_free(ctx);
+    clReleaseCommandQueue(q);
+}
+END_TEST
+
+/* 1,000 fallback operators alive with an execution each behind one gate: clops made
+ * at most one command queue for them all (b8552b2 made one per operator, and a
+ * rusticl queue is an OS thread: 1,010 threads, and an abort under `ulimit -u`), and
+ * the process never has more threads than before plus the pool's 4 and a margin,
+ * on PoCL and on rusticl. Then the gate: every output right. */
+START_TEST(test_thousand_operators_behind_a_gate)
+{
+    enum { N = 1000 };
+    cl_int err;
+    cl_command_queue q = clCreateCommandQueue(g_cl, g_dev, 0, &err);
+    ck_assert(q && err == CL_SUCCESS);
+    clops_context *ctx = fallback_around(q);
+    clops_operator **ops = tc_malloc(N * sizeof *ops);
+    cl_mem *in = tc_malloc(N * sizeof *in), *out = tc_malloc(N * sizeof *out);
+    for (int i = 0; i < N; i++) ops[i] = fallback_op(ctx), in[i] = input_with((uint32_t)i), out[i] = output_new();
+    cl_event gate = clCreateUserEvent(g_cl, &err);
+    ck_assert(gate && err == CL_SUCCESS);
+    const int before = thread_count();
+    g_queues = 0;
+    clops_cl.clCreateCommandQueue = counted_queue;
+    for (int i = 0; i < N; i++) clReleaseEvent(execute(ops[i], in[i], out[i], 1, &gate));
+    clops_cl.clCreateCommandQueue = clops_cl_real.clCreateCommandQueue;
+    const int during = thread_count();
+    ck_assert_msg(g_queues <= 1, "%d command queues made for %d operators' first executions", g_queues, N);
+    ck_assert_msg(during <= before + POOL_THREADS + MARGIN, "%d live fallback operators behind a gate: %d threads, %d "
+                  "before", N, during, before);
+    ck_assert_int_eq(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+    ck_assert_int_eq(clFinish(q), CL_SUCCESS);
+    for (int i = 0; i < N; i++) expect_output(q, out[i], i, "operator", i);
+    for (int i = 0; i < N; i++) clops_operator_free(ops[i]), clReleaseMemObject(in[i]), clReleaseMemObject(out[i]);
+    fprintf(stderr, "1,000 gated fallback operators: threads %d before, %d behind the gate, %d queue(s) made\n",
+            before, during, g_queues);
+    clReleaseEvent(gate);
+    free(ops), free(in), free(out);
+    clops_context_free(ctx);
+    clReleaseCommandQueue(q);
+}
+END_TEST
+
 /* ---- fork ------------------------------------------------------------------------------------- */
 
 START_TEST(test_forked_child_does_not_hang)
@@ -427,6 +607,7 @@ int main(void)
     TCase *tc = tc_fixture_case(s, "pool", setup, teardown);
     /* test_thread_limit_named first: later ones leave the pool with threads. */
     TC_TESTS(tc, test_thread_limit_named, test_ten_thousand_operators, test_fifo_per_operator_interleaved,
-             test_given_up_behind_a_gate, test_forked_child_does_not_hang);
+             test_given_up_behind_a_gate, test_failed_wait_list, test_out_of_order_chain_without_markers,
+             test_thousand_operators_behind_a_gate, test_forked_child_does_not_hang);
     return tc_run_nofork(s);
 }

@@ -8,6 +8,7 @@
  *   - A tensor spanning more than the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE:
  *     CLOPS_ERROR_TOO_LARGE_FOR_DEVICE at create, on the device only.
  *   - Empty MaxUnpooling tensors whose other sizes are huge return at once.
+ *   - A huge block size builds no program of its own (issue 38 Q5).
  *   - Real tensors past 2^31 and past 2^32 elements (uint8 DepthToSpace, then
  *     SpaceToDepth back): values at sampled positions (the first, the last,
  *     around 2^31 and 2^32, random) against the formula, then the whole round
@@ -533,12 +534,82 @@ START_TEST(test_past_4g_device)
 }
 END_TEST
 
+/* The programs clops_operator_programs names for a packed uint8 DepthToSpace/SpaceToDepth of block b, one string. */
+static void list_of(void *user, const char *source, const char *options)
+{
+    char *buf = user;
+    const size_t n = strlen(buf);
+    snprintf(buf + n, 4096 - n, "%s %s\n", source, options);
+}
+
+static void programs_at_block(clops_operator_type type, uint32_t b, char list[4096])
+{
+    const uint32_t deep[4] = {1, b * b, 1, 1}, space[4] = {1, 1, b, b};
+    const int d2s = type == CLOPS_OPERATOR_DEPTH_TO_SPACE;
+    ds_case c;
+    ds_make(&c, type, CLOPS_DATA_TYPE_UINT8, d2s ? deep : space, d2s ? space : deep, NULL, NULL, b);
+    list[0] = '\0';
+    const clops_status st = clops_operator_programs(tc_dev_ctx, &c.op, list_of, list);
+    ck_assert_msg(st == CLOPS_SUCCESS && list[0], "programs at block %u: %s (%s)", b, clops_status_name(st),
+                  clops_last_error_message());
+}
+
+/* Issue 38 Q5: a block size past what networks use (a hostile ONNX blocksize)
+ * cost builds that grew with it (16 s at 256, minutes at 3000: the specialised
+ * program unrolls over the block). Past CLOPS_SPECIALISED_BLOCK_MAX (16) every
+ * block names the same block-argument program, and a huge block's operator reuses
+ * the one a block of 17 built (origin "in-process": nothing compiled), and runs
+ * right on 9 million elements. Blocks up to 16 keep their specialised programs. */
+START_TEST(test_huge_block_builds_nothing_new)
+{
+    if (!tc_dev_ctx) return;
+    static const clops_operator_type types[2] = {CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_OPERATOR_SPACE_TO_DEPTH};
+    for (int t = 0; t < 2; t++) {
+        static char moderate[4096], huge[4096], small[4096];
+        programs_at_block(types[t], 17, moderate);
+        programs_at_block(types[t], 3000, huge);
+        programs_at_block(types[t], 16, small);
+        ck_assert_msg(strcmp(moderate, huge) == 0, "block 17 names\n%sblock 3000 names\n%s", moderate, huge);
+        ck_assert_msg(strstr(huge, "-DBLOCK_ARG=1") && !strstr(huge, "-DBLOCK="), "block 3000: %s", huge);
+        ck_assert_msg(strstr(small, "-DBLOCK=16u"), "block 16 should keep its specialised program: %s", small);
+    }
+    const uint32_t b = 3000, m = 17;
+    ds_case c17, c;
+    ds_make(&c17, CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_UINT8, (const uint32_t[4]){1, m * m, 2, 3},
+            (const uint32_t[4]){1, 1, 2 * m, 3 * m}, NULL, NULL, m);
+    ds_make(&c, CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_UINT8, (const uint32_t[4]){1, b * b, 1, 1},
+            (const uint32_t[4]){1, 1, b, b}, NULL, NULL, b);
+    clops_operator *op17 = tc_create(tc_dev_ctx, &c17.op, "block 17", "device");
+    clops_operator *op = tc_create(tc_dev_ctx, &c.op, "block 3000", "device");
+    clops_operator_info i17, info;
+    ck_assert_int_eq(clops_operator_get_info(op17, &i17), CLOPS_SUCCESS);
+    ck_assert_int_eq(clops_operator_get_info(op, &info), CLOPS_SUCCESS);
+    ck_assert_msg(info.backend == CLOPS_BACKEND_OPENCL && strcmp(info.build_options, i17.build_options) == 0 &&
+                      strcmp(info.program_origin, "in-process") == 0,
+                  "block 3000: options \"%s\" (%s), block 17's \"%s\"", info.build_options, info.program_origin,
+                  i17.build_options);
+    /* 1 x b^2 x 1 x 1 into 1 x 1 x b x b: output element (h, w) is input channel h*b + w, in both orders */
+    const size_t n = (size_t)b * b;
+    unsigned char *x = tc_malloc(n), *y = tc_malloc(n);
+    tc_fill_random(x, n, 38);
+    memset(y, 0xA5, n);
+    const clops_host_buffers hb = {x, n, NULL, 0, y, n};
+    const clops_status st = clops_operator_execute_host(op, &hb);
+    ck_assert_msg(st == CLOPS_SUCCESS, "block 3000: %s (%s)", clops_status_name(st), clops_last_error_message());
+    ck_assert_msg(memcmp(x, y, n) == 0, "block 3000: wrong output");
+    free(x);
+    free(y);
+    clops_operator_free(op);
+    clops_operator_free(op17);
+}
+END_TEST
+
 static Suite *limits_suite(void)
 {
     Suite *s = suite_create("limits");
     TCase *tc = tc_suite_case(s, "validation", -1);
     TC_TESTS(tc, test_overflow_before_allocating, test_largest_valid_sizes, test_too_large_for_device,
-             test_empty_unpool_huge_sizes);
+             test_empty_unpool_huge_sizes, test_huge_block_builds_nothing_new);
 
     tc = tc_suite_case(s, "big", 0);
     TC_TESTS(tc, test_past_2g_host, test_past_2g_device, test_past_4g_host, test_past_4g_device);

@@ -312,20 +312,90 @@ START_TEST(test_unpool_bad_index_message)
     else
         snprintf(want, sizeof want, "index %llu at input [0, 5, 1, 2] is outside the output's %llu elements",
                  (unsigned long long)bad, (unsigned long long)count);
+    /* execute_host writes nothing after a bad index, and says so on the device too
+     * (issue 38 Q9: the device's message said "the rest written" there) */
     for (int bi = 0; bi < tc_backend_count(); bi++) {
         clops_operator *op = tc_create(tc_backend(bi), &d.desc, "bad index message", tc_backend_name(bi));
         clops_host_buffers hb = {x, n * 2, idx, n * it->size, y, count * 2};
+        memset(y, 0xA5, count * 2);
         const clops_status st = clops_operator_execute_host(op, &hb);
         ck_assert_msg(st == CLOPS_ERROR_INDEX_OUT_OF_RANGE, "[%s] %s", tc_backend_name(bi), clops_status_name(st));
         ck_assert_msg(strstr(clops_last_error_message(), want) != NULL, "[%s] %s %s indices, %s: message \"%s\", want \"%s\"",
                       tc_backend_name(bi), it->name, per_plane ? "per-plane" : "flat", large ? "large" : "small",
                       clops_last_error_message(), want);
+        ck_assert_msg(strstr(clops_last_error_message(), "; nothing was written to the output") &&
+                          !strstr(clops_last_error_message(), "the rest written"),
+                      "[%s] %s", tc_backend_name(bi), clops_last_error_message());
+        for (uint64_t k = 0; k < count * 2; k++)
+            ck_assert_msg(y[k] == 0xA5, "[%s] output byte %llu written", tc_backend_name(bi), (unsigned long long)k);
         clops_operator_free(op);
     }
     free(flat);
     free(idx);
     free(x);
     free(y);
+}
+END_TEST
+
+/* Issue 38 Q8: on the host fallback over cl_mem (no compiler, no cache) a bad
+ * index is counted, and the count's message names the limit of the layout: a
+ * per-plane index 20 in planes of 16 (32 elements in all) was reported as "not
+ * below the output's 32 elements". The good elements are written, the bad one
+ * skipped, on both layouts. */
+START_TEST(test_unpool_fallback_bad_count_message)
+{
+    if (!tc_dev_ctx) return;
+    clops_context_options o;
+    ck_assert_int_eq(clops_context_options_init(&o, sizeof o), CLOPS_SUCCESS);
+    o.disable = CLOPS_CAPABILITY_COMPILER;
+    o.cache = CLOPS_CACHE_POLICY_OFF;
+    cl_context cl = clops_context_cl_context(tc_dev_ctx);
+    cl_command_queue q = clops_context_queue(tc_dev_ctx);
+    cl_device_id dev = NULL;
+    ck_assert_int_eq(clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL), CL_SUCCESS);
+    clops_context *ctx = NULL;
+    ck_assert_int_eq(clops_context_create_from_cl_with_options(cl, dev, q, &o, &ctx), CLOPS_SUCCESS);
+    const float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    /* input [0, 1, 0, 1] (element 5) is the bad one: 20 per plane (planes of 16), 40 flat (32 in all) */
+    static const uint32_t idx[2][8] = {{0, 5, 10, 15, 1, 20, 6, 11}, {0, 5, 10, 15, 17, 40, 22, 27}};
+    static const char *const limit[2] = {"not below its output plane's 16 elements (per-plane indices)",
+                                         "not below the output's 32 elements"};
+    const up_case c = {CLOPS_DATA_TYPE_FLOAT32, &index_types[0], {1, 2, 2, 2}, NULL, NULL, {1, 2, 4, 4}, NULL, 0};
+    cl_int err;
+    cl_mem bx = clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof x, (void *)x, &err);
+    cl_mem by = clCreateBuffer(cl, CL_MEM_READ_WRITE, 32 * sizeof(float), NULL, &err);
+    ck_assert(bx && by);
+    for (int flat = 0; flat < 2; flat++) {
+        up_descs d;
+        up_describe_layout(&c, flat ? CLOPS_INDICES_FLAT : CLOPS_INDICES_PER_PLANE, &d);
+        clops_operator *op = NULL;
+        ck_assert_int_eq(clops_operator_create(ctx, &d.desc, &op), CLOPS_SUCCESS);
+        clops_operator_info info;
+        ck_assert_int_eq(clops_operator_get_info(op, &info), CLOPS_SUCCESS);
+        ck_assert_msg(info.backend == CLOPS_BACKEND_HOST, "without a compiler the operator should fall back");
+        cl_mem bi = clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof idx[flat], (void *)idx[flat],
+                                   &err);
+        ck_assert(bi);
+        const clops_buffers b = {bx, bi, by};
+        clops_status st = clops_operator_execute(op, &b, 0, NULL, NULL);
+        ck_assert_msg(st == CLOPS_SUCCESS, "execute: %s (%s)", clops_status_name(st), clops_last_error_message());
+        st = clops_operator_last_status(op);
+        const char *msg = clops_last_error_message();
+        ck_assert_msg(st == CLOPS_ERROR_INDEX_OUT_OF_RANGE && strstr(msg, "1 index is negative or ") &&
+                          strstr(msg, limit[flat]) && strstr(msg, "it was skipped, the rest written"),
+                      "%s: %s (%s)", flat ? "flat" : "per-plane", clops_status_name(st), msg);
+        float y[32], want[32] = {0};
+        ck_assert_int_eq(clEnqueueReadBuffer(q, by, CL_TRUE, 0, sizeof y, y, 0, NULL, NULL), CL_SUCCESS);
+        for (int k = 0; k < 8; k++)
+            if (k != 5) want[(flat ? 0 : k / 4 * 16) + idx[flat][k]] = x[k];
+        ck_assert_msg(memcmp(y, want, sizeof y) == 0, "%s: the good elements not written as they should be",
+                      flat ? "flat" : "per-plane");
+        clReleaseMemObject(bi);
+        clops_operator_free(op);
+    }
+    clReleaseMemObject(bx);
+    clReleaseMemObject(by);
+    clops_context_free(ctx);
 }
 END_TEST
 
@@ -549,6 +619,7 @@ static Suite *unpool_suite(void)
     tcase_add_loop_test(tc, test_unpool_bad_indices, 0, 3);
     TC_TESTS(tc, test_unpool_usable_after_bad_index, test_unpool_empty_output);
     tcase_add_loop_test(tc, test_unpool_bad_index_message, 0, 12);
+    tcase_add_test(tc, test_unpool_fallback_bad_count_message);
 
     tc = tc_suite_case(s, "duplicates", -1);
     tcase_add_loop_test(tc, test_unpool_duplicates_last_wins, 0, (int)DUP_CASES);

@@ -3,8 +3,11 @@
  * on the PyTorch fixture in test/data (make_fixtures.py: torch's max_pool2d(3,
  * stride 2, padding 1, return_indices=True) of a (2, 3, 7, 6) float32 tensor,
  * whose indices count within each (n, c) plane, and torch's max_unpool2d of it;
- * checked against torch 1.13), on the host backend and on the default device.
+ * checked against torch 1.13), on the host backend and on the default device; the
+ * warning for flat indices that all fall in the first plane (issue 39), and a run
+ * that compiles on a device printing nothing on stderr without --verbose.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <unistd.h>
 
 #include "cli_fixture.h"
@@ -36,6 +39,7 @@ START_TEST(test_cli_per_plane_fixture)
         unlink(out);
         run_argv(args);
         ck_assert_msg(res.exit_code == 0, "%s: exit %d, stderr: %s", label, res.exit_code, res.err);
+        ck_assert_msg(strstr(res.err, "clops: warning") == NULL, "%s: a warning: %s", label, res.err);
         assert_same_npy(out, want, label);
     }
     /* PyTorch's indices read as flat are valid but land in the first planes: not the result. */
@@ -44,6 +48,11 @@ START_TEST(test_cli_per_plane_fixture)
     unlink(out);
     run_argv(args);
     ck_assert_msg(res.exit_code == 0, "flat reading of per-plane indices: exit %d, %s", res.exit_code, res.err);
+    /* ... which the CLI says, as the Python package warns (issue 39): every index below 42 in 6 planes */
+    ck_assert_msg(strstr(res.err, "clops: warning: max-unpooling: indices read as flat") &&
+                      strstr(res.err, "every index is below 42, the size of one output plane, in an output of 6 planes") &&
+                      strstr(res.err, "--indices per-plane"),
+                  "flat reading of per-plane indices: no warning on stderr: %s", res.err);
     size_t got_len, want_len;
     unsigned char *got = slurp(out, &got_len), *w = slurp(want, &want_len);
     ck_assert_msg(got_len == want_len && memcmp(got, w, got_len) != 0,
@@ -76,6 +85,29 @@ START_TEST(test_cli_per_plane_errors)
     run("run", "max-unpooling", "%T/pp_vals.npy", "%T/pp_idx.npy", "%T/pp_out.npy", "--output-shape", "1,2,2,2",
         "--device", "host", NULL); /* flat: 4 is fine */
     ck_assert_msg(res.exit_code == 0, "flat: exit %d, stderr %s", res.exit_code, res.err);
+    ck_assert_msg(res.err[0] == '\0', "flat indices past the first plane: stderr %s", res.err); /* no warning */
+    unlink(out);
+    /* Flat indices all in plane 0 of two: exit status 0, the output written, and the warning. */
+    const int64_t first_plane[4] = {0, 3, 1, 2};
+    make_array("pp_idx0.npy", CLOPS_DATA_TYPE_INT64, 4, shape, first_plane, sizeof first_plane);
+    run("run", "max-unpooling", "%T/pp_vals.npy", "%T/pp_idx0.npy", "%T/pp_out.npy", "--output-shape", "1,2,2,2",
+        "--device", "host", NULL);
+    ck_assert_msg(res.exit_code == 0 && strstr(res.err, "clops: warning: max-unpooling:") &&
+                      strstr(res.err, "every index is below 4, the size of one output plane, in an output of 2 planes"),
+                  "flat indices in plane 0 of 2: exit %d, stderr %s", res.exit_code, res.err);
+    ck_assert_msg(file_exists(out), "the warned run wrote no %s", out);
+    unlink(out);
+    /* ... but not with --indices per-plane, nor for an output of one plane (the same indices, W 4). */
+    run("run", "max-unpooling", "%T/pp_vals.npy", "%T/pp_idx0.npy", "%T/pp_out.npy", "--output-shape", "1,2,2,2",
+        "--indices", "per-plane", "--device", "host", NULL);
+    ck_assert_msg(res.exit_code == 0 && res.err[0] == '\0', "per-plane: exit %d, stderr %s", res.exit_code, res.err);
+    unlink(out);
+    const uint64_t one_plane[4] = {1, 1, 1, 4};
+    make_array("pp_idx1.npy", CLOPS_DATA_TYPE_INT64, 4, one_plane, first_plane, sizeof first_plane);
+    make_array("pp_vals1.npy", CLOPS_DATA_TYPE_FLOAT32, 4, one_plane, vals, sizeof vals);
+    run("run", "max-unpooling", "%T/pp_vals1.npy", "%T/pp_idx1.npy", "%T/pp_out.npy", "--output-shape", "1,1,2,4",
+        "--device", "host", NULL);
+    ck_assert_msg(res.exit_code == 0 && res.err[0] == '\0', "one plane: exit %d, stderr %s", res.exit_code, res.err);
     unlink(out);
     run("run", "max-unpooling", "%T/pp_vals.npy", "%T/pp_idx.npy", "%T/pp_out.npy", "--output-shape", "1,2,2,2",
         "--indices", "plane", NULL);
@@ -88,12 +120,46 @@ START_TEST(test_cli_per_plane_errors)
 }
 END_TEST
 
+/* A run that compiles its program on a device (an empty program cache, PoCL's own cache off) prints
+ * nothing on stderr without --verbose: no line of the driver's compiler ("11 warnings generated.",
+ * issue 39); --verbose prints its report. */
+START_TEST(test_cli_compile_quiet)
+{
+    if (!have_device) {
+        fprintf(stderr, "SKIP: no OpenCL device: the compile's stderr not tested\n");
+        return;
+    }
+    char cache[512];
+    tmp_path(cache, sizeof cache, "quiet-cache");
+    const char *suite_cache = getenv("CLOPS_CACHE_DIR");
+    char *saved = suite_cache ? strdup(suite_cache) : NULL;
+    setenv("CLOPS_CACHE_DIR", cache, 1);
+    setenv("POCL_KERNEL_CACHE", "0", 1);
+    /* DepthToSpace's program: MaxUnpooling's takes minutes to compile on a busy 2-core machine */
+    run("run", "depth-to-space", "%D/dml_input_u32.npy", "%T/quiet.npy", "--block-size", "2", "--device", "0", NULL);
+    ck_assert_msg(res.exit_code == 0 && res.err[0] == '\0', "depth-to-space on device 0, compiled: exit %d, stderr: %s",
+                  res.exit_code, res.err);
+    unsetenv("POCL_KERNEL_CACHE");
+    run("run", "depth-to-space", "%D/dml_input_u32.npy", "%T/quiet.npy", "--block-size", "2", "--order", "crd",
+        "--device", "0", "--verbose", NULL);
+    ck_assert_msg(res.exit_code == 0 && strstr(res.err, "clops: program cache: "), "--verbose: exit %d, stderr: %s",
+                  res.exit_code, res.err);
+    if (saved) setenv("CLOPS_CACHE_DIR", saved, 1);
+    else unsetenv("CLOPS_CACHE_DIR");
+    free(saved);
+    char out[512];
+    tmp_path(out, sizeof out, "quiet.npy");
+    unlink(out);
+}
+END_TEST
+
 static Suite *unpool_cli_suite(void)
 {
     Suite *s = suite_create("unpool_cli");
     TCase *tc = cli_case(s);
     tcase_add_loop_test(tc, test_cli_per_plane_fixture, 0, 2);
     tcase_add_test(tc, test_cli_per_plane_errors);
+    tcase_add_test(tc, test_cli_compile_quiet);
     return s;
 }
 

@@ -31,11 +31,12 @@ static const clops_data_type plan_types[] = {CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_T
 
 /* Shapes of the window tests: input {IN_N, IN_C, IN_H, w} into windows of
  * kh x kw. KW = 2 takes the vector form of the windows kernel (packed tensors);
- * w = 43 leaves a tail after its 8-position steps. */
+ * w = 43 leaves a tail after its 8-position steps (on GPUs, after its 2, 4 or 8
+ * positions per work-item: max_unpooling.cl WV), w = 64 none. */
 typedef struct win_shape {
     uint64_t w, kh, kw;
 } win_shape;
-static const win_shape win_shapes[] = {{IN_W, KH, KW}, {43, 3, 2}};
+static const win_shape win_shapes[] = {{IN_W, KH, KW}, {43, 3, 2}, {64, 2, 2}};
 #define NUM_WIN_SHAPES (sizeof win_shapes / sizeof win_shapes[0])
 
 static uint64_t shape_count(const win_shape *s)

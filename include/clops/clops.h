@@ -402,6 +402,10 @@ CLOPS_API clops_status clops_context_options_from_env(clops_context_options *opt
  *          bad CLOPS_* variable.
  *  @retval CLOPS_ERROR_INVALID_DEVICE_SELECTION the device named does not exist.
  *  @retval CLOPS_ERROR_NO_DEVICE a device index was named and no platform has a device.
+ *  @retval CLOPS_ERROR_DEVICE_LOST an OpenCL device, in a process forked after
+ *          this one's OpenCL driver was started (by a device listing or query of
+ *          clops): the driver does not work there; the message says what to do
+ *          (the spawn start method, or the host backend). docs/integrating.md, "Fork".
  *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY an allocation failed.
  *  @retval other OpenCL errors (listing devices, clCreateContext, clCreateCommandQueue, ...).
  *  @threadsafety Any thread; reads the environment when `opts` is NULL.
@@ -422,6 +426,8 @@ CLOPS_API clops_status clops_context_create_with_options(const clops_context_opt
  *  @retval CL_INVALID_CONTEXT `queue` belongs to another cl_context.
  *  @retval CL_INVALID_DEVICE `queue` is for another device than `device`.
  *  @retval CLOPS_ERROR_INVALID_SETTING a field out of range, or (opts NULL) a bad CLOPS_* variable.
+ *  @retval CLOPS_ERROR_DEVICE_LOST in a process forked after the OpenCL driver
+ *          was started, as clops_context_create_with_options().
  *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY an allocation failed.
  *  @retval other OpenCL errors of the queries and retains.
  *  @threadsafety Any thread; reads the environment when `opts` is NULL.
@@ -665,9 +671,10 @@ typedef struct clops_buffers {
  *  @retval other OpenCL errors (buffer and event queries, clSetKernelArg, the enqueues).
  *  @threadsafety One thread at a time per operator; the queue may be shared.
  *  @blocking Never: enqueue calls only, on every path (an operator on the host
- *  path registers a callback on a marker after the wait list; the callback
- *  hands the work to clops's pool, whose thread maps and runs the host kernel;
- *  the first execution may start a pool thread). */
+ *  path enqueues a 1-byte read after the wait list; once it ended - its
+ *  callback, or the pool's watcher reading its status - clops's pool maps the
+ *  buffers and runs the host kernel; the first execution may start a pool
+ *  thread). */
 CLOPS_API clops_status clops_operator_execute(clops_operator *op, const clops_buffers *buffers,
                                     cl_uint num_events_in_wait_list, const cl_event *wait_list,
                                     cl_event *event);

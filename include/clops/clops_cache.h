@@ -255,7 +255,8 @@ typedef void (*clops_program_fn)(void *user, const char *source_name, const char
  *  building nothing. DepthToSpace and SpaceToDepth name two: the specialised
  *  program (-DBLOCK=b), then its block-argument variant (-DBLOCK_ARG=1, one
  *  binary for every block size), which is used only where the first is neither
- *  in the cache nor compilable. Choices that depend on the sizes alone (the chunk
+ *  in the cache nor compilable; past block 16 only the latter, which such blocks
+ *  run (a specialised program's build grows with the block). Choices that depend on the sizes alone (the chunk
  *  of long rows, 64-bit offsets where the device can hold such a tensor) are
  *  named for every case, so the programs of every size with desc's types, block
  *  size and layout are named, each once. An operator that would run on the host whatever
@@ -393,7 +394,8 @@ typedef struct clops_prepare_report {
  *  load them from disk instead of compiling ("warming up a service",
  *  docs/cache-and-tuning.md). The programs are those of clops_programs_list()
  *  less DepthToSpace/SpaceToDepth's block-argument variants (used only where the
- *  specialised program can be neither loaded nor compiled). `jobs` threads (0:
+ *  specialised program can be neither loaded nor compiled), unless a selected
+ *  block is past 16 (such blocks run them). `jobs` threads (0:
  *  one per online core, at most one per program) each build on a context of
  *  their own on that device; the cache's writes are atomic (a temporary file
  *  renamed), so other processes may use or fill the cache meanwhile. A program

@@ -18,8 +18,9 @@
  * execute, execute_host, last_status, program builds - returns it at once,
  * its message naming the operator and kernel where the device was lost. It is
  * also what every such call returns in a process forked after the context was
- * created (the driver's threads stayed in the parent): create contexts after
- * fork, or use the spawn start method; host-backend contexts keep working.
+ * created (the driver's threads stayed in the parent), and what creating a
+ * context on a device returns in a process forked after the driver was started
+ * at all: use the spawn start method, or the host backend, which keeps working.
  * Free the context (that never calls a lost driver from a forked child) and
  * create a new one (docs/integrating.md, "A lost device loses the context", "Fork").
  */

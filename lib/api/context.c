@@ -61,11 +61,14 @@ clops_status clops_context_create_host(clops_context **out)
 static clops_status create_from_cl(cl_context context, cl_device_id device, cl_command_queue queue,
                                    const clops_context_options *o, clops_context **out)
 {
+    clops_driver_note_use(); /* the caller's objects: its driver is started in this process, or refused below */
+    clops_status st = clops_driver_usable();
+    if (st != CLOPS_SUCCESS) return st;
     cl_platform_id platform = NULL;
     cl_int err = clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL);
     if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetDeviceInfo(CL_DEVICE_PLATFORM)");
     clops_context *ctx = NULL;
-    clops_status st = context_alloc(CLOPS_BACKEND_OPENCL, o, &ctx);
+    st = context_alloc(CLOPS_BACKEND_OPENCL, o, &ctx);
     if (st != CLOPS_SUCCESS) return st;
     ctx->device = device; /* not retained: a device of cl_ctx (the profile and the plans read it) */
     st = clops_query_device(platform, device, 0, o->disable, &ctx->info);
@@ -131,6 +134,8 @@ clops_status clops_context_create_from_cl(cl_context context, cl_device_id devic
 static clops_status context_on_device(const clops_device_info *info, const clops_context_options *o,
                                       clops_context **out)
 {
+    const clops_status usable = clops_driver_usable(); /* forked after the driver started: refused at once */
+    if (usable != CLOPS_SUCCESS) return usable;
     cl_int err;
     const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)info->platform, 0};
     cl_context cl_ctx = clCreateContext(props, 1, &info->device, NULL, NULL, &err);
@@ -220,7 +225,13 @@ clops_status clops_context_create_device(unsigned index, clops_context **out)
     clops_context_options o;
     clops_status st = clops_options_resolve(NULL, &o);
     if (st != CLOPS_SUCCESS) return st;
-    if (index > INT32_MAX) return check_index(index, index); /* as any index past the list */
+    if (index > INT32_MAX) { /* past any list (options hold an int): refused as any index past it is */
+        clops_device_info *infos = NULL;
+        size_t count = 0;
+        st = clops_device_list_alloc(o.disable, &infos, &count);
+        free(infos);
+        return st == CLOPS_SUCCESS ? check_index(index, count) : st;
+    }
     o.device = (int)index;
     return clops_context_create_with_options(&o, out);
 }

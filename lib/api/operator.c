@@ -107,7 +107,9 @@ static clops_status execute_via_device(clops_operator *op, const clops_host_buff
         if (!op->fallback) st = clops_op_after_wait(op, st); /* a failed kernel loses the context */
     }
     if (st != CLOPS_SUCCESS) goto cleanup;
-    st = clops_operator_last_status(op); /* bad indices: nothing copied back */
+    op->reading_back = true; /* bad indices: nothing copied back, and the message says so */
+    st = clops_operator_last_status(op);
+    op->reading_back = false;
     if (st != CLOPS_SUCCESS || out_bytes == 0) goto cleanup;
     err = clEnqueueReadBuffer(op->ctx->queue, d.output, CL_TRUE, 0, out_bytes, b->output, done ? 1 : 0,
                               done ? &done : NULL, NULL);

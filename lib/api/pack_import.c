@@ -131,6 +131,7 @@ static _Noreturn void child_main(const import_options *io, int pack_fd, int copy
 {
     size_t n = 0;
     clops_context **ctx = NULL;
+    clops_driver_adopt(); /* builds and loads only, runs no command: allowed after fork (cl/wait.c) */
     /* Contexts as the caller's options make them (their disable mask is part of
      * the identity an entry's key names), without the cache or the tuner. */
     clops_context_options o = io->o;

@@ -56,6 +56,18 @@ cl_int clops_wait_take_failure(void);
  * executions failed on the device (the place named). Host contexts: always
  * CLOPS_SUCCESS. Every entry point that reaches OpenCL through a context asks it first. */
 clops_status clops_context_usable(const clops_context *ctx);
+/* The OpenCL driver after fork: clops_driver_note_use() records, once, the process
+ * that first reached the driver (every platform or device query of clops calls it
+ * first); clops_driver_usable() is CLOPS_ERROR_DEVICE_LOST, saying what to do, in
+ * a process forked after that (a new context there hangs in its first command on
+ * PoCL: the driver's threads stayed in the parent), else CLOPS_SUCCESS. Creating
+ * a context on a device asks it first. */
+void clops_driver_note_use(void);
+clops_status clops_driver_usable(void);
+/* In a forked child that only creates contexts and builds or loads programs - no
+ * command runs, so the driver's threads are not needed (pack_import.c's loaders,
+ * which PoCL serves after fork) - takes the driver as this process's own. */
+void clops_driver_adopt(void);
 /* True for an OpenCL context in a process forked after it was created: freeing
  * it (or its operators) there must not call the driver (the objects are leaked). */
 bool clops_context_forked(const clops_context *ctx);

@@ -111,6 +111,7 @@ clops_status clops_device_list_masked(clops_device_info *infos, size_t capacity,
     if (!count || (capacity && !infos)) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_device_list: NULL argument");
     *count = 0;
     cl_uint nplat = 0;
+    clops_driver_note_use(); /* a child forked from now on cannot start a device (cl/wait.c) */
     cl_int err = clGetPlatformIDs(0, NULL, &nplat);
     if (err == CL_PLATFORM_NOT_FOUND_KHR) return CLOPS_SUCCESS; /* no ICD or no platform: no devices */
     if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetPlatformIDs");

@@ -58,25 +58,49 @@ static clops_status load_source(const char *name, char **text, size_t *length)
 #define CLOPS_SOURCE_FREE(text) ((void)(text))
 #endif
 
+/* The program's whole build log (malloc'ed, NUL-terminated), or NULL. */
+static char *build_log(cl_program program, cl_device_id device)
+{
+    size_t size = 0;
+    if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) != CL_SUCCESS) return NULL;
+    char *log = malloc(size + 1);
+    if (log && clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log, NULL) != CL_SUCCESS) size = 0;
+    if (log) log[size] = '\0';
+    return log;
+}
+
 /* The build log's first lines, into the thread's error message. */
 static clops_status build_failure(cl_program program, cl_device_id device, const char *name, const char *options,
                                   cl_int err)
 {
-    char log[768] = "";
-    size_t size = 0;
-    if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, &size) != CL_SUCCESS &&
-        clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) == CL_SUCCESS) {
-        /* Log longer than our buffer: read all of it and keep the start. */
-        char *all = malloc(size + 1);
-        if (all && clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, all, NULL) == CL_SUCCESS) {
-            all[size] = '\0';
-            snprintf(log, sizeof log, "%s", all);
-        }
-        free(all);
-    }
-    log[sizeof log - 1] = '\0';
-    return clops_fail(CLOPS_ERROR_BUILD_FAILED, "building %s with \"%s\" failed (%s): %s", name, options,
-                      clops_status_name(err), log);
+    char *log = build_log(program, device);
+    const clops_status st = clops_fail(CLOPS_ERROR_BUILD_FAILED, "building %s with \"%s\" failed (%s): %.767s", name,
+                                       options, clops_status_name(err), log ? log : "");
+    free(log);
+    return st;
+}
+
+/* Whether builds show the compiler's warnings: kernel development (CLOPS_KERNELS_FROM_DISK builds), or
+ * CLOPS_BUILD_LOG=1 in the environment (the CLI's --verbose sets it). Otherwise clBuildProgram gets
+ * OpenCL's -w (no warnings): a driver's compiler may write to the process's stderr while it builds
+ * (PoCL's clang: "N warnings generated."), which is not clops's to print. -w changes no binary: it goes
+ * to clBuildProgram only, not into the cache key or the options an operator reports. */
+static int show_build_log(void)
+{
+#ifdef CLOPS_KERNEL_DIR
+    return 1;
+#else
+    return clops_options_build_log();
+#endif
+}
+
+/* With show_build_log: a build's log, where it has one, on stderr. */
+static void show_warnings(cl_program program, cl_device_id device, const char *name, const char *options)
+{
+    char *log = build_log(program, device);
+    if (log && log[strspn(log, " \t\r\n")] != '\0')
+        fprintf(stderr, "clops: building %s with \"%s\": the compiler's log:\n%s\n", name, options, log);
+    free(log);
 }
 
 /* Operator files continued in another file, appended to them in one program
@@ -155,9 +179,16 @@ static clops_status build_from_source(clops_context *ctx, const char *name, cons
 {
     cl_int err;
     const char *strings[1] = {source};
+    const int show = show_build_log();
+    const size_t quiet_len = strlen(options) + 4;
+    char *quiet = malloc(quiet_len);
+    if (!quiet) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "build options of %zu bytes", quiet_len);
+    snprintf(quiet, quiet_len, "%s%s", show ? "" : "-w ", options);
     cl_program program = clCreateProgramWithSource(ctx->cl_ctx, 1, strings, &source_len, &err);
+    if (program) err = clBuildProgram(program, 1, &ctx->device, quiet, NULL, NULL);
+    free(quiet);
     if (!program) return clops_fail_cl(err, "clCreateProgramWithSource");
-    err = clBuildProgram(program, 1, &ctx->device, options, NULL, NULL);
+    if (err == CL_SUCCESS && show) show_warnings(program, ctx->device, name, options);
     if (err != CL_SUCCESS) {
         const clops_status st = err == CL_BUILD_PROGRAM_FAILURE ? build_failure(program, ctx->device, name, options, err)
                                                                 : clops_fail_cl(err, "clBuildProgram");

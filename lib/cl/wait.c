@@ -12,6 +12,7 @@
  * kernels failed (a lost device: NVIDIA's -9999, an illegal memory access, loses
  * the whole CUDA context, so every later build and launch would fail with it). */
 #define _POSIX_C_SOURCE 200809L
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -43,6 +44,35 @@ cl_int clops_wait_take_failure(void)
     const cl_int s = wait_failure;
     wait_failure = 0;
     return s;
+}
+
+/* The process that first reached the OpenCL driver through clops (a platform or
+ * device query); 0 until then. Set once: a forked child inherits its parent's
+ * value, which is how it knows that the driver was started elsewhere. */
+static _Atomic pid_t driver_pid;
+
+void clops_driver_note_use(void)
+{
+    pid_t none = 0;
+    atomic_compare_exchange_strong(&driver_pid, &none, getpid());
+}
+
+void clops_driver_adopt(void)
+{
+    atomic_store(&driver_pid, getpid());
+}
+
+clops_status clops_driver_usable(void)
+{
+    const pid_t first = atomic_load(&driver_pid);
+    if (first == 0 || first == getpid()) return CLOPS_SUCCESS;
+    return clops_fail(CLOPS_ERROR_DEVICE_LOST,
+                      "no OpenCL device can be used in this process (%ld): it was forked after process %ld had "
+                      "started the OpenCL driver, whose threads stayed there (a context made here would hang in "
+                      "its first command); start such processes with the spawn (or forkserver) start method, or "
+                      "use the host backend in them (clops_context_create_host, CLOPS_DEVICE=host, "
+                      "device=\"host\" in Python)",
+                      (long)getpid(), (long)first);
 }
 
 bool clops_context_forked(const clops_context *ctx)

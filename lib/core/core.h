@@ -43,6 +43,8 @@ clops_status clops_options_env(clops_context_options *o);
  * seconds, 1 to 3600); unset, empty or without `from_env` (the _with_options
  * forms read no environment): 120. */
 clops_status clops_options_import_timeout(bool from_env, int *seconds);
+/* CLOPS_BUILD_LOG=1: builds show the compiler's log (lib/cl/program.c). */
+bool clops_options_build_log(void);
 /* A caller's options (NULL: the defaults and the environment) as a whole current
  * struct, checked: fields past in->size keep their defaults. */
 clops_status clops_options_resolve(const clops_context_options *in, clops_context_options *out);

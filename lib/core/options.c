@@ -208,6 +208,12 @@ clops_status clops_options_env(clops_context_options *o)
     return st;
 }
 
+bool clops_options_build_log(void)
+{
+    const char *v = env("CLOPS_BUILD_LOG");
+    return v && strcmp(v, "1") == 0;
+}
+
 clops_status clops_options_import_timeout(bool from_env, int *seconds)
 {
     static const char name[] = "CLOPS_IMPORT_LOAD_TIMEOUT";

@@ -25,6 +25,12 @@ uint64_t clops_elem_offset(const uint64_t sizes[4], const uint64_t strides[4], u
  * output's elements, or its plane's for per-plane indices), then `tail`: the one
  * message of the host and the device paths. */
 clops_status clops_unpool_bad_index(const clops_op_params *p, uint64_t e, uint64_t v, const char *tail);
+/* The tail of clops_unpool_bad_index's message where the call wrote nothing
+ * (execute_host: the host path and the read back from a device). */
+#define CLOPS_UNPOOL_NOTHING_WRITTEN "; nothing was written to the output"
+/* The same without the index (only a count, `bad`, or 0 when not known): the
+ * non-strict paths, which skipped the bad indices' elements and wrote the rest. */
+clops_status clops_unpool_bad_count(const clops_op_params *p, uint64_t bad);
 
 /* A test seam (CLOPS_TEST_HOOKS builds only): how many distinct threads ran the
  * busiest pass of the last MaxUnpooling on the host (any caller's, any thread). */

@@ -139,9 +139,10 @@ static clops_status launch_loop(clops_operator *op, const char *variant, const c
 
 /* The block-argument program (kernels/depth_space.cl BLOCK_ARG): the variant with
  * -DBLOCK_ARG=1 for -DBLOCK=b, the element loop at the default chunk, so one
- * binary per width, order and layout serves every block size. Used only when the
- * specialised program can be neither loaded nor compiled (a device that takes
- * offline-compiled binaries only); it is then loaded from the disk cache. */
+ * binary per width, order and layout serves every block size. Used for blocks past
+ * CLOPS_SPECIALISED_BLOCK_MAX, and when the specialised program can be neither
+ * loaded nor compiled (a device that takes offline-compiled binaries only; it is
+ * then loaded from the disk cache). */
 static clops_status launch_block_arg(clops_operator *op, const char *variant)
 {
     char generic[CLOPS_OPTIONS_MAX - 32];
@@ -177,6 +178,11 @@ static clops_status prepare(clops_operator *op)
         set_loop(op, variant, tuned.chunk, op->loop);
         return CLOPS_SUCCESS;
     }
+    /* Past the block sizes networks use, the block-argument program: the specialised
+     * one unrolls over the block, and its build time grows with it (16 s at 256, minutes
+     * at 3000: a model's blocksize attribute would stall creation); this one is built
+     * once per width, order and layout, whatever the block. */
+    if (p->block_size > CLOPS_SPECIALISED_BLOCK_MAX && !op->forced) return launch_block_arg(op, variant);
     bool refused;
     clops_status st = launch_loop(op, variant, &tuned, op->loop, &refused);
     if (st == CLOPS_ERROR_COMPILER_UNAVAILABLE && op->loop == CLOPS_LOOP_TILE &&

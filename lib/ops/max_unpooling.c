@@ -55,6 +55,13 @@
  * compiler vectorises along the row instead of across work-items (measured on
  * PoCL). Other devices: one position per work-item, the coalesced pattern. */
 #define UNPOOL_CPU_CHUNK 512u
+/* Other devices (GPUs; issue 37): one position per work-item and row chunk for
+ * every kernel but windows (side by side: coalesced), and for the vector form of
+ * windows with 2-wide windows (max_unpooling.cl WV) the positions per work-item
+ * that make each window row it writes this many bytes (at least 2 positions).
+ * The GPU's parameters, in one place for a per-device-class table. */
+#define UNPOOL_GPU_CHUNK 1u
+#define UNPOOL_GPU_WINDOW_ROW_BYTES 16u
 /* At most this many under a loop limit (unpool_chunk). */
 #define UNPOOL_LIMITED_CHUNK 64u
 /* Largest input and output (elements) that the serial plan takes: below this a
@@ -98,8 +105,14 @@ static uint64_t item_budget(const clops_operator *op)
 #define BUCKET_PAD 16u
 /* Kernel arguments (max_unpooling.cl UNPOOL_ARGS). */
 enum { ARG_X, ARG_INDICES, ARG_Y, ARG_STATUS, ARG_SCRATCH, ARG_DIMS, ARG_COUNT = ARG_DIMS + 5, ARG_GEN };
-/* Status words (max_unpooling.cl ST_*). */
-enum { ST_GENERAL, ST_OUT_OF_RANGE, ST_POOL, ST_HEAVY, ST_BAD, ST_BAD_ODD, ST_WORDS };
+/* Status words (max_unpooling.cl ST_*): ST_GENERAL and ST_POOL are pairs, one
+ * word per parity of the generation (the_word). */
+enum { ST_GENERAL, ST_POOL = 2, ST_OUT_OF_RANGE = 4, ST_HEAVY, ST_BAD, ST_BAD_ODD, ST_WORDS };
+/* The word of pair `w` that execution `gen` raises (max_unpooling.cl WORD_OF). */
+static unsigned the_word(unsigned w, cl_uint gen)
+{
+    return w + (gen & 1u);
+}
 /* After the status words in the same buffer, set once here (max_unpooling.cl
  * ST_TILE_SHIFT): the bucketed path's tile shift, bucket work-items, tiles, pad. */
 enum { ST_TILE_SHIFT = ST_WORDS, ST_GROUPS, ST_TILES, ST_PAD, ST_BUFFER_WORDS };
@@ -143,7 +156,7 @@ static bool cpu_device(const clops_operator *op)
 
 static unsigned unpool_chunk(const clops_operator *op)
 {
-    const unsigned chunk = op->forced && op->force.chunk ? op->force.chunk : cpu_device(op) ? UNPOOL_CPU_CHUNK : 1u;
+    const unsigned chunk = op->forced && op->force.chunk ? op->force.chunk : cpu_device(op) ? UNPOOL_CPU_CHUNK : UNPOOL_GPU_CHUNK;
     /* Under a loop limit a row chunk must fit a work-item whatever the plan: the
      * costliest position (pool's 4 x 4 cells, about 264 iterations) times
      * LIMITED_CHUNK stays within half the budget. */
@@ -312,6 +325,20 @@ static bool pool_tile(const clops_operator *op, unsigned *tx, unsigned *ty)
     return true;
 }
 
+/* Positions per work-item of windows' GPU form (max_unpooling.cl WV), 0 where
+ * it does not apply: devices that are not CPUs, windows 2 wide, packed, 32-bit
+ * offsets (its VECTOR_DEFS), elements of 1, 2, 4 bytes or 8 (as ulong). */
+static unsigned windows_vec(const clops_operator *op, const unpool_plan *pl)
+{
+    const clops_op_params *p = &op->params;
+    const size_t e = p->input.elem_size;
+    if (cpu_device(op) || !pl->windows || pl->kw != 2 || !p->input.packed || !p->indices.packed ||
+        !p->output.packed || !clops_fits_u32(p) || !(e <= 4 || (e == 8 && op->ctx->info.has_int64)))
+        return 0;
+    const unsigned v = UNPOOL_GPU_WINDOW_ROW_BYTES / (unsigned)(2 * e);
+    return v < 2 ? 2 : v;
+}
+
 /* The plan of a serial, general (kh = kw = 0), windows (kh x kw) or pool (sh x
  * sw) shape: what every choice implies. */
 static unpool_plan make_plan(const clops_operator *op, bool serial, bool serial_fills, uint64_t kh, uint64_t kw,
@@ -402,8 +429,8 @@ static void plan_options(const clops_operator *op, const unpool_plan *pl, char *
                      op->ctx->info.has_int64, p->indices_layout == CLOPS_INDICES_PER_PLANE,
                      pl->windows && (pl->pool || pl->planes), pl->bucket, pl->mark, pl->planes, (unsigned)item_budget(op), !cpu_device(op));
     if (pl->windows)
-        n += snprintf(buf + n, size - (size_t)n, " -DKH=%lluu -DKW=%lluu", (unsigned long long)pl->kh,
-                      (unsigned long long)pl->kw);
+        n += snprintf(buf + n, size - (size_t)n, " -DKH=%lluu -DKW=%lluu -DWV=%u", (unsigned long long)pl->kh,
+                      (unsigned long long)pl->kw, windows_vec(op, pl));
     if (pl->pool)
         snprintf(buf + n, size - (size_t)n,
                  " -DSH=%lluu -DSW=%lluu -DNA=%uu -DNB=%uu -DPOOL_VEC=%d -DPOOL_TILE=%d -DPOOL_TX=%uu -DPOOL_TY=%uu",
@@ -516,7 +543,11 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
         return st;
     }
     /* Every other plan has more than SERIAL_MAX input elements (shape_plan). */
-    if (windows) st = clops_operator_add_launch(op, program, "windows", 1, in_items, local);
+    /* windows' GPU form: units of WV positions */
+    const unsigned wv = windows_vec(op, &pl);
+    const uint64_t vec_rows = wv ? (p->input.sizes[3] + wv - 1) / wv * p->input.sizes[2] * p->input.sizes[0] * p->input.sizes[1] : 0;
+    const uint64_t vec_items[3] = {row_items(vec_rows, per_window * wv + 1, cap, budget), 1, 1};
+    if (windows) st = clops_operator_add_launch(op, program, "windows", 1, wv ? vec_items : in_items, local);
     if (st == CLOPS_SUCCESS && pl.planes) {
         /* runs of planes; under a loop limit one plane per work-item (planes_plan
          * keeps a plane within the budget) */
@@ -713,11 +744,7 @@ clops_status clops_max_unpooling_status(clops_operator *op)
 {
     const clops_op_params *p = &op->params;
     if (!op->unpool.last) {
-        if (op->unpool.bad)
-            return clops_fail(CLOPS_ERROR_INDEX_OUT_OF_RANGE,
-                              "%llu indices are negative or not below the output's %llu elements; those were skipped",
-                              (unsigned long long)op->unpool.bad, (unsigned long long)p->output.count);
-        return CLOPS_SUCCESS;
+        return op->unpool.bad ? clops_unpool_bad_count(p, op->unpool.bad) : CLOPS_SUCCESS; /* the fallback's count */
     }
     cl_uint words[ST_WORDS];
     const clops_status st = clops_wait_events(op->ctx, 1, &op->unpool.last, "MaxUnpooling");
@@ -744,11 +771,12 @@ clops_status clops_max_unpooling_status(clops_operator *op)
         } else {
             memcpy(&v, raw, 8);
         }
-        return clops_unpool_bad_index(p, e, v, "; it and any other bad index were skipped, the rest written");
+        /* execute_host reads nothing back after a bad index (operator.c execute_via_device) */
+        return clops_unpool_bad_index(p, e, v, op->reading_back ? CLOPS_UNPOOL_NOTHING_WRITTEN
+                                                                : "; it and any other bad index were skipped, "
+                                                                  "the rest written");
     }
-    return clops_fail(CLOPS_ERROR_INDEX_OUT_OF_RANGE,
-                      "an index is negative or not below the output's %llu elements; those elements were skipped",
-                      (unsigned long long)p->output.count);
+    return clops_unpool_bad_count(p, 0);
 }
 
 clops_status clops_max_unpooling_live(clops_operator *op, unsigned count, const char (*kernel)[64], bool *live)
@@ -769,8 +797,9 @@ clops_status clops_max_unpooling_live(clops_operator *op, unsigned count, const 
     const bool windows_first = count && strcmp(kernel[0], "windows") == 0;
     /* the general path ran (ST_GENERAL: gated behind windows, pool or planes), and on CPUs
      * mark and place behind tiles for a crowded tile (ST_HEAVY), rewriting every element */
-    const bool general = !gated || words[ST_GENERAL] == gen, heavy = bucketed && words[ST_HEAVY] == gen;
-    const bool pool = !(windows_first && has_pool) || words[ST_POOL] == gen; /* POOL_GATED */
+    const bool general = !gated || words[the_word(ST_GENERAL, gen)] == gen;
+    const bool heavy = bucketed && words[ST_HEAVY] == gen;
+    const bool pool = !(windows_first && has_pool) || words[the_word(ST_POOL, gen)] == gen; /* POOL_GATED */
     for (unsigned i = 0; i < count; i++) {
         const char *k = kernel[i];
         if (strcmp(k, "bucket") == 0 || strcmp(k, "tiles") == 0) live[i] = general && !heavy;

@@ -34,6 +34,7 @@ struct clops_operator {
     bool fallback;               /* runs on the host although the context is OpenCL */
     char fallback_reason[512];
     struct clops_host_worker *host_worker; /* fallback: its jobs and failures (fallback.c), or NULL */
+    bool reading_back;           /* in execute_host on a device: last_status's messages say nothing was written */
     bool offset_64;              /* kernels use ulong offsets */
     bool forced;                 /* the tuner's candidate parameters below apply */
     clops_tuning force;
@@ -149,6 +150,12 @@ clops_status clops_set_offset_arg(const clops_operator *op, cl_kernel kernel, cl
  * every span and count at most CLOPS_U32_OFFSET_LIMIT elements. */
 bool clops_fits_u32(const clops_op_params *p);
 #define CLOPS_U32_OFFSET_LIMIT (UINT32_MAX - (UINT64_C(1) << 24))
+
+/* DepthToSpace/SpaceToDepth: the largest block size built into a specialised
+ * program (-DBLOCK=b, its loops unrolled over b); past it the block-argument
+ * program, built once whatever the block (depth_space.c prepare). Networks use
+ * 2 to 8, 16 at most; a hostile model's blocksize must not cost minutes of builds. */
+#define CLOPS_SPECIALISED_BLOCK_MAX 16u
 
 /* ---- the table ------------------------------------------------------------------------------- */
 

@@ -7,7 +7,10 @@
     assert (z == x).all()
 
 With PyTorch, clops.max_unpool2d(values, indices, kernel_size, stride, padding, output_size) takes the pair
-torch.nn.functional.max_pool2d(..., return_indices=True) gives and returns a torch tensor.
+torch.nn.functional.max_pool2d(..., return_indices=True) gives, and clops.pixel_shuffle(x, r) and
+clops.pixel_unshuffle(x, r) take F.pixel_shuffle's arguments. Every function takes torch CPU tensors
+(bfloat16 too) and returns torch tensors, differentiable (backward, double backward, forward-mode AD),
+with forwards and gradients equal to PyTorch's bit for bit (docs/python.md, "PyTorch").
 
 Inputs are NumPy arrays of any fixed-width dtype (bool, int/uint 8-64, float16/32/64, complex64/128) in
 any strides (passed to clops as strides, not copied), or pyopencl arrays (run on the array's own queue;
@@ -19,12 +22,15 @@ clops.Error. The public names are those of __all__; the rest (_core, _lib, helpe
 """
 from typing import NamedTuple as _NamedTuple
 
+import numpy as _np
+
 from . import _core
 from . import _lib as _L
+from . import _torch
 from ._lib import Error
 
 __all__ = ["__version__", "Device", "Error", "devices", "depth_to_space", "space_to_depth", "max_unpooling",
-           "max_unpool2d", "clear_cache", "prepare", "Prepared"]
+           "max_unpool2d", "pixel_shuffle", "pixel_unshuffle", "clear_cache", "prepare", "Prepared"]
 
 __version__ = _L.version_string().decode()
 
@@ -106,98 +112,145 @@ def _block(block_size):
     return b  # 0 goes to clops, which says why
 
 
+def _word(value):
+    """A str attribute as str; bytes (ONNX's string attributes, as onnx.helper gives them: mode=b"CRD") decoded
+    as ASCII; None for anything else."""
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            return bytes(value).decode("ascii")
+        except UnicodeDecodeError:
+            return None
+    return value if isinstance(value, str) else None
+
+
 def _order(order):
-    o = {"DCR": _L.ORDER_DCR, "CRD": _L.ORDER_CRD}.get(order.upper() if isinstance(order, str) else None)
+    o = {"DCR": _L.ORDER_DCR, "CRD": _L.ORDER_CRD}.get((_word(order) or "").upper())
     if o is None:
-        raise ValueError(f"order {order!r}: expected \"DCR\" or \"CRD\" (any case)")
+        raise ValueError(f"order {order!r}: expected \"DCR\" or \"CRD\" (any case, str or bytes)")
     return o
 
 
-def _depth_space(optype, x, block_size, order, device):
+def _depth_space(optype, x, block_size, order, device, what):
     b, o = _block(block_size), _order(order)
-    if _core.is_cl_array(x):
-        if device is not None:
-            raise ValueError("device= is for NumPy arrays: a pyopencl array runs on its own queue")
-        return _core.run_cl(optype, x, block=b, order=o)
-    x = _core.as_numpy(x, "x")
-    ctx = _core.context_for(device)
-    tx = _core.tensor_key(x, "x")
-    op = _core.depth_space_operator(ctx, optype, tx, b, o)
-    return _core.run_host(op, x, tx[2])
+    if _torch.is_tensor(x):
+        return _core.batched(x, lambda x4: _torch.depth_space(optype, x4, b, o, device), what)
+    if not _core.is_cl_array(x):
+        x = _core.as_numpy(x, "x")
+    _core.data_type(x.dtype, "x")  # a dtype error before a shape error
+    return _core.batched(x, lambda x4: _core.run_depth_space(optype, x4, b, o, device), what)
 
 
 def depth_to_space(x, block_size, order="DCR", device=None):
     """DepthToSpace: (N, C, H, W) -> (N, C/b^2, H*b, W*b), as DirectML and ONNX define it.
 
-    x           a 4-D NumPy array of a fixed-width dtype, in any strides (views, channels-last), or a
-                pyopencl.array.Array (then the result is one too, on x's queue, after x's events; x
-                needs a queue, a cl_mem buffer (not SVM) and strides >= 0: NumPy views with negative
-                strides are copied, pyopencl ones raise ValueError)
+    x           (N, C, H, W), or (C, H, W), or more leading sizes (*, C, H, W) as torch's pixel_shuffle
+                takes them. A NumPy array of a fixed-width dtype, in any strides (views, channels-last);
+                a torch CPU tensor (any dtype but complex32, bfloat16 included; the result is a torch
+                tensor with a gradient where x requires one); or a pyopencl.array.Array (then the result
+                is one too, on x's queue, after x's events; x needs a queue, a cl_mem buffer (not SVM)
+                and strides >= 0: NumPy views with negative strides are copied, pyopencl ones raise
+                ValueError)
     block_size  b >= 1; C must be divisible by b^2
-    order       "DCR" (DirectML's and ONNX's default) or "CRD" (PyTorch's pixel_shuffle); any case
+    order       "DCR" (DirectML's and ONNX's default) or "CRD" (PyTorch's pixel_shuffle); any case, str
+                or bytes (ONNX's attribute, mode=b"CRD")
     device      None (CLOPS_DEVICE if set; else the first GPU, else any OpenCL device, else the host, but
                 the host backend rather than a CPU device: docs/python.md), an index of
-                clops.devices(), or "host"
+                clops.devices(), or "host"; for NumPy arrays and torch tensors
 
-    Returns a new C-contiguous array of x's dtype. Raises ValueError (shapes, block size, order, device)
-    or TypeError (dtype) with the library's message, clops.Error for a device failure.
+    Returns a new C-contiguous array of x's type and dtype. Raises ValueError (shapes, block size, order,
+    device) or TypeError (dtype) with the library's message, clops.Error for a device failure.
     """
-    return _depth_space(_L.OP_DEPTH_TO_SPACE, x, block_size, order, device)
+    return _depth_space(_L.OP_DEPTH_TO_SPACE, x, block_size, order, device, "depth_to_space")
 
 
 def space_to_depth(x, block_size, order="DCR", device=None):
     """SpaceToDepth: (N, C, H, W) -> (N, C*b^2, H/b, W/b), the inverse of depth_to_space.
 
-    x           a 4-D NumPy array of a fixed-width dtype, in any strides, or a pyopencl.array.Array
+    x           (N, C, H, W), (C, H, W) or (*, C, H, W): a NumPy array of a fixed-width dtype in any
+                strides, a torch CPU tensor, or a pyopencl.array.Array, as for depth_to_space
     block_size  b >= 1; H and W must be divisible by b
-    order       "DCR" or "CRD" (PyTorch's pixel_unshuffle); any case
+    order       "DCR" or "CRD" (PyTorch's pixel_unshuffle); any case, str or bytes
     device      None (the default: the host backend rather than a CPU device, see depth_to_space), an
                 index of clops.devices(), or "host"
 
-    Returns a new C-contiguous array of x's dtype (a pyopencl array on x's queue for a pyopencl x).
-    Raises ValueError or TypeError with the library's message, clops.Error for a device failure.
+    Returns a new C-contiguous array of x's type and dtype (a torch tensor with a gradient where x
+    requires one; a pyopencl array on x's queue for a pyopencl x). Raises ValueError or TypeError with the
+    library's message, clops.Error for a device failure.
     """
-    return _depth_space(_L.OP_SPACE_TO_DEPTH, x, block_size, order, device)
+    return _depth_space(_L.OP_SPACE_TO_DEPTH, x, block_size, order, device, "space_to_depth")
+
+
+def pixel_shuffle(x, upscale_factor, *, device=None):
+    """torch.nn.functional.pixel_shuffle on clops: (*, C*r^2, H, W) -> (*, C, H*r, W*r), clops's
+    DepthToSpace in CRD order.
+
+    x               a torch CPU tensor of at least 3 dimensions, of a dtype clops takes (bfloat16 and
+                    float16 included; not complex32 or the quantized types); also a NumPy array or a
+                    pyopencl array (folding leading sizes needs a contiguous one), whose type comes back
+    upscale_factor  r >= 1; the channels must be divisible by r^2
+    device          (keyword only, not PyTorch's) None, an index of clops.devices(), or "host"
+
+    Returns a new contiguous tensor, equal bit for bit to PyTorch's. Differentiable: where x requires
+    grad, the backward is pixel_unshuffle of the gradient, run by clops (equal bit for bit to PyTorch's).
+    Raises ValueError (shapes, factor; PyTorch raises RuntimeError) or TypeError (dtype, a CUDA tensor).
+    """
+    return _depth_space(_L.OP_DEPTH_TO_SPACE, x, upscale_factor, "CRD", device, "pixel_shuffle")
+
+
+def pixel_unshuffle(x, downscale_factor, *, device=None):
+    """torch.nn.functional.pixel_unshuffle on clops: (*, C, H*r, W*r) -> (*, C*r^2, H, W), clops's
+    SpaceToDepth in CRD order; the inverse of pixel_shuffle.
+
+    x                 as for pixel_shuffle; H and W must be divisible by r
+    downscale_factor  r >= 1
+    device            (keyword only) None, an index of clops.devices(), or "host"
+
+    Returns a new contiguous tensor, equal bit for bit to PyTorch's; differentiable (the backward is
+    pixel_shuffle of the gradient). Raises as pixel_shuffle.
+    """
+    return _depth_space(_L.OP_SPACE_TO_DEPTH, x, downscale_factor, "CRD", device, "pixel_unshuffle")
 
 
 def max_unpooling(x, indices, output_shape, indices_layout="flat", device=None):
     """MaxUnpooling: a zero-filled array of output_shape with each x element written where its index says.
 
-    x               a 4-D NumPy array (any fixed-width dtype, any strides) or a pyopencl.array.Array
+    x               a 4-D NumPy array (any fixed-width dtype, any strides), a torch CPU tensor (the
+                    result is a torch tensor, with a gradient where x requires one), or a
+                    pyopencl.array.Array
     indices         x's shape; dtype uint32, uint64 or int64 (what ONNX and PyTorch give); a pyopencl
-                    array when x is one
+                    array when x is one (a torch tensor and a NumPy array mix)
     output_shape    (N, C, H_out, W_out); N and C as x's
     indices_layout  "flat": an index counts over the whole packed output (DirectML, ONNX MaxUnpool);
                     "per-plane": within the output plane (n, c), as torch.nn.functional.max_pool2d(...,
-                    return_indices=True) gives them. Any case.
+                    return_indices=True) gives them. Any case, str or bytes.
     device          None (the default: the host backend rather than a CPU device, see depth_to_space),
                     an index of clops.devices(), or "host"
 
-    Duplicate indices: the element last in row-major order wins. Returns a new C-contiguous array (a
-    pyopencl array on x's queue for a pyopencl x; that call waits for the operator to learn whether
-    every index was in range). An index negative or past the output raises ValueError and returns no
-    result; a bad shape or dtype ValueError or TypeError; a device failure clops.Error.
+    Duplicate indices: the element last in row-major order wins. Returns a new C-contiguous array of x's
+    type (a pyopencl array on x's queue for a pyopencl x; that call waits for the operator to learn
+    whether every index was in range). The gradient of a torch x gathers the output's gradient at the
+    same indices. An index negative or past the output raises ValueError and returns no result; a bad
+    shape or dtype ValueError or TypeError; a device failure clops.Error.
     """
     shape = _core.output_shape_arg(output_shape)
-    layout = {"flat": _L.INDICES_FLAT, "per-plane": _L.INDICES_PER_PLANE}.get(
-        indices_layout.lower() if isinstance(indices_layout, str) else None)
+    layout = {"flat": _L.INDICES_FLAT, "per-plane": _L.INDICES_PER_PLANE}.get((_word(indices_layout) or "").lower())
     if layout is None:
         raise ValueError(f"indices_layout {indices_layout!r}: expected \"flat\" or \"per-plane\"")
-    if _core.is_cl_array(x):
-        if device is not None:
-            raise ValueError("device= is for NumPy arrays: a pyopencl array runs on its own queue")
-        return _core.run_cl(_L.OP_MAX_UNPOOLING, x, idx=indices, out_shape=shape, layout=layout)
-    if _core.is_cl_array(indices):
-        raise TypeError("indices is a pyopencl array but x is not: pass both as pyopencl arrays or neither")
-    x = _core.as_numpy(x, "x")
-    indices = _core.as_numpy(indices, "indices", numbers=True)  # read as numbers: see _core.byte_order
-    ctx = _core.context_for(device)
-    tx, ti = _core.tensor_key(x, "x"), _core.tensor_key(indices, "indices")
-    op = _core.max_unpooling_operator(ctx, tx, ti, shape, layout)
-    y = _core.run_host(op, x, tx[2], indices, ti[2])
-    if layout == _L.INDICES_FLAT:  # after a call that succeeded: a failed one says what is wrong itself
-        _warn_if_per_plane(indices, shape)
+    y = _unpool(x, indices, shape, layout, device)
+    if layout == _L.INDICES_FLAT and not _core.is_cl_array(indices):
+        # after a call that succeeded: a failed one says what is wrong itself
+        _warn_if_per_plane(_torch.to_numpy(indices, "indices") if _torch.is_tensor(indices) else
+                           _np.asarray(indices), shape)
     return y
+
+
+def _unpool(x, indices, shape, layout, device):
+    """MaxUnpooling of a 4-D x of any kind (torch, NumPy, pyopencl), in x's kind."""
+    if _torch.is_tensor(x):
+        return _torch.max_unpooling(x, indices, shape, layout, device)
+    if _torch.is_tensor(indices):
+        indices = _torch.to_numpy(indices, "indices")
+    return _core.run_max_unpooling(x, indices, shape, layout, device)
 
 
 def _warn_if_per_plane(indices, shape):
@@ -269,8 +322,8 @@ def max_unpool2d(x, indices, kernel_size, stride=None, padding=0, output_size=No
     """torch.nn.functional.max_unpool2d on clops: the inverse of max_pool2d(..., return_indices=True).
 
     x            (N, C, H, W) or (C, H, W): a torch CPU tensor (read in place through __dlpack__, or
-                 __array__ for bool; detached), a NumPy array or a pyopencl.array.Array (4-D), any
-                 fixed-width dtype
+                 __array__ for bool; bfloat16 as its 16-bit words), a NumPy array or a
+                 pyopencl.array.Array, any fixed-width dtype
     indices      x's shape, int64 as max_pool2d gives them (uint32 and uint64 also taken), each counting
                  within its (n, c) output plane (indices_layout="per-plane" of clops.max_unpooling);
                  the same kind of array as x (a torch tensor and a NumPy array mix)
@@ -282,8 +335,10 @@ def max_unpool2d(x, indices, kernel_size, stride=None, padding=0, output_size=No
     device       (keyword only, not PyTorch's) for NumPy and torch inputs: None, an index of
                  clops.devices(), or "host"
 
-    Returns x's type: a new torch tensor (CPU, contiguous, sharing memory with the NumPy result, no
-    autograd history), a NumPy array or a pyopencl array, shaped (N, C, H_out, W_out) or (C, H_out, W_out).
+    Returns x's type: a new torch tensor (CPU, contiguous, sharing memory with the NumPy result), a NumPy
+    array or a pyopencl array, shaped (N, C, H_out, W_out) or (C, H_out, W_out). Differentiable where x
+    is a tensor that requires grad: the backward gathers the output's gradient at the same indices, as
+    PyTorch's does, equal to F.max_unpool2d's gradient bit for bit (the indices get none).
     Zeros but where an index says; duplicate indices (overlapping pools): the element last in row-major
     order wins, as in PyTorch on the CPU. An index outside its plane raises ValueError (PyTorch raises
     RuntimeError), a bad argument ValueError or TypeError.
@@ -291,15 +346,10 @@ def max_unpool2d(x, indices, kernel_size, stride=None, padding=0, output_size=No
     k = _pair(kernel_size, "kernel_size", 1)
     s = k if stride is None else _pair(stride, "stride", 1)
     p = _pair(padding, "padding", 0)
-    back = None
-    if _core.is_torch_tensor(x):
-        back = _core.to_torch
-        x = _core.from_torch(x, "x")
-    if _core.is_torch_tensor(indices):
-        indices = _core.from_torch(indices, "indices")
-    if not _core.is_cl_array(x):
+    if not _torch.is_tensor(x) and not _core.is_cl_array(x):
         x = _core.as_numpy(x, "x")
-        indices = _core.as_numpy(indices, "indices", numbers=True) if not _core.is_cl_array(indices) else indices
+    if not _torch.is_tensor(indices) and not _core.is_cl_array(indices):
+        indices = _core.as_numpy(indices, "indices", numbers=True)
     if len(x.shape) not in (3, 4):
         raise ValueError(f"max_unpool2d: x must be 3-D (C, H, W) or 4-D (N, C, H, W), not {len(x.shape)}-D "
                          f"with shape {tuple(x.shape)}")
@@ -309,10 +359,10 @@ def max_unpool2d(x, indices, kernel_size, stride=None, padding=0, output_size=No
     if three:
         x, indices = x.reshape((1,) + tuple(x.shape)), indices.reshape((1,) + tuple(indices.shape))
     hw = _unpool_output_size(tuple(x.shape[2:]), k, s, p, output_size)
-    y = max_unpooling(x, indices, tuple(x.shape[:2]) + hw, "per-plane", device=device)
+    y = _unpool(x, indices, tuple(x.shape[:2]) + hw, _L.INDICES_PER_PLANE, device)
     if three:
         y = y.reshape(tuple(y.shape[1:]))
-    return back(y) if back is not None else y
+    return y
 
 
 class Prepared(_NamedTuple):
@@ -336,11 +386,14 @@ _LAYOUTS = {"packed": _L.SELECT_PACKED, "nhwc": _L.SELECT_NHWC, "strided": _L.SE
 
 
 def _words(value, what):
+    """prepare()'s selection `value` as a list: [] for None (all); an empty selection or word is refused (it
+    would select nothing, and the library takes none as all)."""
     if value is None:
         return []
-    if isinstance(value, str):
-        return [w for w in value.split(",") if w]
-    return list(value)
+    words = value.split(",") if isinstance(value, str) else list(value)
+    if not words or any(isinstance(w, str) and not w.strip() for w in words):
+        raise ValueError(f"prepare: {what}: {value!r} has an empty selection or word (None selects all)")
+    return words
 
 
 def _selection_dtype(d):
@@ -386,8 +439,10 @@ def prepare(ops=None, dtypes=None, device=None, *, blocks=None, layouts=None, jo
     jobs     building threads, each with a context of its own; None: one per online core
     progress None, or a callable(done, total, source, build_options, origin) called once per finished
              program (origin "compiled", "disk cache", or None when it failed), from the building threads,
-             one call at a time
+             one call at a time; what it raises is raised by prepare once the build ends (and it is not
+             called again)
 
+    An empty selection (ops="", dtypes=[], blocks=[], an empty word) is a ValueError: None selects all.
     Returns a Prepared (device, total, built, cached, failed, failures). Raises ValueError or TypeError
     for a bad selection or device, and clops.Error when the cache is off or read-only
     (CLOPS_ERROR_CACHE_UNAVAILABLE) or when some programs failed (CLOPS_ERROR_BUILD_FAILED; the error's
@@ -398,16 +453,18 @@ def prepare(ops=None, dtypes=None, device=None, *, blocks=None, layouts=None, jo
     op_bits, layout_bits = _select_bits(ops, "ops", _OPS), _select_bits(layouts, "layouts", _LAYOUTS)
     if dtypes is not None and not isinstance(dtypes, (list, tuple, set, frozenset)):
         dtypes = [dtypes]
-    types = sorted({_selection_dtype(d) for d in dtypes or []})
+    types = sorted({_selection_dtype(d) for d in _words(dtypes, "dtypes")})
     block_list = []
     for b in _words(blocks, "blocks"):
-        if isinstance(b, bool) or not isinstance(b, int) and not (isinstance(b, str) and b.isdigit()):
+        if isinstance(b, bool) or not isinstance(b, int) and not (isinstance(b, str) and b.isascii() and b.isdigit()):
             raise TypeError(f"prepare: blocks: {b!r} is not an int")
         if not 1 <= int(b) <= 0xFFFFFFFF:
             raise ValueError(f"prepare: blocks: {b} is not a block size (1 or more)")
         block_list.append(int(b))
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= 256):
         raise ValueError(f"prepare: jobs must be an int from 1 to 256, not {jobs!r}")
+    if progress is not None and not callable(progress):
+        raise TypeError(f"prepare: progress must be None or a callable, not {type(progress).__name__}")
     key = _core._device_key(device)
     if key[0] == "host":
         return Prepared("host", 0, 0, 0, 0, [])
@@ -417,20 +474,25 @@ def prepare(ops=None, dtypes=None, device=None, *, blocks=None, layouts=None, jo
     block_arr = (ctypes.c_uint32 * max(1, len(block_list)))(*block_list)
     sel = _L.ProgramSelection(op_bits, type_arr if types else None, len(types), block_arr if block_list else None,
                               len(block_list), layout_bits, None, 0)
-    failures = []
+    failures, raised = [], []
 
     def on_program(_user, p):
         p = p.contents
         source, options = p.source_name.decode(), p.build_options.decode()
         if p.status != 0:
             failures.append((source, options, f"{_L.name_of(p.status)}: {p.message.decode(errors='replace')}"))
-        if progress is not None:
-            progress(p.done, p.total, source, options, p.origin.decode() if p.status == 0 else None)
+        if progress is not None and not raised:  # after it raised once, not called again
+            try:
+                progress(p.done, p.total, source, options, p.origin.decode() if p.status == 0 else None)
+            except BaseException as e:  # noqa: BLE001 (ctypes would print and drop it: raised after the build)
+                raised.append(e)
 
     callback = _L.PREPARE_FN(on_program)
     report = _L.PrepareReport()
     st = _L.programs_prepare(index, ctypes.byref(sel), jobs or 0, callback, None, ctypes.byref(report))
     result = Prepared(index, report.total, report.built, report.cached, report.failed, failures)
+    if raised:
+        raise raised[0]
     if st != 0:
         err = _L.exception(st)
         if report.failed:

@@ -63,22 +63,25 @@ def clear_caches():
 
 
 def _after_fork_in_child():
-    """os.register_at_fork(after_in_child=...): a forked child starts with no cached context or operator.
+    """os.register_at_fork(after_in_child=...): a forked child starts with no cached context or operator,
+    and decides device=None's device anew.
 
     The parent's OpenCL contexts are unusable in the child (PoCL's device threads, for one, are gone: a
-    call on them hung; the C library now answers CLOPS_ERROR_DEVICE_LOST there). The child makes new ones
-    when it next needs them: the host backend's always work; a device's where the driver allows it (after
-    PoCL has run in the parent it does not: use multiprocessing's "spawn" start method, or make contexts
-    only after the fork). The parent's handles are not freed here, only forgotten: freeing them in the
+    call on them hung; the C library answers CLOPS_ERROR_DEVICE_LOST there). The child makes new ones when
+    it next needs them: the host backend's always work; a device's only where the parent never reached the
+    OpenCL driver - after that the C library refuses a device context in the child at once (clops.Error,
+    CLOPS_ERROR_DEVICE_LOST, naming the "spawn" start method and the host backend), as a new one would hang
+    in its first command. The parent's handles are not freed here, only forgotten: freeing them in the
     child would call into the driver on the parent's objects (which hung too). The lock is made anew, as
     another thread of the parent may have held it at the fork."""
-    global _lock, _contexts, _operators
+    global _lock, _contexts, _operators, _default_key
     for table in (_operators, _contexts):
         for obj in table.values():
             obj.handle = None  # leaked in the child, so that __del__ frees nothing
     _lock = threading.RLock()
     _operators = collections.OrderedDict()
     _contexts = collections.OrderedDict()
+    _default_key = None
 
 
 if hasattr(os, "register_at_fork"):
@@ -179,13 +182,18 @@ def context_for_queue(queue):
 # ---- tensors and operators --------------------------------------------------------------------------
 
 
-def tensor_key(arr, what):
-    """(clops data type, sizes, element strides or None for packed) of a 4-D NumPy or pyopencl array."""
-    dt = arr.dtype
+def data_type(dt, what):
+    """The clops data type of NumPy dtype `dt`; TypeError for one clops does not take."""
     code = L.DATA_TYPES.get((dt.kind, dt.itemsize))
     if code is None:
         raise TypeError(f"{what}: dtype {dt} is not a type clops supports (bool, int8-64, uint8-64, "
                         "float16/32/64, complex64/128)")
+    return code
+
+
+def tensor_key(arr, what):
+    """(clops data type, sizes, element strides or None for packed) of a 4-D NumPy or pyopencl array."""
+    code = data_type(arr.dtype, what)
     shape = arr.shape
     if len(shape) != 4:
         raise ValueError(f"{what} must be 4-D (N, C, H, W), not {len(shape)}-D with shape {tuple(shape)}")
@@ -193,7 +201,7 @@ def tensor_key(arr, what):
         raise ValueError(f"{what}: a size of {tuple(shape)} is past 2^32-1")
     if arr.flags.c_contiguous:
         return code, shape, None
-    size = dt.itemsize
+    size = arr.dtype.itemsize
     if any(s < 0 or s % size for s in arr.strides):  # NumPy arrays were copied by as_numpy: a pyopencl array
         raise ValueError(f"{what}: a pyopencl array with strides {arr.strides} (negative or not whole elements): "
                          "clops takes strides of whole elements >= 0 and does not copy pyopencl arrays (pyopencl "
@@ -308,39 +316,6 @@ def byte_order(a, what, numbers):
     return a.astype(dt.newbyteorder("="))
 
 
-# ---- torch tensors (max_unpool2d) --------------------------------------------------------------------
-
-
-def is_torch_tensor(a):
-    t = type(a)
-    return t.__module__.split(".")[0] == "torch" and hasattr(a, "__dlpack__")
-
-
-def from_torch(a, what):
-    """A NumPy array on a CPU torch tensor's memory (no copy: __dlpack__, or __array__ for the types DLPack
-    lacks here, bool for one). The tensor is detached (the result has no autograd history) and a lazy
-    conjugate or negation is resolved first (that alone copies)."""
-    if a.device.type != "cpu":
-        raise TypeError(f"{what}: a torch tensor on {a.device}; clops takes CPU tensors (use .cpu(), or "
-                        "pyopencl arrays for an OpenCL device)")
-    t = a.detach()
-    for resolve in ("resolve_conj", "resolve_neg"):
-        if hasattr(t, resolve):
-            t = getattr(t, resolve)()
-    try:
-        return np.from_dlpack(t)
-    except (AttributeError, BufferError, RuntimeError, TypeError):
-        try:
-            return np.asarray(t)  # Tensor.__array__: Tensor.numpy(), no copy
-        except (RuntimeError, TypeError) as e:
-            raise TypeError(f"{what}: torch dtype {t.dtype} has no NumPy type clops takes ({e})") from None
-
-
-def to_torch(out):
-    import torch
-    return torch.from_numpy(out)  # no copy
-
-
 # ---- running on NumPy arrays ------------------------------------------------------------------------
 
 
@@ -374,6 +349,53 @@ def run_host(op, x, sx, idx=None, si=None):
         if st != 0:
             raise L.exception(st)
     return out
+
+
+def _no_device(device):
+    if device is not None:
+        raise ValueError("device= is for NumPy arrays and torch tensors: a pyopencl array runs on its own queue")
+
+
+def run_depth_space(optype, x, block, order, device):
+    """DepthToSpace or SpaceToDepth of a 4-D NumPy array (on `device`) or pyopencl array (on its queue)."""
+    if is_cl_array(x):
+        _no_device(device)
+        return run_cl(optype, x, block=block, order=order)
+    x = as_numpy(x, "x")
+    ctx = context_for(device)
+    tx = tensor_key(x, "x")
+    return run_host(depth_space_operator(ctx, optype, tx, block, order), x, tx[2])
+
+
+def run_max_unpooling(x, indices, out_shape, layout, device):
+    """MaxUnpooling of a 4-D NumPy array (on `device`) or pyopencl array (on its queue, indices one too)."""
+    if is_cl_array(x):
+        _no_device(device)
+        return run_cl(L.OP_MAX_UNPOOLING, x, idx=indices, out_shape=out_shape, layout=layout)
+    if is_cl_array(indices):
+        raise TypeError("indices is a pyopencl array but x is not: pass both as pyopencl arrays or neither")
+    x = as_numpy(x, "x")
+    indices = as_numpy(indices, "indices", numbers=True)  # read as numbers: see byte_order
+    ctx = context_for(device)
+    tx, ti = tensor_key(x, "x"), tensor_key(indices, "indices")
+    return run_host(max_unpooling_operator(ctx, tx, ti, out_shape, layout), x, tx[2], indices, ti[2])
+
+
+def batched(x, run, what):
+    """`run` (a 4-D array in, a 4-D array out) on x of shape (*, C, H, W), at least 3-D, as PyTorch's
+    pixel_shuffle takes it: the leading sizes folded into one N (a view where the array allows it), the
+    result shaped (*, C', H', W'). NumPy, torch and pyopencl arrays alike."""
+    shape = tuple(x.shape)
+    if len(shape) == 4:
+        return run(x)
+    if len(shape) < 3:
+        raise ValueError(f"{what} expects x of shape (*, C, H, W), at least 3-D, not {len(shape)}-D with shape "
+                         f"{shape}")
+    n = 1
+    for s in shape[:-3]:
+        n *= s
+    y = run(x.reshape((n,) + shape[-3:]))
+    return y.reshape(shape[:-3] + tuple(y.shape[1:]))
 
 
 # ---- running on pyopencl arrays ---------------------------------------------------------------------

@@ -3,9 +3,9 @@
 # a fresh virtual environment in BUILD_DIR/venv (default build/venv) that sees the interpreter's system
 # packages (--system-site-packages: Debian's python3-torch and python3-numpy where installed; pip keeps a
 # present numpy that satisfies the package), `pip install .` into it (the wheel builds libclops with the
-# project's CMake, in a temporary directory: nothing is reused), pytest and pyopencl from PyPI (pyopencl
-# is optional: its tests skip without it, except under CLOPS_REQUIRE_DEVICE=1 (CI), where a failed
-# install fails the run). PyTorch is never installed here (too big): its comparisons run where torch is
+# project's CMake, in a temporary directory: nothing is reused), pytest, pyopencl, onnx and onnxruntime
+# from PyPI (pyopencl is optional: its tests skip without it, except under CLOPS_REQUIRE_DEVICE=1 (CI), where
+# a failed install fails the run; onnx/onnxruntime likewise, under CLOPS_REQUIRE_ONNX=1). PyTorch is never installed here (too big): its comparisons run where torch is
 # importable (.ci/run installs python3-torch) and skip otherwise, except under CLOPS_REQUIRE_TORCH=1.
 # Then pytest over test/python. PYTHON names the interpreter (default python3; when python3 is another
 # interpreter, a pyenv one for example, that has no torch while Debian's /usr/bin/python3 has it, that
@@ -40,6 +40,17 @@ if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check -c "$numpy
   echo "python: pyopencl did not install; the pyopencl tests skip"
 fi
 echo "python: pip install pyopencl took $((SECONDS - t)) s"
+# ONNX and ONNX Runtime for clops.onnx's tests (the package's [onnx] extra), pinned to the same numpy:
+# optional like pyopencl; under CLOPS_REQUIRE_ONNX=1 (CI) a failed install fails the run.
+t=$SECONDS
+if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check -c "$numpy_pin" onnx onnxruntime; then
+  if [ "${CLOPS_REQUIRE_ONNX:-}" = 1 ]; then
+    echo "python: pip install onnx onnxruntime failed and CLOPS_REQUIRE_ONNX=1: the ONNX tests cannot run" >&2
+    exit 1
+  fi
+  echo "python: onnx/onnxruntime did not install; the clops.onnx tests skip"
+fi
+echo "python: pip install onnx onnxruntime took $((SECONDS - t)) s"
 "$venv/bin/python" -c 'import numpy, sys
 try:
     import torch

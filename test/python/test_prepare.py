@@ -65,3 +65,61 @@ def test_prepare_without_cache(monkeypatch):
     with pytest.raises(clops.Error) as e:
         clops.prepare("d2s", np.uint8, device=device, blocks=[2], layouts="packed")
     assert e.value.name == "CLOPS_ERROR_CACHE_UNAVAILABLE"
+
+
+@pytest.mark.parametrize("kwargs", [dict(ops=""), dict(ops=[]), dict(ops="d2s,,s2d"), dict(ops="d2s,"),
+                                    dict(ops=" "), dict(dtypes=[]), dict(blocks=[]), dict(blocks=""),
+                                    dict(layouts=""), dict(layouts=["packed", ""])],
+                         ids=lambda k: repr(k))
+def test_prepare_refuses_empty_selections(kwargs):
+    """Issue 38 Q11: an empty selection selected everything (ops="" passed 0 to the library, which builds all
+    three operators); `clops kernels build --ops ''` is a usage error, and so is this. None selects all."""
+    args = dict(ops="d2s", dtypes=[np.uint8], blocks=[2], layouts="packed", device="host")
+    args.update(kwargs)
+    with pytest.raises(ValueError, match="empty selection"):
+        clops.prepare(**args)
+
+
+def test_prepare_refuses_bad_blocks_and_progress():
+    """Issue 38 Q11: blocks="²" (str.isdigit() is true) ended in int()'s own error; progress=5 was accepted."""
+    with pytest.raises(TypeError, match="blocks: '²' is not an int"):
+        clops.prepare("d2s", blocks="²", device="host")
+    with pytest.raises(TypeError, match="progress must be None or a callable, not int"):
+        clops.prepare("d2s", progress=5, device="host")
+
+
+def test_prepare_raises_what_progress_raised(tmp_path, monkeypatch):
+    """Issue 38 Q11: an exception raised by progress was printed by ctypes and dropped (prepare returned a
+    Prepared). Now prepare raises it once the build ends, and progress is not called again after it."""
+    device = _device_or_skip()
+    monkeypatch.setenv("CLOPS_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("CLOPS_CACHE", raising=False)
+    calls = []
+
+    class Stop(Exception):
+        pass
+
+    def progress(*a):
+        calls.append(a)
+        raise Stop("from progress")
+
+    with pytest.raises(Stop, match="from progress"):
+        clops.prepare(["d2s", "s2d"], [np.uint8], device=device, blocks=[2], layouts="packed", jobs=2,
+                      progress=progress)
+    assert len(calls) == 1
+
+
+def test_prepare_huge_block_builds_the_block_argument_programs(tmp_path, monkeypatch):
+    """Issue 38 Q5: past block 16 DepthToSpace runs the block-argument program (a specialised one's build grew
+    with the block: `clops kernels build --blocks 3000` had not built one program in 500 s). prepare builds
+    those for such a block, and a block of 17 then finds every one of them cached."""
+    device = _device_or_skip()
+    monkeypatch.setenv("CLOPS_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("CLOPS_CACHE", raising=False)
+    seen = []
+    got = clops.prepare("d2s", [np.uint8], device=device, blocks=[3000], layouts="packed",
+                        progress=lambda *a: seen.append(a[3]))
+    assert got.total > 0 and got.built == got.total and got.failed == 0, got
+    assert all("-DBLOCK_ARG=1" in o and "-DBLOCK=" not in o for o in seen), seen
+    again = clops.prepare("d2s", [np.uint8], device=device, blocks=[17], layouts="packed")
+    assert (again.total, again.cached) == (got.total, got.total), again

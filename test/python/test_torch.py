@@ -2,19 +2,13 @@
 CI installs it and sets CLOPS_REQUIRE_TORCH=1, which makes a missing torch a failure, not a skip):
 pixel_shuffle, pixel_unshuffle, max_unpool2d on the indices of a real max_pool2d(3, 2, 1), and
 clops.max_unpool2d on SegNet-style max_pool2d pairs."""
-import os
-
 import numpy as np
 import pytest
 
 import clops
 from conftest import random_array, same_bits
-
-if os.environ.get("CLOPS_REQUIRE_TORCH") == "1":  # CI (.ci/run installs python3-torch): run, never skip
-    import torch
-else:
-    torch = pytest.importorskip("torch")
-F = torch.nn.functional
+from conftest import ref_depth_to_space, ref_max_unpooling
+from torch_required import F, random_tensor, same_tensor, torch
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.float16, np.float32, np.float64])
@@ -80,12 +74,13 @@ def test_max_unpool2d_dtypes_and_views(dtype):
     want = F.max_unpool2d(values.to(torch.float64), indices, 2).to(dtype)
     got = clops.max_unpool2d(values, indices, 2, device="host")
     assert got.dtype == dtype and torch.equal(got, want)
-    # channels-last views go in as strides; a tensor that requires grad is detached
+    # channels-last views go in as strides; a tensor that requires grad gives a result with a gradient
     cl, icl = values.contiguous(memory_format=torch.channels_last), indices.contiguous(memory_format=torch.channels_last)
     assert torch.equal(clops.max_unpool2d(cl, icl, 2, device="host"), want)
     if dtype.is_floating_point:
         g = values.clone().requires_grad_(True)
-        assert torch.equal(clops.max_unpool2d(g, indices, 2, device="host"), want)
+        got = clops.max_unpool2d(g, indices, 2, device="host")
+        assert torch.equal(got, want) and got.requires_grad
 
 
 def test_max_unpool2d_reads_torch_memory_in_place(monkeypatch):
@@ -110,3 +105,50 @@ def test_max_unpool2d_output_size_rules_match_torch():
                 clops.max_unpool2d(values, indices, 3, 2, 1, output_size=size, device="host")
             continue
         assert torch.equal(clops.max_unpool2d(values, indices, 3, 2, 1, output_size=size, device="host"), want)
+
+
+# ---- torch in, torch out, everywhere (issue 39 item 2) --------------------------------------------
+
+TORCH_DTYPES = [torch.bfloat16, torch.float16, torch.float32, torch.int64, torch.bool, torch.complex128]
+
+
+@pytest.mark.parametrize("dtype", TORCH_DTYPES, ids=str)
+def test_depth_space_torch_in_torch_out(device, dtype):
+    """depth_to_space and space_to_depth of a torch tensor return a torch tensor of its dtype (bfloat16
+    moved as its 16-bit words), equal to pixel_shuffle/pixel_unshuffle in CRD order (str or bytes, as
+    ONNX's mode=b"CRD") and to the NumPy reference's bits in DCR order; 3-D too."""
+    x = random_tensor((2, 8, 3, 5), dtype, seed=4)
+    for order in ("CRD", b"CRD", "crd"):
+        y = clops.depth_to_space(x, 2, order, device=device)
+        assert same_tensor(y, F.pixel_shuffle(x, 2))
+        assert same_tensor(clops.space_to_depth(y, 2, order, device=device), x)
+    assert same_tensor(clops.depth_to_space(x[0], 2, b"CRD", device=device), F.pixel_shuffle(x[0], 2))
+    bits = x.view(torch.int16) if dtype is torch.bfloat16 else x
+    want = torch.from_numpy(ref_depth_to_space(bits.numpy(), 2, "DCR"))
+    y = clops.depth_to_space(x, 2, b"DCR", device=device)
+    assert same_tensor(y.view(torch.int16) if dtype is torch.bfloat16 else y, want)
+
+
+@pytest.mark.parametrize("dtype", TORCH_DTYPES, ids=str)
+def test_max_unpooling_torch_in_torch_out(device, dtype):
+    """max_unpooling (flat and per-plane indices, torch and NumPy) and max_unpool2d of torch tensors: torch
+    tensors of x's dtype (bfloat16 too, which PyTorch 1.13's max_unpool2d lacks on the CPU), equal to the
+    NumPy reference's bits (bfloat16's int16 words)."""
+    values, indices = F.max_pool2d(torch.randn(2, 3, 8, 6), 2, 2, return_indices=True)
+    x = random_tensor(values.shape, dtype, seed=6)
+    bits = x.view(torch.int16) if dtype is torch.bfloat16 else x
+    want = torch.from_numpy(ref_max_unpooling(bits.numpy(), indices.numpy(), (2, 3, 8, 6), "per-plane"))
+    for got in (clops.max_unpool2d(x, indices, 2, device=device),
+                clops.max_unpooling(x, indices + torch.arange(6).reshape(2, 3, 1, 1) * 48, (2, 3, 8, 6), device=device),
+                clops.max_unpooling(x, indices.numpy(), (2, 3, 8, 6), b"per-plane", device=device)):
+        assert isinstance(got, torch.Tensor) and got.dtype == dtype
+        assert same_tensor(got.view(torch.int16) if dtype is torch.bfloat16 else got, want)
+
+
+def test_numpy_in_numpy_out():
+    """pixel_shuffle and pixel_unshuffle of NumPy arrays: NumPy arrays back (no torch tensor)."""
+    x = random_array((2, 8, 3, 5), np.float32, seed=8)
+    y = clops.pixel_shuffle(x, 2, device="host")
+    assert isinstance(y, np.ndarray) and same_bits(y, F.pixel_shuffle(torch.from_numpy(x), 2).numpy())
+    z = clops.pixel_unshuffle(y, 2, device="host")
+    assert isinstance(z, np.ndarray) and same_bits(z, x)

@@ -168,14 +168,17 @@ static int layout_word(list_request *rq, const char *w)
     return 0;
 }
 
+/* KHxKW, each side a strict decimal (parse_uint: no sign, space or wrap past 2^32) from 1 to 64. */
 static int window_word(list_request *rq, const char *w)
 {
-    unsigned kh, kw;
-    char end;
-    if (rq->nwindows == MAX_WINDOWS || sscanf(w, "%ux%u%c", &kh, &kw, &end) != 2 || kh == 0 || kw == 0 || kh > 64 ||
-        kw > 64)
-        return -1;
-    rq->windows[rq->nwindows][0] = kh, rq->windows[rq->nwindows][1] = kw;
+    const char *x = strchr(w, 'x');
+    char side[24];
+    uint64_t kh, kw;
+    if (rq->nwindows == MAX_WINDOWS || !x || (size_t)(x - w) >= sizeof side) return -1;
+    memcpy(side, w, (size_t)(x - w));
+    side[x - w] = '\0';
+    if (parse_uint(side, 64, &kh) != 0 || parse_uint(x + 1, 64, &kw) != 0 || kh == 0 || kw == 0) return -1;
+    rq->windows[rq->nwindows][0] = (uint32_t)kh, rq->windows[rq->nwindows][1] = (uint32_t)kw;
     rq->nwindows++;
     return 0;
 }

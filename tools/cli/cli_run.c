@@ -148,6 +148,8 @@ static clops_status create_context(const cli_args *args, clops_context **ctx)
      * and the default device is a CPU, the host backend runs them, on the same
      * cores without the copies in and out (the Python package's rule; docs/cli.md). */
     if (st == CLOPS_SUCCESS && o.device == CLOPS_DEVICE_DEFAULT && default_is_cpu()) o.device = CLOPS_DEVICE_HOST;
+    /* --verbose: the compiler's warnings too (lib/cl/program.c builds with -w unless CLOPS_BUILD_LOG=1). */
+    if (args->verbose) setenv("CLOPS_BUILD_LOG", "1", 0);
     if (st == CLOPS_SUCCESS) run_watchdog_start(&args->settings);
     if (st == CLOPS_SUCCESS) st = clops_context_create_with_options(&o, ctx);
     if (st == CLOPS_SUCCESS) run_watchdog_device(clops_context_device_name(*ctx));
@@ -271,6 +273,34 @@ static int run_space_to_depth(const cli_command *cmd, const cli_args *args)
     return run_depth_space(cmd, args, 0);
 }
 
+/* After a run with flat indices: warns (stderr; the exit status stays 0) when every index falls in
+ * the first plane of an output of several planes, which is what per-plane indices (PyTorch's
+ * max_pool2d) read as flat look like: every value lands in plane (0, 0). The Python package's rule
+ * (python/clops/__init__.py, _warn_if_per_plane). One pass over the indices, which the run has
+ * already checked: none is negative. */
+static void warn_if_per_plane(const npy_array *indices, const uint32_t out_sizes[4])
+{
+    const uint64_t planes = (uint64_t)out_sizes[0] * out_sizes[1], plane = (uint64_t)out_sizes[2] * out_sizes[3];
+    if (planes < 2 || plane == 0 || indices->count == 0) return;
+    const unsigned char *p = indices->data;
+    for (uint64_t k = 0; k < indices->count; k++, p += indices->itemsize) {
+        uint64_t v;
+        if (indices->itemsize == 4) {
+            uint32_t v32;
+            memcpy(&v32, p, 4);
+            v = v32;
+        } else
+            memcpy(&v, p, 8); /* '<u8', or '<i8' that the run found non-negative */
+        if (v >= plane) return;
+    }
+    fprintf(stderr,
+            "clops: warning: max-unpooling: indices read as flat (--indices flat, the default), but every index is below %" PRIu64
+            ", the size of one output plane, in an output of %" PRIu64 " planes: every value landed in plane "
+            "(0, 0). Indices that count within each (n, c) plane, as PyTorch's max_pool2d(..., "
+            "return_indices=True) gives them, need --indices per-plane\n",
+            plane, planes);
+}
+
 static int run_max_unpooling(const cli_command *cmd, const cli_args *args)
 {
     const char *what = "max-unpooling";
@@ -298,6 +328,8 @@ static int run_max_unpooling(const cli_command *cmd, const cli_args *args)
         clops_host_buffers buffers = {input.data, input.nbytes, indices.data, indices.nbytes,
                                       NULL, 0};
         rc = execute_and_write(what, args, &desc, &buffers, &out_desc, args->positional[2]);
+        if (rc == EXIT_OK && args->indices_layout == CLOPS_INDICES_FLAT) /* a failed run says what is wrong itself */
+            warn_if_per_plane(&indices, out_desc.sizes);
     }
     npy_free(&indices);
     npy_free(&input);

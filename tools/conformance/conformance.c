@@ -548,11 +548,15 @@ static void run_device(conf_report *report, clops_context *ctx, const clops_devi
                     conf_cover_unpool_cases(&run, conf_types[t], index_types[i]);
                 }
             clock_gettime(CLOCK_MONOTONIC, &t1);
-            const bool slow = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9 > 1.0;
+            const double seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+            const bool slow = seconds > 1.0;
             const bool group_failed = conf_report_failed(report) > failed;
+            /* A slow group's line says how long it took (test_conformance_quiet_progress reads that). */
+            char took[32] = "";
+            if (slow) snprintf(took, sizeof took, " (%.1f s)", seconds);
             if (tty || slow || group_failed)
-                fprintf(stderr, "conformance: %s: [%2d/%d] %s %s%s\n", name, row * CONF_TYPES + t + 1, groups,
-                        conf_row_name(row), clops_data_type_name(conf_types[t]), group_failed ? ": FAILED" : "");
+                fprintf(stderr, "conformance: %s: [%2d/%d] %s %s%s%s\n", name, row * CONF_TYPES + t + 1, groups,
+                        conf_row_name(row), clops_data_type_name(conf_types[t]), group_failed ? ": FAILED" : "", took);
         }
     for (int i = 0; i < 2; i++) {
         run.type_index = type_index_of(i ? CLOPS_DATA_TYPE_FLOAT32 : CLOPS_DATA_TYPE_UINT32);

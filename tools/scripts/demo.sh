@@ -1,9 +1,11 @@
 #!/bin/sh
-# demo.sh - runs the specification's examples through the clops CLI on the
-# default device (CLOPS_DEVICE if set: "host" or an index from `clops devices`),
-# prints every tensor, and checks each output byte for byte (cmp) against the
+# demo.sh - runs the specification's examples through the clops CLI where `clops run`
+# runs by default (CLOPS_DEVICE if set: "host" or an index from `clops devices`; else
+# the default OpenCL device, or the host backend when that device is a CPU), says
+# which, prints every tensor, and checks each output byte for byte (cmp) against the
 # expected .npy in test/data/. Exits 0 when all match, 1 on any mismatch or
-# failure, 2 when the CLI has not been built.
+# failure, 2 when the CLI has not been built (`cmake --build build --target clops_cli`
+# builds the CLI alone, as tools/run.sh demo does).
 #
 #   tools/scripts/demo.sh [BUILD_DIR]        (default: build, next to tools/)
 set -eu
@@ -61,8 +63,19 @@ example() {
     echo
 }
 
-echo "clops demo: the DirectML and ONNX examples on the default device"
-echo "(set CLOPS_DEVICE=host or CLOPS_DEVICE=N to choose; see '$CLOPS devices')"
+# Where the runs go: the device and backend lines of --verbose, from a first run of the first example.
+verbose=$("$CLOPS" run depth-to-space "$DATA/dml_input_u32.npy" "$OUT/where.npy" --block-size 2 --verbose 2>&1 >/dev/null) ||
+    true
+device=$(printf '%s\n' "$verbose" | sed -n 's/^clops: device: //p')
+backend=$(printf '%s\n' "$verbose" | sed -n 's/^clops: backend: //p')
+case "$backend" in
+    host) where="the host backend (its C kernels)" ;;
+    opencl) where="OpenCL device '$device'" ;;
+    *) where="no device: the first run failed ($verbose)" ;;
+esac
+echo "clops demo: the DirectML and ONNX examples on $where"
+echo "(\`clops run\`'s default: CLOPS_DEVICE if set, else the default OpenCL device, or the host backend"
+echo "when that device is a CPU; set CLOPS_DEVICE=host or CLOPS_DEVICE=N to choose; see '$CLOPS devices')"
 echo
 
 show "DirectML input: UINT32, sizes {1, 8, 2, 3}" "$DATA/dml_input_u32.npy"

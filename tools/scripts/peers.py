@@ -22,7 +22,12 @@ INT64 and UINT32 indices (clops gets flat indices; PyTorch the same ones per pla
 
 clops runs on NumPy arrays with --device host, else on pyopencl arrays on a queue of that OpenCL
 device (index of clops.devices(), as `clops devices` lists them), allocated from a pyopencl MemoryPool
-so that the result's buffer is reused from call to call (as the C bench reuses its output). Every time
+so that the result's buffer is reused from call to call (as the C bench reuses its output). Where
+pyopencl is not installed (--cl auto), or with --cl ctypes, clops runs through the C library instead:
+clops_operator_execute on cl_mem buffers that the script makes through ctypes on the OpenCL ICD loader
+(a context and queue on the device, the input written once, the output buffer made once per row and
+reused), timed the same way; each row's first call is checked bit for bit against the host backend's
+result before it is timed. Every time
 (PyTorch on a GPU aside: below) is the wall clock around one Python call (+ queue.finish() on a
 device), the median of --reps repetitions after one warm-up; clops is not timed by profiling events,
 so that it is measured like the peers, which allocate their output (PyTorch) or write into an output
@@ -44,17 +49,22 @@ clops / PyTorch. Without a CUDA GPU (torch.cuda.is_available() false) it exits w
 A row a peer has no operator or type for is shown as "-" (listed once on stderr).
 A peer that is not installed is skipped with a message.
 
-Setup: the package into a virtual environment, with the peers (CPU is enough):
+Setup: the package into a virtual environment, with the peers (CPU is enough; pyopencl optional):
     python3 -m venv --system-site-packages v && v/bin/pip install . pyopencl
     v/bin/pip install onnx onnxruntime torch   (or Debian's python3-torch, seen via --system-site-packages)
 (`bash test/python/run.sh` leaves such a venv in build/venv, without the peers.)
 
 On a GPU machine (../shared/gpu/README.md: `bash ../shared/gpu/pack.sh` here, then there, where
-python3 has PyTorch with CUDA and pyopencl):
-    bash .gpu/run.sh python3 tools/scripts/peers.py --device 0 --torch-device cuda --sizes 64M
+python3 has PyTorch with CUDA and numpy but no pyopencl, and nothing is pip-installed): the script finds
+the package in this checkout's python/ and the library in build/ (CLOPS_LIBRARY names another), runs
+clops through ctypes and the C library on OpenCL device 0 and PyTorch on CUDA, on the same NumPy
+inputs, in one run (notes/peers.md):
+    bash .gpu/run.sh python3 tools/scripts/peers.py --device 0 --torch-device cuda --sizes 64M \
+        --json > $OUT/peers.json 2> $OUT/peers.err
 
 Usage:
-    v/bin/python tools/scripts/peers.py [--device N|host] [--torch-device cpu|cuda] [--quick] [--sizes LIST]
+    v/bin/python tools/scripts/peers.py [--device N|host] [--torch-device cpu|cuda] [--cl auto|pyopencl|ctypes]
+                                        [--quick] [--sizes LIST]
                                         [--widths LIST] [--blocks LIST] [--ops LIST] [--reps N] [--threads N]
                                         [--json]
 """
@@ -156,18 +166,49 @@ class CudaTimer:
         return statistics.median(times) * 1e-3
 
 
+def import_clops():
+    """The clops package: installed, or else this checkout's python/ with its build's library (the GPU
+    machine runs the packed build tree, where nothing is pip-installed; CLOPS_LIBRARY names another)."""
+    try:
+        import clops
+        return clops
+    except ImportError:
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        lib = os.path.join(root, "build", "libclops.so")
+        if not os.path.isdir(os.path.join(root, "python", "clops")) or not (
+                os.environ.get("CLOPS_LIBRARY") or os.path.exists(lib)):
+            raise
+        sys.path.insert(0, os.path.join(root, "python"))
+        os.environ.setdefault("CLOPS_LIBRARY", lib)
+        import clops
+        return clops
+
+
+def make_clops(device, cl):
+    """Clops (NumPy on the host, or pyopencl arrays on a device) or, for a device where pyopencl is not
+    installed (cl "auto") or not wanted (cl "ctypes"), ClopsC."""
+    clops = import_clops()  # ImportError: neither installed nor in this checkout
+    if device != "host" and cl != "pyopencl":
+        try:
+            if cl == "ctypes":
+                raise ImportError("--cl ctypes")
+            import pyopencl  # noqa: F401
+        except ImportError:
+            return ClopsC(clops, device)
+    return Clops(clops, device)
+
+
 class Clops:
     """clops through its Python package, on NumPy arrays (host) or pooled pyopencl arrays (a device), and
     the same run's copy baseline on the same device."""
 
-    def __init__(self, device):
-        import clops  # ImportError: the package is not installed
+    def __init__(self, clops, device):
         self.clops, self.version = clops, clops.__version__
         self.host = device == "host"
         if self.host:
             self.name = "host"
             return
-        import pyopencl as cl  # ImportError: pyopencl is needed for a device
+        import pyopencl as cl  # ImportError: pyopencl is needed for a device (--cl pyopencl)
         import pyopencl.array as cla
         import pyopencl.tools as clt
         devs = clops.devices()
@@ -221,6 +262,146 @@ class Clops:
         def run():
             cl.enqueue_copy(q, dst, src, byte_count=nbytes)
             q.finish()
+        return run
+
+
+class OpenCL:
+    """The few OpenCL calls the device path needs without pyopencl, through ctypes on the ICD loader
+    (libOpenCL.so.1): a context and an in-order queue on one device, buffers, copies, clFinish."""
+    CONTEXT_PLATFORM, MEM_READ_WRITE, MEM_COPY_HOST_PTR = 0x1084, 1, 32
+
+    def __init__(self, platform, device):
+        import ctypes
+        import ctypes.util
+        self.c = ctypes
+        try:  # the loader libclops itself linked (already in the process: .gpu/lib's on the GPU machine)
+            cl = ctypes.CDLL("libOpenCL.so.1")
+        except OSError:
+            cl = ctypes.CDLL(ctypes.util.find_library("OpenCL") or "libOpenCL.so")
+        self.lib = cl
+        vp, i32 = ctypes.c_void_p, ctypes.c_int32
+        for fn, res, args in (
+                ("clCreateContext", vp, [ctypes.POINTER(ctypes.c_ssize_t), ctypes.c_uint32,
+                                         ctypes.POINTER(vp), vp, vp, ctypes.POINTER(i32)]),
+                ("clCreateCommandQueue", vp, [vp, vp, ctypes.c_uint64, ctypes.POINTER(i32)]),
+                ("clCreateBuffer", vp, [vp, ctypes.c_uint64, ctypes.c_size_t, vp, ctypes.POINTER(i32)]),
+                ("clEnqueueCopyBuffer", i32, [vp, vp, vp, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_size_t,
+                                              ctypes.c_uint32, vp, vp]),
+                ("clEnqueueReadBuffer", i32, [vp, vp, ctypes.c_uint32, ctypes.c_size_t, ctypes.c_size_t, vp,
+                                              ctypes.c_uint32, vp, vp]),
+                ("clFinish", i32, [vp]), ("clReleaseEvent", i32, [vp]), ("clReleaseMemObject", i32, [vp])):
+            getattr(cl, fn).restype, getattr(cl, fn).argtypes = res, args
+        err = i32()
+        props = (ctypes.c_ssize_t * 3)(self.CONTEXT_PLATFORM, platform, 0)
+        dev = (vp * 1)(device)
+        self.device, self.context = device, self.check(cl.clCreateContext(props, 1, dev, None, None, err), err, "clCreateContext")
+        self.queue = self.check(cl.clCreateCommandQueue(self.context, device, 0, err), err, "clCreateCommandQueue")
+        self.buffers = []
+
+    def check(self, value, err, what):
+        code = err.value if hasattr(err, "value") else err
+        if code != 0:
+            raise RuntimeError(f"{what} failed with OpenCL status {code}")
+        return value
+
+    def release(self):
+        """Frees every buffer made so far (the previous row's)."""
+        for mem in self.buffers:
+            self.lib.clReleaseMemObject(mem)
+        self.buffers = []
+
+    def buffer(self, nbytes, host=None):
+        """A buffer of nbytes (at least 1), filled from the NumPy array `host` if given; freed at exit."""
+        err = self.c.c_int32()
+        flags = self.MEM_READ_WRITE | (self.MEM_COPY_HOST_PTR if host is not None else 0)
+        ptr = host.ctypes.data if host is not None else None
+        mem = self.check(self.lib.clCreateBuffer(self.context, flags, max(1, nbytes), ptr, err), err, "clCreateBuffer")
+        self.buffers.append(mem)
+        return mem
+
+    def read(self, mem, out):
+        self.check(self.lib.clEnqueueReadBuffer(self.queue, mem, 1, 0, out.nbytes, out.ctypes.data, 0, None, None),
+                   0, "clEnqueueReadBuffer")
+        return out
+
+    def copy(self, dst, src, nbytes):
+        self.check(self.lib.clEnqueueCopyBuffer(self.queue, src, dst, 0, 0, nbytes, 0, None, None), 0,
+                   "clEnqueueCopyBuffer")
+
+    def finish(self):
+        self.check(self.lib.clFinish(self.queue), 0, "clFinish")
+
+
+class ClopsC:
+    """clops on an OpenCL device without pyopencl: the C library's clops_operator_execute on cl_mem buffers
+    made through ctypes (OpenCL above), with the package's ctypes bindings and operator cache (clops._lib,
+    clops._core: private to the package, used here so that no struct is declared twice). The input is
+    written to the device once; the output buffer is made once and reused (as clops bench does). Each
+    time is the wall clock around clops_operator_execute + clFinish, as the pyopencl path's."""
+
+    def __init__(self, clops, device):
+        import ctypes
+        from types import SimpleNamespace
+        from clops import _core, _lib
+        self.clops, self.core, self.L, self.c = clops, _core, _lib, ctypes
+        self.version = clops.__version__
+        count = ctypes.c_size_t()
+        _lib.check(_lib.device_list(None, 0, ctypes.byref(count)))
+        infos = (_lib.DeviceInfo * max(1, count.value))()
+        _lib.check(_lib.device_list(infos, count.value, ctypes.byref(count)))
+        info = next((i for i in infos[:count.value] if i.index == device), None)
+        if info is None:
+            raise ValueError(f"--device {device}: clops.devices() lists {count.value} device(s)")
+        self.name = f"{info.device_name.decode(errors='replace')} ({info.platform_name.decode(errors='replace')}; " \
+                    "OpenCL through ctypes, no pyopencl)"
+        self.cl = OpenCL(info.platform, info.device)
+        q = self.cl.queue
+        handle = SimpleNamespace(int_ptr=q, context=SimpleNamespace(int_ptr=self.cl.context),
+                                 device=SimpleNamespace(int_ptr=self.cl.device))
+        self.ctx = _core.context_for_queue(handle)  # what a pyopencl queue gets: clops_context_create_from_cl
+
+    def prepare(self, row, inputs):
+        core, L, c, np = self.core, self.L, self.c, inputs.np
+        self.cl.release()  # the previous row's buffers: main() is done with them
+        op, x = row["op_short"], inputs.x
+        out = np.empty(row["output_shape"], x.dtype)
+        xm, im = self.cl.buffer(x.nbytes, x), None
+        if op == "unpool":
+            idx = inputs.flat_idx.astype(np.uint32) if row["index_type"] == "UINT32" else inputs.flat_idx
+            im = self.cl.buffer(idx.nbytes, idx)
+            oper = core.max_unpooling_operator(self.ctx, core.tensor_key(x, "x"), core.tensor_key(idx, "indices"),
+                                               tuple(row["output_shape"]), L.INDICES_FLAT)
+            want = lambda: self.clops.max_unpooling(x, idx, row["output_shape"], device="host")  # noqa: E731
+        else:
+            optype = L.OP_DEPTH_TO_SPACE if op == "d2s" else L.OP_SPACE_TO_DEPTH
+            order = L.ORDER_DCR if row["order"] == "DCR" else L.ORDER_CRD
+            oper = core.depth_space_operator(self.ctx, optype, core.tensor_key(x, "x"), row["block"], order)
+            fn = self.clops.depth_to_space if op == "d2s" else self.clops.space_to_depth
+            want = lambda: fn(x, row["block"], row["order"], device="host")  # noqa: E731
+        ym = self.cl.buffer(out.nbytes)
+        bufs = L.Buffers(xm, im, ym)
+        event = c.c_void_p()
+
+        def run():
+            with oper.lock:
+                L.check(L.operator_execute(oper.handle, c.byref(bufs), 0, None, c.byref(event)))
+                self.cl.finish()
+                self.cl.lib.clReleaseEvent(event)
+                L.check(L.operator_last_status(oper.handle))
+
+        run()  # once, checked against the host backend: the times below are of a right answer
+        if self.cl.read(ym, out).tobytes() != want().tobytes():
+            raise RuntimeError(f"clops on {self.name}: {' '.join(str(v) for v in row_key(row))} differs from the host "
+                               "backend's result")
+        return run
+
+    def copy(self, nbytes):
+        """clEnqueueCopyBuffer of nbytes (reads and writes them) on the device, + clFinish."""
+        src, dst = self.cl.buffer(nbytes), self.cl.buffer(nbytes)
+
+        def run():
+            self.cl.copy(dst, src, nbytes)
+            self.cl.finish()
         return run
 
 
@@ -429,6 +610,10 @@ def main():
     ap.add_argument("--ops", default="d2s,s2d,unpool", help="operators among d2s,s2d,unpool (default all)")
     ap.add_argument("--reps", type=int, default=7, help="timed repetitions, medians reported (default 7)")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="peer threads (default: all cores)")
+    ap.add_argument("--cl", default="auto", choices=("auto", "pyopencl", "ctypes"),
+                    help="how clops reaches an OpenCL device: pyopencl arrays, or cl_mem buffers made through ctypes "
+                         "and the C library's clops_operator_execute (no pyopencl needed); auto: pyopencl where "
+                         "installed (default auto)")
     ap.add_argument("--json", action="store_true", help="print the comparison as JSON")
     a = ap.parse_args()
     try:
@@ -461,12 +646,12 @@ def main():
         print("peers: numpy is missing: pip install numpy (or apt-get install python3-numpy)", file=sys.stderr)
         return 1
     try:
-        clops = Clops(device)
+        clops = make_clops(device, a.cl)
     except ImportError as e:
         print(f"peers: {e.name or e} is not installed: pip install . (from the repository root)"
-              f"{'' if e.name == 'clops' else ', pip install pyopencl'} into this Python's venv", file=sys.stderr)
+              f"{'' if e.name == 'clops' else ', pip install pyopencl (or --cl ctypes)'} into this Python's venv", file=sys.stderr)
         return 1
-    except ValueError as e:
+    except (ValueError, RuntimeError, OSError) as e:  # no such device; OpenCL or clops failed to start
         print(f"peers: {e}", file=sys.stderr)
         return 1
 

@@ -1,0 +1,463 @@
+"""clops.onnx: run an ONNX model on ONNX Runtime with its DepthToSpace, SpaceToDepth and MaxUnpool nodes on clops.
+
+    import clops.onnx
+    sess = clops.onnx.InferenceSession("espcn.onnx", providers=["CPUExecutionProvider"])
+    (y,) = sess.run(None, {"x": x})          # as onnxruntime.InferenceSession.run
+
+Needs the optional packages onnx and onnxruntime (`pip install 'clops[onnx]'`); without them, making an
+InferenceSession raises ImportError naming the extra (importing this module does not need them).
+
+How: the graph is split. Each DepthToSpace, SpaceToDepth and MaxUnpool node of the main graph (domain
+ai.onnx) whose data input has a type clops takes runs on clops (clops.depth_to_space, space_to_depth,
+max_unpooling, on `device`); every other node runs on ONNX Runtime, in sub-models of the original nodes
+between them, each an onnxruntime.InferenceSession made with the caller's options. Values cross between
+them as NumPy arrays. Nodes are grouped into as few sub-models as their dependencies allow: an ONNX
+Runtime node goes into the first sub-model after every clops node it depends on. docs/onnx.md says why
+this mechanism (not a custom-op library) and what differs from a plain onnxruntime.InferenceSession.
+"""
+import importlib
+import threading
+
+import numpy as np
+
+from . import _core
+from . import depth_to_space as _depth_to_space, max_unpooling as _max_unpooling, space_to_depth as _space_to_depth
+
+__all__ = ["InferenceSession", "CLOPS_OPS"]
+
+EXTRA = "pip install 'clops[onnx]'"
+CLOPS_OPS = ("DepthToSpace", "SpaceToDepth", "MaxUnpool")
+
+_import = importlib.import_module  # the seam test_onnx_extra.py replaces to simulate a missing package
+
+
+def _require():
+    """(onnx, onnxruntime), or ImportError naming the extra and each package that is missing."""
+    mods, missing = [], []
+    for name in ("onnx", "onnxruntime"):
+        try:
+            mods.append(_import(name))
+        except ImportError as e:
+            missing.append(f"{name} ({e})")
+    if missing:
+        raise ImportError(f"clops.onnx needs the optional packages onnx and onnxruntime; missing: "
+                          f"{'; '.join(missing)}. Install them with: {EXTRA} (or pip install onnx onnxruntime)",
+                          name=missing[0].split()[0])
+    mods.append(_import("onnx.numpy_helper"))
+    return tuple(mods)
+
+
+# ---- types: TensorProto element types clops moves, and ONNX Runtime's type strings ----------------------
+
+# TensorProto.DataType -> NumPy dtype, for the fixed-width types that NumPy and clops both have
+# (not STRING, BFLOAT16 or the float8/int4 types: ONNX Runtime's Python API gives no NumPy array of them).
+_NP_TYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32, 7: np.int64,
+             9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64, 14: np.complex64,
+             15: np.complex128}
+
+
+def _type_string(tp, onnx):
+    """A TypeProto as ONNX Runtime's NodeArg.type writes it: tensor(float), seq(tensor(int64)), ..."""
+    kind = tp.WhichOneof("value")
+    if kind in ("tensor_type", "sparse_tensor_type"):
+        name = onnx.TensorProto.DataType.Name(getattr(tp, kind).elem_type).lower()
+        return f"{'sparse_' if kind == 'sparse_tensor_type' else ''}tensor({name})"
+    if kind == "sequence_type":
+        return f"seq({_type_string(tp.sequence_type.elem_type, onnx)})"
+    if kind == "optional_type":
+        return f"optional({_type_string(tp.optional_type.elem_type, onnx)})"
+    if kind == "map_type":
+        key = onnx.TensorProto.DataType.Name(tp.map_type.key_type).lower()
+        return f"map({key},{_type_string(tp.map_type.value_type, onnx)})"
+    return "unknown"
+
+
+def _shape_list(tp):
+    """NodeArg.shape: each dimension an int, a symbolic name or None; [] when the shape is unknown."""
+    kind = tp.WhichOneof("value")
+    if kind not in ("tensor_type", "sparse_tensor_type") or not getattr(tp, kind).HasField("shape"):
+        return []
+    return [d.dim_value if d.HasField("dim_value") else d.dim_param if d.HasField("dim_param") else None
+            for d in getattr(tp, kind).shape.dim]
+
+
+class NodeArg:
+    """What get_inputs() and get_outputs() return: name, type and shape, as onnxruntime.NodeArg has them."""
+    __slots__ = ("name", "type", "shape")
+
+    def __init__(self, name, type, shape):
+        self.name, self.type, self.shape = name, type, shape
+
+    def __repr__(self):
+        return f"NodeArg(name={self.name!r}, type={self.type!r}, shape={self.shape!r})"
+
+
+class ModelMetadata:
+    """What get_modelmeta() returns: the fields of onnxruntime.ModelMetadata, read from the model."""
+
+    def __init__(self, model):
+        self.producer_name, self.domain, self.version = model.producer_name, model.domain, model.model_version
+        self.description, self.graph_name = model.doc_string, model.graph.name
+        self.graph_description = model.graph.doc_string
+        self.custom_metadata_map = {p.key: p.value for p in model.metadata_props}
+
+
+# ---- the graph: which names a node reads, and which nodes clops runs ---------------------------------
+
+
+def _subgraph_refs(graph):
+    """Names a subgraph (an If's branch, a Loop's body) reads from the scopes around it."""
+    defined = {v.name for v in graph.input} | {t.name for t in graph.initializer}
+    defined |= {t.values.name for t in graph.sparse_initializer}
+    refs = []
+    for node in graph.node:
+        refs += [r for r in _node_refs(node) if r not in defined]
+        defined.update(node.output)
+    refs += [v.name for v in graph.output if v.name not in defined]
+    return refs
+
+
+def _node_refs(node):
+    """Every name `node` reads: its inputs (not the empty name of an omitted optional input) and the
+    outer-scope names its subgraphs read, each once, in order."""
+    refs = [n for n in node.input if n]
+    for a in node.attribute:
+        for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+            refs += _subgraph_refs(g)
+    return list(dict.fromkeys(refs))
+
+
+def _attr(node, name, default, onnx):
+    for a in node.attribute:
+        if a.name == name:
+            return onnx.helper.get_attribute_value(a)
+    return default
+
+
+def _mode(value):
+    """DepthToSpace's `mode`: bytes in a ModelProto (helper.get_attribute_value), str when built by hand."""
+    mode = value.decode() if isinstance(value, bytes) else str(value)
+    if mode.upper() not in ("DCR", "CRD"):
+        raise ValueError(f"DepthToSpace: mode {mode!r} is neither DCR nor CRD")
+    return mode.upper()
+
+
+class _ClopsStep:
+    """One DepthToSpace, SpaceToDepth or MaxUnpool node, run on clops."""
+
+    def __init__(self, node, label, onnx):
+        self.label, self.op = label, node.op_type
+        self.inputs, self.outputs = _node_refs(node), list(node.output[:1])
+        self.args = list(node.input)
+        if self.op == "MaxUnpool":
+            self.kernel = list(_attr(node, "kernel_shape", [], onnx))
+            self.strides = list(_attr(node, "strides", [1] * len(self.kernel), onnx))
+            self.pads = list(_attr(node, "pads", [0] * 2 * len(self.kernel), onnx))
+            if not self.kernel or len(self.strides) != len(self.kernel) or len(self.pads) != 2 * len(self.kernel):
+                raise ValueError(f"MaxUnpool node {label}: kernel_shape {self.kernel}, strides {self.strides} "
+                                 f"and pads {self.pads} do not fit together (kernel_shape is required)")
+        else:
+            self.block = _attr(node, "blocksize", None, onnx)
+            if self.block is None:
+                raise ValueError(f"{self.op} node {label}: the attribute blocksize is required")
+            self.mode = _mode(_attr(node, "mode", "DCR", onnx)) if self.op == "DepthToSpace" else "DCR"
+
+    def run(self, values, device):
+        x = np.asarray(values(self.args[0]))
+        if self.op == "DepthToSpace":
+            return _depth_to_space(x, self.block, self.mode, device=device)
+        if self.op == "SpaceToDepth":
+            return _space_to_depth(x, self.block, "DCR", device=device)
+        indices = np.asarray(values(self.args[1]))
+        given = values(self.args[2]) if len(self.args) > 2 and self.args[2] else None
+        shape = self.unpool_shape(x.shape, given)
+        # Flat indices count over the whole output whatever its rank: as (N, C, rest, last) it is the same
+        # row-major array, so every rank runs as clops's 4-D operator.
+        four = lambda s: (s[0], s[1], int(np.prod(s[2:-1], dtype=np.int64)), s[-1])  # noqa: E731
+        y = _max_unpooling(x.reshape(four(x.shape)), indices.reshape(four(indices.shape)) if
+                           indices.ndim == x.ndim else indices, four(shape), "flat", device=device)
+        return y.reshape(shape)
+
+    def unpool_shape(self, in_shape, given):
+        """MaxUnpool's output shape, with ONNX Runtime's checks: by default (in - 1) * stride + kernel -
+        pad_begin - pad_end per spatial axis; a given output_shape must have X's rank, N and C, and be no
+        smaller than that."""
+        n = len(self.kernel)
+        if len(in_shape) != n + 2:
+            raise ValueError(f"MaxUnpool node {self.label}: X has shape {tuple(in_shape)}, but kernel_shape "
+                             f"{self.kernel} needs {n + 2} dimensions")
+        default = tuple(in_shape[:2]) + tuple((d - 1) * s + k - pb - pe for d, s, k, pb, pe in zip(
+            in_shape[2:], self.strides, self.kernel, self.pads[:n], self.pads[n:]))
+        if given is None:
+            return default
+        shape = tuple(int(v) for v in np.asarray(given).reshape(-1))
+        if len(shape) != len(in_shape) or shape[:2] != tuple(in_shape[:2]):
+            raise ValueError(f"MaxUnpool node {self.label}: output_shape {list(shape)} must have X's rank "
+                             f"({len(in_shape)}) and X's batch and channels {list(in_shape[:2])}")
+        if any(g < d for g, d in zip(shape, default)):
+            raise ValueError(f"MaxUnpool node {self.label}: output_shape {list(shape)} is smaller than the "
+                             f"minimum the attributes give, {list(default)}")
+        return shape
+
+
+class _OrtStep:
+    """A sub-model of consecutive ONNX Runtime nodes, and its session."""
+
+    def __init__(self, session, inputs, outputs, labels):
+        self.session, self.inputs, self.outputs, self.labels = session, inputs, outputs, labels
+
+    def run(self, env, outputs, run_options):
+        # Every input is in env (the caller's, or an earlier step's) but an overridable initializer the
+        # caller did not feed: the sub-model has its default.
+        return self.session.run(outputs, {n: env[n] for n in self.inputs if n in env}, run_options)
+
+
+# ---- the session -------------------------------------------------------------------------------------
+
+
+def _load(model, onnx):
+    if isinstance(model, onnx.ModelProto):
+        return model
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return onnx.load_model_from_string(bytes(model))
+    if isinstance(model, str) or hasattr(model, "__fspath__"):
+        return onnx.load(model)
+    raise TypeError(f"model must be a path, bytes or an onnx.ModelProto, not {type(model).__name__}")
+
+
+class InferenceSession:
+    """onnxruntime.InferenceSession's interface over a model whose DepthToSpace, SpaceToDepth and MaxUnpool
+    nodes run on clops.
+
+    model        a path (str or os.PathLike; external data next to it is loaded), the model's bytes, or
+                 an onnx.ModelProto (not changed)
+    device       where the clops nodes run: None (clops's default for NumPy arrays: docs/python.md), an
+                 index of clops.devices(), or "host"
+    ort_options  keyword arguments of onnxruntime.InferenceSession (sess_options, providers,
+                 provider_options, ...), given to every sub-model's session
+
+    Raises ImportError when onnx or onnxruntime is missing, ValueError or TypeError for a bad device or a
+    clops node whose attributes are wrong, and what onnx.load or onnxruntime raise for the model.
+    """
+
+    def __init__(self, model, device=None, **ort_options):
+        onnx, ort, self._numpy_helper = _require()
+        self._device = device
+        _core._device_key(device)  # a bad device fails here, not at the first run
+        model = _load(model, onnx)
+        self._meta = ModelMetadata(model)
+        graph = model.graph
+        inits = {t.name: t for t in graph.initializer}
+        self._inputs = [v for v in graph.input if v.name not in inits]
+        self._required = [v.name for v in self._inputs]
+        # As ONNX Runtime: from IR version 4 on, an initializer that is also a graph input is a default the
+        # caller may override; before, every initializer had to be an input, and none is overridable.
+        self._overridable = [v for v in graph.input if v.name in inits] if model.ir_version >= 4 else []
+        self._feedable = {v.name: v for v in self._inputs + self._overridable}
+        self._output_names = [v.name for v in graph.output]
+        inferred = onnx.shape_inference.infer_shapes(model)
+        self._info = {v.name: v for v in list(inferred.graph.value_info) + list(inferred.graph.input) +
+                      list(inferred.graph.output)}
+        self._outputs = [self._info.get(v.name, v) for v in graph.output]
+        self._input_types = {v.name: v.type for v in graph.input}
+        self._lock = threading.Lock()
+        self._plans = {}
+        self._steps = self._partition(model, inits, onnx, ort, ort_options)
+        # The initializers that clops nodes and the graph's outputs read (ONNX Runtime's have them inside),
+        # as NumPy arrays; the caller's feed overrides an overridable one.
+        read = {r for s in self._steps if isinstance(s, _ClopsStep) for r in s.inputs} | set(self._output_names)
+        self._constants = {n: self._numpy_helper.to_array(inits[n]) for n in read if n in inits}
+        self.partition = [("clops", s.label) if isinstance(s, _ClopsStep) else ("onnxruntime", s.labels)
+                          for s in self._steps]
+
+    # -- building --
+
+    def _elem_type(self, name, inits):
+        if name in inits:
+            return inits[name].data_type
+        info = self._info.get(name)
+        if info is not None and info.type.WhichOneof("value") == "tensor_type":
+            return info.type.tensor_type.elem_type
+        return 0
+
+    def _runs_on_clops(self, node, inits, sparse):
+        if node.op_type not in CLOPS_OPS or node.domain not in ("", "ai.onnx") or not node.input:
+            return False
+        if any(n in sparse for n in node.input):
+            return False
+        return self._elem_type(node.input[0], inits) in _NP_TYPES
+
+    def _partition(self, model, inits, onnx, ort, ort_options):
+        """Stages: an ONNX Runtime node's stage is the highest of its ONNX Runtime producers' and one past
+        its clops producers'; a clops node's, its producers' highest. Stage s runs its sub-model, then its
+        clops nodes in the graph's order."""
+        graph = model.graph
+        sparse = {t.values.name for t in graph.sparse_initializer}
+        producer, stages = {}, []  # name -> (is_clops, stage); stages[s] = ([ORT nodes], [clops nodes])
+        for i, node in enumerate(graph.node):
+            on_clops = self._runs_on_clops(node, inits, sparse)
+            deps = [producer[r] for r in _node_refs(node) if r in producer]
+            stage = max([s for _, s in deps] if on_clops else [s + c for c, s in deps], default=0)
+            while len(stages) <= stage:
+                stages.append(([], []))
+            stages[stage][on_clops].append((i, node))
+            for o in node.output:
+                if o:
+                    producer[o] = (on_clops, stage)
+        label = lambda i, node: node.name or f"{node.op_type}#{i}"  # noqa: E731
+        # Which names each step reads, to know each sub-model's outputs.
+        order = []
+        for ort_nodes, clops_nodes in stages:
+            if ort_nodes:
+                order.append(("ort", ort_nodes))
+            order += [("clops", [n]) for n in clops_nodes]
+        read_after = [set() for _ in order]
+        later = set(self._output_names)
+        for k in range(len(order) - 1, -1, -1):
+            read_after[k] = set(later)
+            for _, node in order[k][1]:
+                later.update(_node_refs(node))
+        steps, types = [], {}  # types: element types of values clops nodes make, and of sub-model outputs
+        for k, (kind, nodes) in enumerate(order):
+            if kind == "clops":
+                i, node = nodes[0]
+                step = _ClopsStep(node, label(i, node), onnx)
+                types[step.outputs[0]] = self._elem_type(node.input[0], inits)
+            else:
+                step = self._ort_step(model, nodes, read_after[k], inits, sparse, types, onnx, ort, ort_options,
+                                      [label(i, n) for i, n in nodes])
+            steps.append(step)
+        return steps
+
+    def _value_info(self, name, types, onnx):
+        info = self._info.get(name)
+        if info is not None and info.type.WhichOneof("value") is not None and not (
+                info.type.WhichOneof("value") == "tensor_type" and info.type.tensor_type.elem_type == 0):
+            return info
+        if name in types:
+            return onnx.helper.make_tensor_value_info(name, types[name], None)
+        raise ValueError(f"clops.onnx: the type of {name!r}, which crosses between ONNX Runtime and clops, is "
+                         "unknown (ONNX shape inference gives none): declare it in the graph's value_info")
+
+    def _ort_step(self, model, nodes, read_after, inits, sparse, types, onnx, ort, ort_options, labels):
+        made = {o for _, n in nodes for o in n.output if o}
+        reads = list(dict.fromkeys(r for _, n in nodes for r in _node_refs(n)))
+        outer = [r for r in reads if r not in made]
+        graph_inputs = self._feedable
+        inputs = [r for r in outer if r not in inits and r not in sparse or r in graph_inputs]
+        outputs = [o for _, n in nodes for o in n.output if o and o in read_after]
+        g = onnx.helper.make_graph(
+            [n for _, n in nodes], model.graph.name,
+            [graph_inputs[r] if r in graph_inputs else self._value_info(r, types, onnx) for r in inputs],
+            [self._info.get(o) or onnx.ValueInfoProto(name=o) for o in outputs],
+            [inits[r] for r in outer if r in inits])
+        g.sparse_initializer.extend(t for t in model.graph.sparse_initializer if t.values.name in outer)
+        g.value_info.extend(v for v in model.graph.value_info if v.name in made)
+        sub = onnx.helper.make_model(g, opset_imports=model.opset_import, functions=model.functions)
+        sub.ir_version = max(model.ir_version, 4)  # from 4 on, initializers need not be graph inputs
+        session = ort.InferenceSession(sub.SerializeToString(), **ort_options)
+        for arg in session.get_outputs():
+            elem = getattr(onnx.TensorProto, arg.type[len("tensor("):-1].upper(), 0) \
+                if arg.type.startswith("tensor(") else 0
+            types.setdefault(arg.name, elem)
+        return _OrtStep(session, inputs, outputs, labels)
+
+    # -- running --
+
+    def _plan(self, names):
+        """The steps `names` need, each with the outputs wanted of it, and the names no later step reads."""
+        with self._lock:
+            plan = self._plans.get(names)
+        if plan is not None:
+            return plan
+        needed, steps = set(names), []
+        for step in reversed(self._steps):
+            wanted = [o for o in step.outputs if o in needed]
+            if wanted:
+                steps.append((step, wanted))
+                needed.update(step.inputs)
+        steps.reverse()
+        last = {}
+        for k, (step, _) in enumerate(steps):
+            for r in step.inputs:
+                last[r] = k
+        drops = [[r for r, k2 in last.items() if k2 == k and r not in names] for k in range(len(steps))]
+        plan = list(zip(steps, drops))
+        with self._lock:
+            self._plans[names] = plan
+        return plan
+
+    def run(self, output_names, input_feed, run_options=None):
+        """onnxruntime.InferenceSession.run: a list of the outputs named (None: all) for `input_feed`
+        (a dict of input name to array). Missing, unknown or mistyped names raise ValueError."""
+        names = tuple(output_names) if output_names else tuple(self._output_names)
+        unknown = [n for n in names if n not in self._output_names]
+        if unknown:
+            raise ValueError(f"Invalid output name(s): {unknown}; the model's outputs are {self._output_names}")
+        known = self._feedable
+        bad = [n for n in input_feed if n not in known]
+        if bad:
+            raise ValueError(f"Invalid input name(s): {bad}; the model's inputs are {sorted(known)}")
+        missing = [n for n in self._required if n not in input_feed]
+        if missing:
+            raise ValueError(f"Required inputs ({missing}) are missing from input feed ({list(input_feed)})")
+        env = dict(input_feed)
+
+        def values(name):
+            return env[name] if name in env else self._constants[name]
+
+        for (step, wanted), drops in self._plan(names):
+            if isinstance(step, _ClopsStep):
+                self._check_feed(step, env)
+                env[step.outputs[0]] = step.run(values, self._device)
+            else:
+                env.update(zip(wanted, step.run(env, wanted, run_options)))
+            for r in drops:
+                env.pop(r, None)
+        return [values(n) for n in names]
+
+    def _check_feed(self, step, env):
+        """The type check ONNX Runtime makes of what it is fed, for the graph inputs a clops node reads."""
+        for name in step.args:
+            tp = self._input_types.get(name)
+            if tp is None or name not in env or tp.WhichOneof("value") != "tensor_type":
+                continue
+            want = _NP_TYPES.get(tp.tensor_type.elem_type)
+            got = np.asarray(env[name]).dtype
+            if want is not None and got != want:
+                raise ValueError(f"Unexpected input data type for {name!r}: {got}, expected {np.dtype(want)}")
+
+    # -- onnxruntime.InferenceSession's other methods --
+
+    def get_inputs(self):
+        return [NodeArg(v.name, _type_string(v.type, _require()[0]), _shape_list(v.type)) for v in self._inputs]
+
+    def get_outputs(self):
+        return [NodeArg(v.name, _type_string(v.type, _require()[0]), _shape_list(v.type)) for v in self._outputs]
+
+    def get_overridable_initializers(self):
+        return [NodeArg(v.name, _type_string(v.type, _require()[0]), _shape_list(v.type)) for v in self._overridable]
+
+    def get_modelmeta(self):
+        return self._meta
+
+    def _first_session(self):
+        return next((s.session for s in self._steps if isinstance(s, _OrtStep)), None)
+
+    def get_providers(self):
+        """The providers of the sub-models' sessions ([] when every node runs on clops)."""
+        s = self._first_session()
+        return s.get_providers() if s is not None else []
+
+    def get_provider_options(self):
+        s = self._first_session()
+        return s.get_provider_options() if s is not None else {}
+
+    def get_session_options(self):
+        s = self._first_session()
+        return s.get_session_options() if s is not None else None
+
+    @property
+    def sessions(self):
+        """The onnxruntime.InferenceSession of each sub-model, in the order they run."""
+        return [s.session for s in self._steps if isinstance(s, _OrtStep)]

@@ -1,0 +1,278 @@
+"""clops.onnx against plain ONNX Runtime: the same model, the same feed, the same bits out, with the
+DepthToSpace, SpaceToDepth and MaxUnpool nodes on clops (on the host backend and on each OpenCL device of
+conftest's `device`). Skips without onnx and onnxruntime (pip install 'clops[onnx]') unless
+CLOPS_REQUIRE_ONNX=1 (CI), which makes their absence a failure."""
+import numpy as np
+import pytest
+
+from conftest import random_array, ref_depth_to_space, ref_max_unpooling, ref_space_to_depth, same_bits
+from test_onnx_models import espcn, inputs, require_onnx, segnet
+
+onnx, ort = require_onnx()
+from onnx import TensorProto as T, helper as h, numpy_helper  # noqa: E402
+
+import clops.onnx  # noqa: E402
+
+CPU = {"providers": ["CPUExecutionProvider"]}
+
+
+def plain(model, feed):
+    return ort.InferenceSession(model.SerializeToString(), **CPU).run(None, feed)
+
+
+def model_of(nodes, inputs_, outputs, inits=(), opset=17, ir_version=None):
+    m = h.make_model(h.make_graph(nodes, "g", inputs_, outputs, list(inits)),
+                     opset_imports=[h.make_opsetid("", opset)])
+    if ir_version is not None:
+        m.ir_version = ir_version
+    return m
+
+
+@pytest.fixture(scope="module")
+def espcn_case():
+    model = espcn()  # (1, 3, 180, 320) -> DepthToSpace CRD of (1, 27, 180, 320) -> (1, 3, 540, 960)
+    feed = inputs(model)
+    return model, feed, plain(model, feed)
+
+
+@pytest.fixture(scope="module")
+def segnet_case():
+    model = segnet()  # (2, 3, 181, 241), 64 channels: MaxUnpool to 5.6 million elements
+    feed = inputs(model)
+    return model, feed, plain(model, feed)
+
+
+def test_espcn_bit_exact(device, espcn_case):
+    model, feed, want = espcn_case
+    sess = clops.onnx.InferenceSession(model, device=device, **CPU)
+    assert sess.partition == [("onnxruntime", ["conv1", "conv1.relu", "conv2", "conv2.relu", "conv3"]),
+                              ("clops", "pixel_shuffle")]
+    got = sess.run(None, feed)
+    assert got[0].shape == (1, 3, 540, 960)
+    assert same_bits(got[0], want[0])
+    assert np.count_nonzero(got[0]) > got[0].size // 2  # a real picture, not zeros
+
+
+def test_segnet_bit_exact(device, segnet_case):
+    """Both MaxUnpools: unpool2 without output_shape (the default 90x120 from 45x60), unpool1 with the
+    output_shape a Shape node gives (181x241, one more row and column than the default)."""
+    model, feed, want = segnet_case
+    sess = clops.onnx.InferenceSession(model, device=device, **CPU)
+    assert [s for s in sess.partition if s[0] == "clops"] == [("clops", "unpool2"), ("clops", "unpool1")]
+    assert len(sess.sessions) == 3
+    got = sess.run(None, feed)
+    assert [g.shape for g in got] == [(2, 4, 181, 241), (2, 64, 181, 241)]
+    for g, w in zip(got, want):
+        assert same_bits(g, w)
+    u1 = got[1]
+    assert 0 < np.count_nonzero(u1) <= u1.size // 4 + 2 * 64 * (181 + 241)  # one value per pooled window
+
+
+def test_segnet_one_output_and_api(segnet_case):
+    """output_names picks outputs (the steps after the last one needed do not run); get_inputs and
+    get_outputs say what ONNX Runtime's say."""
+    model, feed, want = segnet_case
+    sess = clops.onnx.InferenceSession(model.SerializeToString(), device="host", **CPU)
+    (u1,) = sess.run(["u1"], feed)
+    assert same_bits(u1, want[1])
+    ref = ort.InferenceSession(model.SerializeToString(), **CPU)
+    for mine, theirs in ((sess.get_inputs(), ref.get_inputs()), (sess.get_outputs(), ref.get_outputs())):
+        assert [(a.name, a.type, a.shape) for a in mine] == [(a.name, a.type, a.shape) for a in theirs]
+    assert sess.get_providers() == ["CPUExecutionProvider"]
+    assert sess.get_modelmeta().graph_name == "segnet"
+    with pytest.raises(ValueError, match="Required inputs"):
+        sess.run(None, {})
+    with pytest.raises(ValueError, match="Invalid output name"):
+        sess.run(["nope"], feed)
+    with pytest.raises(ValueError, match="Invalid input name"):
+        sess.run(None, dict(feed, nope=feed["x"]))
+
+
+def test_path_and_run_options(tmp_path, espcn_case):
+    model, feed, want = espcn_case
+    path = tmp_path / "espcn.onnx"
+    onnx.save(model, str(path))
+    sess = clops.onnx.InferenceSession(path, device="host", **CPU)
+    assert same_bits(sess.run(None, feed, ort.RunOptions())[0], want[0])
+    with pytest.raises(TypeError, match="path, bytes or an onnx.ModelProto"):
+        clops.onnx.InferenceSession(42)
+    with pytest.raises(ValueError, match="device"):
+        clops.onnx.InferenceSession(model, device="gpu", **CPU)
+
+
+# ---- DepthToSpace and SpaceToDepth: every type, both modes ---------------------------------------------
+
+ONNX_TYPES = {np.bool_: T.BOOL, np.int8: T.INT8, np.uint8: T.UINT8, np.int16: T.INT16, np.uint16: T.UINT16,
+              np.float16: T.FLOAT16, np.int32: T.INT32, np.uint32: T.UINT32, np.float32: T.FLOAT,
+              np.int64: T.INT64, np.uint64: T.UINT64, np.float64: T.DOUBLE, np.complex64: T.COMPLEX64,
+              np.complex128: T.COMPLEX128}
+
+
+@pytest.mark.parametrize("dtype", list(ONNX_TYPES))
+def test_depth_space_chain_every_type(device, dtype):
+    """DepthToSpace DCR -> SpaceToDepth -> DepthToSpace CRD, all on clops (no ONNX Runtime sub-model), against
+    the specification's NumPy definitions (ONNX Runtime's CPU kernels take only some of these types)."""
+    t = ONNX_TYPES[dtype]
+    nodes = [h.make_node("DepthToSpace", ["x"], ["a"], blocksize=2),  # mode defaults to DCR
+             h.make_node("SpaceToDepth", ["a"], ["b"], blocksize=4),
+             h.make_node("DepthToSpace", ["b"], ["y"], blocksize=4, mode="CRD")]
+    m = model_of(nodes, [h.make_tensor_value_info("x", t, ["N", 32, 12, 10])],
+                 [h.make_tensor_value_info("y", t, None), h.make_tensor_value_info("a", t, None)])
+    sess = clops.onnx.InferenceSession(m, device=device, **CPU)
+    assert [w for w, _ in sess.partition] == ["clops"] * 3 and sess.sessions == [] and sess.get_providers() == []
+    x = random_array((2, 32, 12, 10), dtype, seed=3)
+    y, a = sess.run(None, {"x": x})
+    assert same_bits(a, ref_depth_to_space(x, 2, "DCR"))
+    assert same_bits(y, ref_depth_to_space(ref_space_to_depth(a, 4, "DCR"), 4, "CRD"))
+    if dtype in (np.float32, np.float64, np.uint8):  # types ONNX Runtime's CPU DepthToSpace has
+        assert all(same_bits(g, w) for g, w in zip((y, a), plain(m, {"x": x})))
+
+
+def test_depth_to_space_between_ort_nodes(device):
+    """ONNX Runtime, clops, ONNX Runtime, and an If whose branches read the clops node's output from the
+    outer scope: the second sub-model must take it as an input."""
+    then = h.make_graph([h.make_node("Identity", ["d"], ["o1"])], "then", [], [h.make_tensor_value_info("o1", T.FLOAT, None)])
+    other = h.make_graph([h.make_node("Neg", ["d"], ["o2"])], "else", [], [h.make_tensor_value_info("o2", T.FLOAT, None)])
+    nodes = [h.make_node("Relu", ["x"], ["r"]), h.make_node("DepthToSpace", ["r"], ["d"], blocksize=3, mode=b"CRD"),
+             h.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)]
+    m = model_of(nodes, [h.make_tensor_value_info("x", T.FLOAT, [1, 18, 40, 30]),
+                         h.make_tensor_value_info("c", T.BOOL, [])], [h.make_tensor_value_info("y", T.FLOAT, None)])
+    sess = clops.onnx.InferenceSession(m, device=device, **CPU)
+    assert [w for w, _ in sess.partition] == ["onnxruntime", "clops", "onnxruntime"]
+    x = random_array((1, 18, 40, 30), np.float32, seed=4)
+    for c in (True, False):
+        feed = {"x": x, "c": np.array(c)}
+        assert same_bits(sess.run(None, feed)[0], plain(m, feed)[0])
+
+
+def test_mode_attribute_bytes_or_str():
+    assert clops.onnx._mode(b"CRD") == "CRD" and clops.onnx._mode("dcr") == "DCR"
+    with pytest.raises(ValueError, match="neither DCR nor CRD"):
+        clops.onnx._mode(b"RDC")
+
+
+# ---- MaxUnpool: flat indices, output_shape, other ranks and types, errors ------------------------------
+
+
+def pool_unpool(shape, kernel, strides, pads, out_input, dtype=T.FLOAT, opset=17):
+    """MaxPool with indices then MaxUnpool with the same attributes; out_input: None (no output_shape),
+    "shape" (Shape of the pool's input) or a tuple (a constant initializer)."""
+    attrs = dict(kernel_shape=kernel, strides=strides, pads=pads)
+    inits, args = [], ["p", "i"]
+    nodes = [h.make_node("MaxPool", ["x"], ["p", "i"], **attrs)]
+    if out_input == "shape":
+        nodes.append(h.make_node("Shape", ["x"], ["s"]))
+        args.append("s")
+    elif out_input is not None:
+        inits.append(numpy_helper.from_array(np.array(out_input, np.int64), "s"))
+        args.append("s")
+    nodes.append(h.make_node("MaxUnpool", args, ["y"], **attrs))
+    return model_of(nodes, [h.make_tensor_value_info("x", dtype, shape)], [h.make_tensor_value_info("y", dtype, None)],
+                    inits, opset)
+
+
+@pytest.mark.parametrize("case", [
+    ((2, 16, 64, 96), [2, 2], [2, 2], [0, 0, 0, 0], None),
+    ((2, 16, 65, 97), [2, 2], [2, 2], [0, 0, 0, 0], "shape"),
+    ((1, 32, 57, 75), [3, 3], [2, 2], [1, 1, 1, 1], "shape"),          # overlapping windows: duplicates
+    ((3, 8, 40, 50), [3, 3], [2, 2], [1, 1, 1, 1], (3, 8, 41, 52)),    # a constant output_shape, larger
+    ((2, 8, 1000), [4], [4], [0, 0], None),                              # 1-D: (N, C, L)
+    ((1, 4, 9, 16, 20), [2, 2, 2], [2, 2, 2], [0] * 6, "shape"),         # 3-D: (N, C, D, H, W)
+], ids=["2x2", "2x2-odd-shape", "3x3s2p1-shape", "3x3-const-shape", "1d", "3d"])
+def test_max_unpool_against_onnxruntime(device, case):
+    shape, kernel, strides, pads, out_input = case
+    m = pool_unpool(shape, kernel, strides, pads, out_input)
+    sess = clops.onnx.InferenceSession(m, device=device, **CPU)
+    assert ("clops", "MaxUnpool#" + str(len(m.graph.node) - 1)) in sess.partition
+    feed = {"x": np.random.default_rng(len(shape)).standard_normal(shape).astype(np.float32)}
+    got, want = sess.run(None, feed)[0], plain(m, feed)[0]
+    assert same_bits(got, want)
+    assert np.count_nonzero(got) > 0
+
+
+def test_max_unpool_onnx_output_shape_example(device):
+    """ONNX's test_maxunpool_export_with_output_shape: indices flat over the 5x5 output given (ONNX
+    Runtime's reading; docs/semantics.md says why ONNX's reference data differs)."""
+    nodes = [h.make_node("MaxUnpool", ["x", "i", "s"], ["y"], kernel_shape=[2, 2], strides=[2, 2])]
+    m = model_of(nodes, [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 2, 2]),
+                         h.make_tensor_value_info("i", T.INT64, [1, 1, 2, 2]),
+                         h.make_tensor_value_info("s", T.INT64, [4])], [h.make_tensor_value_info("y", T.FLOAT, None)])
+    feed = {"x": np.array([[[[5, 6], [7, 8]]]], np.float32), "i": np.array([[[[5, 7], [13, 15]]]], np.int64),
+            "s": np.array([1, 1, 5, 5], np.int64)}
+    got = clops.onnx.InferenceSession(m, device=device, **CPU).run(None, feed)[0]
+    want = np.zeros((1, 1, 5, 5), np.float32)
+    want.flat[[5, 7, 13, 15]] = [5, 6, 7, 8]
+    assert same_bits(got, want) and same_bits(got, plain(m, feed)[0])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float16])
+def test_max_unpool_other_float_types(device, dtype):
+    """ONNX's MaxUnpool takes float16, float and double; ONNX Runtime's CPU kernel is float32 only (float16
+    through casts, which change NaN payloads; double not at all). On clops each is moved bit for bit. Flat
+    indices over a batch of 2 x 3 planes (batch and channel offsets included), against the
+    specification's NumPy definition, and against ONNX Runtime where it runs (on finite values)."""
+    t = {np.float64: T.DOUBLE, np.float16: T.FLOAT16}[dtype]
+    nodes = [h.make_node("MaxUnpool", ["x", "i"], ["y"], kernel_shape=[2, 2], strides=[2, 2])]
+    m = model_of(nodes, [h.make_tensor_value_info("x", t, [2, 3, 30, 40]), h.make_tensor_value_info("i", T.INT64, [2, 3, 30, 40])],
+                 [h.make_tensor_value_info("y", t, None)])
+    x = random_array((2, 3, 30, 40), dtype, seed=5)
+    rng = np.random.default_rng(6)
+    i = rng.integers(0, 2 * 3 * 60 * 80, (2, 3, 30, 40)).astype(np.int64)
+    sess = clops.onnx.InferenceSession(m, device=device, **CPU)
+    assert same_bits(sess.run(None, {"x": x, "i": i})[0], ref_max_unpooling(x, i, (2, 3, 60, 80)))
+    x = np.nan_to_num(x)
+    got = sess.run(None, {"x": x, "i": i})[0]
+    try:
+        want = plain(m, {"x": x, "i": i})[0]
+    except Exception as e:  # onnxruntime's own exception types
+        assert "NOT_IMPLEMENTED" in str(e)
+    else:
+        assert same_bits(got, want)
+
+
+def test_max_unpool_errors(device):
+    m = pool_unpool((1, 2, 8, 8), [2, 2], [2, 2], [0, 0, 0, 0], None)
+    unpool = model_of([m.graph.node[-1]], [h.make_tensor_value_info("p", T.FLOAT, [1, 2, 4, 4]),
+                                           h.make_tensor_value_info("i", T.INT64, [1, 2, 4, 4])],
+                      [h.make_tensor_value_info("y", T.FLOAT, None)])
+    sess = clops.onnx.InferenceSession(unpool, device=device, **CPU)
+    p, i = np.ones((1, 2, 4, 4), np.float32), np.zeros((1, 2, 4, 4), np.int64)
+    i.flat[7] = 128  # one past the output's 2 * 8 * 8 elements
+    with pytest.raises(ValueError, match="(?i)index"):
+        sess.run(None, {"p": p, "i": i})
+    i.flat[7] = -1
+    with pytest.raises(ValueError, match="(?i)index"):
+        sess.run(None, {"p": p, "i": i})
+    with pytest.raises(ValueError, match="Unexpected input data type for 'p'"):
+        sess.run(None, {"p": p.astype(np.float64), "i": np.zeros((1, 2, 4, 4), np.int64)})
+    with pytest.raises(ValueError, match="Unexpected input data type for 'i'"):
+        sess.run(None, {"p": p, "i": np.zeros((1, 2, 4, 4), np.int32)})
+    shaped = pool_unpool((1, 2, 8, 8), [2, 2], [2, 2], [0, 0, 0, 0], (1, 2, 7, 8))
+    with pytest.raises(ValueError, match="smaller than the minimum"):
+        clops.onnx.InferenceSession(shaped, device=device, **CPU).run(None, {"x": np.ones((1, 2, 8, 8), np.float32)})
+    shaped = pool_unpool((1, 2, 8, 8), [2, 2], [2, 2], [0, 0, 0, 0], (2, 1, 8, 8))
+    with pytest.raises(ValueError, match="batch and channels"):
+        clops.onnx.InferenceSession(shaped, device=device, **CPU).run(None, {"x": np.ones((1, 2, 8, 8), np.float32)})
+    bad = h.make_node("MaxUnpool", ["p", "i"], ["y"], kernel_shape=[2, 2], strides=[2])
+    with pytest.raises(ValueError, match="do not fit together"):
+        clops.onnx.InferenceSession(model_of([bad], list(unpool.graph.input), list(unpool.graph.output)), **CPU)
+
+
+def test_overridable_initializer_into_clops(device):
+    """An initializer that is a graph input too: the default feeds the clops node, the caller's value
+    overrides it, as in ONNX Runtime (from IR version 4 on; before, ONNX Runtime refuses the feed)."""
+    w = random_array((1, 8, 6, 5), np.float32, seed=7)
+    nodes = [h.make_node("DepthToSpace", ["w"], ["d"], blocksize=2), h.make_node("Add", ["d", "x"], ["y"])]
+    m = model_of(nodes, [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 12, 10]),
+                         h.make_tensor_value_info("w", T.FLOAT, [1, 8, 6, 5])], [h.make_tensor_value_info("y", T.FLOAT, None)],
+                 [numpy_helper.from_array(w, "w")])
+    sess = clops.onnx.InferenceSession(m, device=device, **CPU)
+    assert [a.name for a in sess.get_overridable_initializers()] == ["w"] and [a.name for a in sess.get_inputs()] == ["x"]
+    x = random_array((1, 2, 12, 10), np.float32, seed=8)
+    for feed in ({"x": x}, {"x": x, "w": random_array((1, 8, 6, 5), np.float32, seed=9)}):
+        assert same_bits(sess.run(None, feed)[0], plain(m, feed)[0])
+    m.ir_version = 3
+    sess = clops.onnx.InferenceSession(m, device=device, **CPU)
+    assert sess.get_overridable_initializers() == [] and same_bits(sess.run(None, {"x": x})[0], plain(m, {"x": x})[0])
+    with pytest.raises(ValueError, match="Invalid input name"):
+        sess.run(None, {"x": x, "w": w})
