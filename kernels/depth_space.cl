@@ -118,11 +118,15 @@
 #else
 #error "VEC needs ELEM_BYTES 1, 2, 4 or 8"
 #endif
-#ifndef VW /* the CPU loop's: 16 lanes (8 of ulong), UNROLL vectors per row per step */
-#define VW (ELEM_BYTES == 8 ? 8 : 16)
+#ifndef VW /* the CPU loop's: 16 lanes (8 of ulong; a literal: it is pasted into type names) */
+#if ELEM_BYTES == 8
+#define VW 8
+#else
+#define VW 16
 #endif
-#ifndef UNROLL
-#define UNROLL (ELEM_BYTES == 1 ? 4 : ELEM_BYTES == 2 ? 2 : 1)
+#endif
+#ifndef UNROLL /* the CPU loop's vectors per row per step: 64 bytes */
+#define UNROLL (64 / (VW * ELEM_BYTES))
 #endif
 #if !UNIT_W || CHANNELS_INNER || !(BLOCK == 2 || BLOCK == 3 || BLOCK == 4 || BLOCK == 8)
 #error "VEC needs UNIT_W=1, CHANNELS_INNER=0 and BLOCK 2, 3, 4 or 8"
