@@ -164,8 +164,8 @@ static clops_status launch_loop(clops_operator *op, const char *variant, const c
     if (st != CLOPS_SUCCESS) return st;
     uint64_t sizes[4], items[3];
     kernel_sizes(op, sizes, items);
-    const size_t tile_local[3] = {clops_device_params_of(op->ctx)->depth_space.tile_items, 1, 1}; /* the kernels'
-                                                                                  reqd_work_group_size */
+    /* the tile kernels' reqd_work_group_size */
+    const size_t tile_local[3] = {clops_device_params_of(op->ctx)->depth_space.tile_items, 1, 1};
     const size_t *local = loop == CLOPS_LOOP_TILE ? tile_local : tuned->local[0] ? tuned->local : NULL;
     st = clops_operator_add_launch(op, program, op->kernel_name, 3, items, local);
     if (st != CLOPS_SUCCESS || loop != CLOPS_LOOP_TILE) return st;
