@@ -19,6 +19,9 @@
  *                        explicit shuffles (needs UNIT_W, CHANNELS_INNER=0, BLOCK 2, 3,
  *                        4 or 8, ELEM_BYTES 1, 2, 4, or 8 on a device with 64-bit
  *                        integers: lib/depth_space.c checks)
+ *   -DVW=v -DUNROLL=u    (VEC=1, optional) lanes per vector, vectors per row per step
+ *   -DROWS=1             (VEC=1) also the vector-rows kernels (GPUs): one vector of
+ *                        each row per work-item, CHUNK vectors per item
  *
  * A work-item walks CHUNK consecutive positions of the inner axis (a piece of a
  * row), moving a whole block at each. The loop nest is ordered so that the
@@ -97,34 +100,33 @@
  * into b vectors and stores those contiguously (one run of b*VW output
  * elements); SpaceToDepth loads b*VW contiguous input elements and
  * de-interleaves them into one vector per output row. Elements move as lanes of
- * integer vectors (8-byte elements as ulong), so the bits are untouched. A
- * vector is 16 lanes (8 of ulong), and narrow lanes take UNROLL vectors per row
- * per step, so that every step moves 64 bytes of each row; the remainder of a
- * piece goes element by element.
- *
- * Interleaving 2^m vectors is m rounds of a perfect shuffle: pair vector k with
- * vector k + b/2 and zip them (ZIP), the two halves of the result becoming
- * vectors 2k and 2k+1; de-interleaving runs the inverse round (UNZIP) m times.
- * Block 3 is one fixed permutation of 3*VW lanes, written out. */
+ * integer vectors (8-byte elements as ulong), so the bits are untouched. By
+ * default (the CPU loop) a vector is 16 lanes (8 of ulong), and narrow lanes take
+ * UNROLL vectors per row per step, so that every step moves 64 bytes of each row;
+ * the remainder of a piece goes element by element. -DVW=v and -DUNROLL=u set
+ * them (the vector-rows kernels at the end of this file take VW from the
+ * device's parameters, lib/cl/params.c). */
 #if VEC
 #if ELEM_BYTES == 1
 #define LANE uchar
-#define VW 16
-#define UNROLL 4
 #elif ELEM_BYTES == 2
 #define LANE ushort
-#define VW 16
-#define UNROLL 2
 #elif ELEM_BYTES == 4
 #define LANE uint
-#define VW 16
-#define UNROLL 1
 #elif ELEM_BYTES == 8
 #define LANE ulong
-#define VW 8
-#define UNROLL 1
 #else
 #error "VEC needs ELEM_BYTES 1, 2, 4 or 8"
+#endif
+#ifndef VW /* the CPU loop's: 16 lanes (8 of ulong; a literal: it is pasted into type names) */
+#if ELEM_BYTES == 8
+#define VW 8
+#else
+#define VW 16
+#endif
+#endif
+#ifndef UNROLL /* the CPU loop's vectors per row per step: 64 bytes */
+#define UNROLL (64 / (VW * ELEM_BYTES))
 #endif
 #if !UNIT_W || CHANNELS_INNER || !(BLOCK == 2 || BLOCK == 3 || BLOCK == 4 || BLOCK == 8)
 #error "VEC needs UNIT_W=1, CHANNELS_INNER=0 and BLOCK 2, 3, 4 or 8"
@@ -171,58 +173,54 @@ typedef vec_t __attribute__((aligned(1))) vec_u1;
         (od) = u_;                                                                               \
     } while (0)
 
-/* v[0..b) holds one vector per row; afterwards, the b*VW elements interleaved
- * (row 0's lane 0, row 1's lane 0, ...), VW per vector. */
-inline void interleave(vec_t v[BLOCK])
+/* v[0..b) holds one vector per row; afterwards (inverse 0) the b*VW elements
+ * interleaved (row 0's lane 0, row 1's lane 0, ...), VW per vector; inverse 1
+ * undoes that. A power-of-two block is log2(b) rounds of a perfect shuffle: pair
+ * vector k with vector k + b/2 and zip them (ZIP), the halves becoming vectors 2k
+ * and 2k+1 (UNZIP runs the inverse round). Block 3 is one fixed permutation of
+ * 3*VW lanes, written as lane copies through private arrays with constant
+ * indices, which compilers turn into shuffles. `inverse` is a constant at every
+ * call. */
+inline void shuffle_rows(vec_t v[BLOCK], const int inverse)
 {
 #if BLOCK == 3
-    const vec_t a = v[0], b = v[1], c = v[2];
-#if VW == 16
-    v[0] = (vec_t)(a.s0, b.s0, c.s0, a.s1, b.s1, c.s1, a.s2, b.s2, c.s2, a.s3, b.s3, c.s3, a.s4, b.s4, c.s4, a.s5);
-    v[1] = (vec_t)(b.s5, c.s5, a.s6, b.s6, c.s6, a.s7, b.s7, c.s7, a.s8, b.s8, c.s8, a.s9, b.s9, c.s9, a.sa, b.sa);
-    v[2] = (vec_t)(c.sa, a.sb, b.sb, c.sb, a.sc, b.sc, c.sc, a.sd, b.sd, c.sd, a.se, b.se, c.se, a.sf, b.sf, c.sf);
-#else
-    v[0] = (vec_t)(a.s0, b.s0, c.s0, a.s1, b.s1, c.s1, a.s2, b.s2);
-    v[1] = (vec_t)(c.s2, a.s3, b.s3, c.s3, a.s4, b.s4, c.s4, a.s5);
-    v[2] = (vec_t)(b.s5, c.s5, a.s6, b.s6, c.s6, a.s7, b.s7, c.s7);
-#endif
+    LANE in[BLOCK * VW], out[BLOCK * VW];
+#pragma unroll
+    for (int k = 0; k < BLOCK; k++) CAT(vstore, VW)(v[k], k, in);
+#pragma unroll
+    for (int o = 0; o < BLOCK * VW; o++)
+        out[o] = inverse ? in[(o % VW) * BLOCK + o / VW] : in[(o % BLOCK) * VW + o / BLOCK];
+#pragma unroll
+    for (int k = 0; k < BLOCK; k++) v[k] = CAT(vload, VW)(k, out);
 #else
 #pragma unroll
     for (int round = 1; round < BLOCK; round *= 2) {
         vec_t t[BLOCK];
 #pragma unroll
-        for (int k = 0; k < BLOCK / 2; k++) ZIP(v[k], v[k + BLOCK / 2], t[2 * k], t[2 * k + 1]);
+        for (int k = 0; k < BLOCK / 2; k++) {
+            if (inverse) UNZIP(v[2 * k], v[2 * k + 1], t[k], t[k + BLOCK / 2]);
+            else ZIP(v[k], v[k + BLOCK / 2], t[2 * k], t[2 * k + 1]);
+        }
 #pragma unroll
         for (int k = 0; k < BLOCK; k++) v[k] = t[k];
     }
 #endif
 }
 
-/* The inverse of interleave: b*VW interleaved elements in, one vector per row out. */
-inline void deinterleave(vec_t v[BLOCK])
-{
-#if BLOCK == 3
-    const vec_t a = v[0], b = v[1], c = v[2];
-#if VW == 16
-    v[0] = (vec_t)(a.s0, a.s3, a.s6, a.s9, a.sc, a.sf, b.s2, b.s5, b.s8, b.sb, b.se, c.s1, c.s4, c.s7, c.sa, c.sd);
-    v[1] = (vec_t)(a.s1, a.s4, a.s7, a.sa, a.sd, b.s0, b.s3, b.s6, b.s9, b.sc, b.sf, c.s2, c.s5, c.s8, c.sb, c.se);
-    v[2] = (vec_t)(a.s2, a.s5, a.s8, a.sb, a.se, b.s1, b.s4, b.s7, b.sa, b.sd, c.s0, c.s3, c.s6, c.s9, c.sc, c.sf);
-#else
-    v[0] = (vec_t)(a.s0, a.s3, a.s6, b.s1, b.s4, b.s7, c.s2, c.s5);
-    v[1] = (vec_t)(a.s1, a.s4, a.s7, b.s2, b.s5, c.s0, c.s3, c.s6);
-    v[2] = (vec_t)(a.s2, a.s5, b.s0, b.s3, b.s6, c.s1, c.s4, c.s7);
-#endif
-#else
-#pragma unroll
-    for (int round = 1; round < BLOCK; round *= 2) {
-        vec_t t[BLOCK];
-#pragma unroll
-        for (int k = 0; k < BLOCK / 2; k++) UNZIP(v[2 * k], v[2 * k + 1], t[k], t[k + BLOCK / 2]);
-#pragma unroll
-        for (int k = 0; k < BLOCK; k++) v[k] = t[k];
-    }
-#endif
-}
+/* One vector of each of the b narrow rows (narrow[j] + q) against the wide run of
+ * b*VW interleaved elements at `wide`: DepthToSpace (to_wide 1) gathers the rows
+ * and stores the run, SpaceToDepth (0) the reverse. */
+#define MOVE_VECTORS(narrow, q, wide, to_wide)                                                   \
+    do {                                                                                         \
+        vec_t v_[BLOCK];                                                                         \
+        _Pragma("unroll") for (int k_ = 0; k_ < BLOCK; k_++) v_[k_] =                            \
+            (to_wide) ? VLOAD(xl + (narrow)[k_] + (q)) : VLOAD(xl + (wide) + k_ * VW);           \
+        shuffle_rows(v_, !(to_wide));                                                            \
+        _Pragma("unroll") for (int k_ = 0; k_ < BLOCK; k_++) {                                   \
+            if (to_wide) VSTORE(v_[k_], yl + (wide) + k_ * VW);                                  \
+            else VSTORE(v_[k_], yl + (narrow)[k_] + (q));                                        \
+        }                                                                                        \
+    } while (0)
 #endif /* VEC */
 
 /* DepthToSpace: Y[n, c, h*b+i, w*b+j] = X[n, DEPTH_CHANNEL(i, j, c, C_out), h, w].
@@ -250,12 +248,7 @@ __kernel void depth_to_space(__global const elem_t *restrict x, __global elem_t 
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
             const idx_t q = p + u * VW;
-            vec_t v[BLOCK];
-#pragma unroll
-            for (int j = 0; j < BLOCK; j++) v[j] = VLOAD(xl + row[j] + q);
-            interleave(v);
-#pragma unroll
-            for (int m = 0; m < BLOCK; m++) VSTORE(v[m], yl + q * B + m * VW);
+            MOVE_VECTORS(row, q, q * B, 1);
         }
 #endif
     for (; p < p1; p++)
@@ -290,12 +283,7 @@ __kernel void space_to_depth(__global const elem_t *restrict x, __global elem_t 
 #pragma unroll
             for (int u = 0; u < UNROLL; u++) {
                 const idx_t q = p + u * VW;
-                vec_t v[BLOCK];
-#pragma unroll
-                for (int m = 0; m < BLOCK; m++) v[m] = VLOAD(xl + q * B + m * VW);
-                deinterleave(v);
-#pragma unroll
-                for (int j = 0; j < BLOCK; j++) VSTORE(v[j], yl + row[j] + q);
+                MOVE_VECTORS(row, q, q * B, 0);
             }
 #endif
         for (; p < p1; p++)
@@ -366,3 +354,78 @@ space_to_depth_tile(__global const elem_t *restrict x, __global elem_t *restrict
     }
 }
 #endif /* TILE */
+
+/* ---- vector rows (VEC=1, ROWS=1): GPUs ------------------------------------------------------
+ * A work-item moves one vector (VW elements, 16 bytes by default) of each of its b
+ * narrow rows against the run of b*VW interleaved elements of the wide row, so
+ * that neighbouring work-items touch neighbouring vectors on both sides
+ * (coalesced) and every load and store moves a whole vector; the rows are
+ * rearranged in registers (shuffle_rows), with no local memory or barrier. Range
+ * (ceil(ceil(W/VW)/CHUNK), H_out, C), W the narrow rows' length: no division by a
+ * run-time value (h / b and h % b are by the compile-time block); the item walks
+ * the batch and CHUNK vectors of its row, strided by the range's width. Offsets
+ * are 32-bit unless OFFSET_64. A row whose length is not a multiple of VW ends in
+ * element moves by the item that holds its last vector. */
+#if VEC && ROWS
+#if OFFSET_64
+typedef ulong ridx_t;
+#else
+typedef uint ridx_t;
+#endif
+#undef B
+#define B ((ridx_t)BLOCK) /* DEPTH_CHANNEL's block, in 32-bit arithmetic where it can be */
+#define RD(s, d) ((ridx_t)(s).v[d])
+
+/* Positions [q, q+VW) of the narrow rows (as MOVE_VECTORS), cut at the rows' length. */
+#define MOVE_PIECE(narrow, wide0, q, len, to_wide)                                                \
+    do {                                                                                          \
+        if ((q) + VW <= (len)) {                                                                  \
+            MOVE_VECTORS(narrow, q, (wide0) + (q) * B, to_wide);                                  \
+        } else {                                                                                  \
+            for (ridx_t p_ = (q); p_ < (len); p_++)                                               \
+                _Pragma("unroll") for (int k_ = 0; k_ < BLOCK; k_++) {                            \
+                    if (to_wide) yl[(wide0) + p_ * B + k_] = xl[(narrow)[k_] + p_];               \
+                    else yl[(narrow)[k_] + p_] = xl[(wide0) + p_ * B + k_];                       \
+                }                                                                                 \
+        }                                                                                         \
+    } while (0)
+
+/* The item's row (h, c) and its vectors' stride; sizes as the kernels above: (N, C, H_out, W). */
+#define ROW_ITEM(sizes)                                                                           \
+    const ridx_t q0 = (ridx_t)get_global_id(0) * VW, qstep = (ridx_t)get_global_size(0) * VW;   \
+    const ridx_t h = (ridx_t)get_global_id(1), c_ = (ridx_t)get_global_id(2), len = RD(sizes, 3); \
+    if (h >= RD(sizes, 2) || c_ >= RD(sizes, 1)) return;                                          \
+    __global const LANE *xl = (__global const LANE *)x;                                           \
+    __global LANE *yl = (__global LANE *)y;
+
+__kernel void depth_to_space_rows(__global const elem_t *restrict x, __global elem_t *restrict y, dims4 sizes,
+                                  dims4 xs, dims4 ys)
+{
+    ROW_ITEM(sizes)
+    const ridx_t i = h % B, hi = h / B;
+    for (ridx_t n = 0; n < RD(sizes, 0); n++) {
+        ridx_t narrow[BLOCK];
+#pragma unroll
+        for (int j = 0; j < BLOCK; j++)
+            narrow[j] = n * RD(xs, 0) + DEPTH_CHANNEL(i, (ridx_t)j, c_, RD(sizes, 1)) * RD(xs, 1) + hi * RD(xs, 2);
+        const ridx_t wide0 = n * RD(ys, 0) + c_ * RD(ys, 1) + h * RD(ys, 2);
+        for (int s = 0; s < CHUNK; s++) MOVE_PIECE(narrow, wide0, q0 + s * qstep, len, 1);
+    }
+}
+
+__kernel void space_to_depth_rows(__global const elem_t *restrict x, __global elem_t *restrict y, dims4 sizes,
+                                  dims4 xs, dims4 ys)
+{
+    ROW_ITEM(sizes)
+    for (ridx_t n = 0; n < RD(sizes, 0); n++)
+        for (int i = 0; i < BLOCK; i++) {
+            ridx_t narrow[BLOCK];
+#pragma unroll
+            for (int j = 0; j < BLOCK; j++)
+                narrow[j] = n * RD(ys, 0) + DEPTH_CHANNEL((ridx_t)i, (ridx_t)j, c_, RD(sizes, 1)) * RD(ys, 1) +
+                            h * RD(ys, 2);
+            const ridx_t wide0 = n * RD(xs, 0) + c_ * RD(xs, 1) + (h * B + (ridx_t)i) * RD(xs, 2);
+            for (int s = 0; s < CHUNK; s++) MOVE_PIECE(narrow, wide0, q0 + s * qstep, len, 0);
+        }
+}
+#endif /* ROWS */

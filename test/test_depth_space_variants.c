@@ -15,7 +15,8 @@
  * padded (unit W stride, gaps between rows and planes). A channels-inner (NHWC)
  * layout checks that a forced vector loop or tile falls back to the element loop there.
  * The output starts as a sentinel and is compared whole, so a write into a gap
- * or past the span fails. The host backend runs every case too.
+ * or past the span fails. The host backend runs every case too. Network sizes
+ * (about 2 million elements, rows of 1000) run for 1-, 2- and 4-byte elements.
  */
 #include "api/api.h"
 #include "reference.h"
@@ -70,13 +71,14 @@ static void check_op(clops_operator *op, const void *in, size_t in_bytes, const 
     free(got);
 }
 
-static void variant_case(clops_operator_type type, clops_depth_space_order order, int wi, uint32_t b, layout l)
+/* `deep` is the deep side's sizes (DepthToSpace's input, SpaceToDepth's output). */
+static void shape_case(clops_operator_type type, clops_depth_space_order order, int wi, uint32_t b, layout l,
+                       const uint32_t deep[4])
 {
     const clops_data_type dt = width_types[wi];
     const size_t es = clops_data_type_size(dt);
     const int d2s = type == CLOPS_OPERATOR_DEPTH_TO_SPACE;
-    /* D2S {2, 2b^2, 3, P} -> {2, 2, 3b, Pb}; S2D {2, 2, 3b, Pb} -> {2, 2b^2, 3, P}. */
-    const uint32_t deep[4] = {2, 2 * b * b, 3, POSITIONS}, wide[4] = {2, 2, 3 * b, POSITIONS * b};
+    const uint32_t wide[4] = {deep[0], deep[1] / (b * b), deep[2] * b, deep[3] * b};
     const uint32_t *is = d2s ? deep : wide, *os = d2s ? wide : deep;
     uint64_t ist[4], ost[4];
     const uint64_t *in_st = strides_for(l, is, ist), *out_st = strides_for(l, os, ost);
@@ -85,8 +87,9 @@ static void variant_case(clops_operator_type type, clops_depth_space_order order
     clops_depth_to_space_desc dd = {&tin, &tout, b, order};
     clops_operator_desc desc = {type, &dd}; /* D2S and S2D descriptors have the same layout */
     char label[160];
-    snprintf(label, sizeof label, "%s %s %zu-byte block %u %s", d2s ? "DepthToSpace" : "SpaceToDepth",
-             tc_order_name(order), es, b, l == LAYOUT_PACKED ? "packed" : l == LAYOUT_PADDED ? "padded" : "NHWC");
+    snprintf(label, sizeof label, "%s %s %zu-byte block %u %s {%u, %u, %u, %u}", d2s ? "DepthToSpace" : "SpaceToDepth",
+             tc_order_name(order), es, b, l == LAYOUT_PACKED ? "packed" : l == LAYOUT_PADDED ? "padded" : "NHWC",
+             is[0], is[1], is[2], is[3]);
 
     const size_t in_bytes = tc_tensor_bytes(&tin), out_bytes = tc_tensor_bytes(&tout);
     void *in = tc_malloc(in_bytes), *init = tc_malloc(out_bytes);
@@ -138,6 +141,13 @@ static void variant_case(clops_operator_type type, clops_depth_space_order order
     free(want);
 }
 
+/* D2S {2, 2b^2, 3, P} -> {2, 2, 3b, Pb}; S2D {2, 2, 3b, Pb} -> {2, 2b^2, 3, P}. */
+static void variant_case(clops_operator_type type, clops_depth_space_order order, int wi, uint32_t b, layout l)
+{
+    const uint32_t deep[4] = {2, 2 * b * b, 3, POSITIONS};
+    shape_case(type, order, wi, b, l, deep);
+}
+
 /* _i = ((op * 2 + order) * NUM_WIDTHS + width) * NUM_BLOCKS + block. */
 #define VARIANT_CASES (2 * 2 * NUM_WIDTHS * NUM_BLOCKS)
 
@@ -157,6 +167,23 @@ START_TEST(test_channels_inner)
 {
     const clops_operator_type type = _i % 2 ? CLOPS_OPERATOR_SPACE_TO_DEPTH : CLOPS_OPERATOR_DEPTH_TO_SPACE;
     variant_case(type, (clops_depth_space_order)(_i / 2 % 2), 2, 2, LAYOUT_NHWC);
+}
+END_TEST
+
+/* Network sizes, about 2 million elements, for 1-, 2- and 4-byte elements and blocks
+ * 2, 3, 4, 8 (the vector-rows kernels' on GPU profiles, the CPU plans natively):
+ * deep side {1, 2b^2, 1024/b^2, 1000}, rows of 1000 positions (not a multiple of
+ * any vector: each ends in element moves), packed and padded. _i = (op * 3 +
+ * width) * 4 + block, DepthToSpace in DCR order, SpaceToDepth in CRD. */
+START_TEST(test_network)
+{
+    const uint32_t b = blocks[_i % 4];
+    const int wi = _i / 4 % 3, s2d = _i / 12;
+    const uint32_t deep[4] = {1, 2 * b * b, 1024 / (b * b), 1000};
+    const clops_operator_type type = s2d ? CLOPS_OPERATOR_SPACE_TO_DEPTH : CLOPS_OPERATOR_DEPTH_TO_SPACE;
+    const clops_depth_space_order order = s2d ? CLOPS_ORDER_COLUMN_ROW_DEPTH : CLOPS_ORDER_DEPTH_COLUMN_ROW;
+    shape_case(type, order, wi, b, LAYOUT_PACKED, deep);
+    shape_case(type, order, wi, b, LAYOUT_PADDED, deep);
 }
 END_TEST
 
@@ -189,6 +216,7 @@ static Suite *variants_suite(void)
     add_variants(tc_suite_case(s, "s2d_16byte", CASE_TIMEOUT), 1, 4);
     TCase *tc = tc_suite_case(s, "channels_inner", CASE_TIMEOUT);
     tcase_add_loop_test(tc, test_channels_inner, 0, 4);
+    tcase_add_loop_test(tc_suite_case(s, "network", CASE_TIMEOUT), test_network, 0, 24);
     return s;
 }
 

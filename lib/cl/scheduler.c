@@ -5,6 +5,7 @@
  * that suits the device type; and the global size is rounded up to a multiple of
  * it (kernels guard their range), so non-uniform work-groups are never needed. */
 #include "cl/cl.h"
+#include "cl/params.h"
 
 static size_t pow2_at_least(uint64_t n)
 {
@@ -18,14 +19,14 @@ static size_t min_size(size_t a, size_t b)
     return a < b ? a : b;
 }
 
-/* Work-items per group to aim for: 256 on GPUs (several wavefronts) and on CPUs
- * (PoCL runs a group as a vectorised loop, where a few hundred items amortise
- * the per-group overhead); 64 on accelerators and other devices; a device
- * profile's own (cl/profile.c). */
+/* Work-items per group to aim for: the device class's (cl/params.c: 256 on GPUs,
+ * several wavefronts, and on CPUs, where PoCL runs a group as a vectorised loop
+ * and a few hundred items amortise the per-group overhead; 64 on accelerators
+ * and other devices), or a device profile's own (cl/profile.c). */
 static size_t target_group_size(const clops_context *ctx)
 {
     if (ctx->plan.target_group) return ctx->plan.target_group;
-    return ctx->info.type & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_CPU) ? 256 : 64;
+    return clops_device_params_of(ctx)->group;
 }
 
 /* A tuned local size the device and kernel accept, or false. */

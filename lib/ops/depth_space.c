@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cl/params.h"
 #include "ops/ops.h"
 
 /* Which axis the NDRange walks: the one both tensors have contiguous. W for
@@ -49,9 +50,24 @@ static bool vector_rows(const clops_context *ctx, const clops_op_params *p)
            (b == 2 || b == 3 || b == 4 || b == 8) && (es <= 4 || (es == 8 && ctx->info.has_int64));
 }
 
-/* Local-memory tiles: work-items per group, and whether the variant allows them
- * (rows contiguous on both sides; b*TILE elements of local memory). */
-#define TILE_ITEMS 64u
+/* Whether explicit vectors run as the vector-rows kernels (depth_space.cl ROWS:
+ * one vector of each row per work-item, coalesced across a group): on every
+ * device but CPUs, which run the chunked loop. */
+static bool rows_form(const clops_context *ctx)
+{
+    return !(ctx->info.type & CL_DEVICE_TYPE_CPU);
+}
+
+/* The vector-rows kernels' lanes per vector: the device class's vector bytes
+ * (cl/params.c) in elements, 2 to 16. */
+static unsigned rows_lanes(const clops_context *ctx, size_t elem_size)
+{
+    const unsigned v = clops_device_params_of(ctx)->depth_space.vector_bytes / (unsigned)elem_size;
+    return v >= 16 ? 16 : v >= 8 ? 8 : v >= 4 ? 4 : 2;
+}
+
+/* Local-memory tiles: whether the variant allows them (rows contiguous on both
+ * sides; b*TILE elements of local memory; TILE from cl/params.c). */
 static bool tile_rows(const clops_op_params *p)
 {
     return !channels_inner(p) && p->input.strides[3] == 1 && p->output.strides[3] == 1 && p->block_size <= 8;
@@ -61,13 +77,18 @@ static bool tile_rows(const clops_op_params *p)
  * the element loop by 1.04-1.37x at every block size and order but one
  * (notes/depth_space_perf.md); for 1- to 4-byte elements PoCL's auto-vectorised
  * element loop is level or faster (1-byte block 3: 2x faster), so it stays.
- * GPUs: local-memory tiles (reads and writes contiguous across a wavefront; not
- * measured: no GPU here). Other devices: the element loop over one position per
- * work-item. `clops tune` tries every loop the variant allows. */
+ * GPUs: the vector-rows kernels for elements up to the class's rows_max_bytes
+ * (cl/params.c; predicted 0.85 or more of a copy on an H200, where one element
+ * per work-item through local memory was bound by instruction issue:
+ * notes/d2s-gpu.md), else local-memory tiles (8-byte elements: 0.81-1.05 of a
+ * copy measured on an H200). Other devices: the element loop over one position
+ * per work-item. `clops tune` tries every loop the variant allows. */
 static clops_loop default_loop(const clops_context *ctx, const clops_op_params *p)
 {
     if (ctx->info.type & CL_DEVICE_TYPE_CPU)
         return vector_rows(ctx, p) && p->input.elem_size == 8 ? CLOPS_LOOP_VECTORS : CLOPS_LOOP_ELEMENTS;
+    if (vector_rows(ctx, p) && p->input.elem_size <= clops_device_params_of(ctx)->depth_space.rows_max_bytes)
+        return CLOPS_LOOP_VECTORS;
     if ((ctx->info.type & CL_DEVICE_TYPE_GPU) && tile_rows(p)) return CLOPS_LOOP_TILE;
     return CLOPS_LOOP_ELEMENTS;
 }
@@ -83,15 +104,20 @@ static clops_loop resolve_loop(const clops_context *ctx, const clops_op_params *
 
 /* The kernel's size vector and range: (N, C, H_out, W) where C and W are the
  * axes a work-item is indexed by (C_out / W_in for DepthToSpace, C_in / W_out
- * for SpaceToDepth); range (W, H, N*C), or (C, W, N*H) with channels inner. */
-static void kernel_sizes(const clops_op_params *p, unsigned chunk, uint64_t sizes[4], uint64_t items[3])
+ * for SpaceToDepth); range (W, H, N*C), or (C, W, N*H) with channels inner, or
+ * for the vector-rows kernels (W / (chunk positions), H, C). */
+static void kernel_sizes(const clops_operator *op, uint64_t sizes[4], uint64_t items[3])
 {
+    const clops_op_params *p = &op->params;
+    const unsigned chunk = op->chunk;
     const bool d2s = p->type == CLOPS_OPERATOR_DEPTH_TO_SPACE;
     sizes[0] = p->output.sizes[0];
     sizes[1] = d2s ? p->output.sizes[1] : p->input.sizes[1];
     sizes[2] = p->output.sizes[2];
     sizes[3] = d2s ? p->input.sizes[3] : p->output.sizes[3];
-    if (channels_inner(p)) {
+    if (op->loop == CLOPS_LOOP_VECTORS && rows_form(op->ctx)) {
+        items[0] = (sizes[3] + chunk - 1) / chunk, items[1] = sizes[2], items[2] = sizes[1];
+    } else if (channels_inner(p)) {
         items[0] = (sizes[1] + chunk - 1) / chunk, items[1] = sizes[3], items[2] = sizes[0] * sizes[2];
     } else {
         items[0] = (sizes[3] + chunk - 1) / chunk, items[1] = sizes[2], items[2] = sizes[0] * sizes[1];
@@ -102,11 +128,22 @@ static void kernel_sizes(const clops_op_params *p, unsigned chunk, uint64_t size
 static void set_loop(clops_operator *op, const char *variant, unsigned tuned_chunk, clops_loop loop)
 {
     const bool d2s = op->params.type == CLOPS_OPERATOR_DEPTH_TO_SPACE;
+    const clops_depth_space_params *dp = &clops_device_params_of(op->ctx)->depth_space;
     op->loop = loop;
     if (loop == CLOPS_LOOP_TILE) {
-        op->chunk = 1; /* one position per work-item, TILE_ITEMS per group */
+        op->chunk = 1; /* one position per work-item, tile_items per group */
         op->kernel_name = d2s ? "depth_to_space_tile" : "space_to_depth_tile";
-        snprintf(op->options, sizeof op->options, "%s -DCHUNK=1u -DVEC=0 -DTILE=%uu", variant, TILE_ITEMS);
+        snprintf(op->options, sizeof op->options, "%s -DCHUNK=1u -DVEC=0 -DTILE=%uu", variant, dp->tile_items);
+        return;
+    }
+    if (loop == CLOPS_LOOP_VECTORS && rows_form(op->ctx)) {
+        /* chunk: whole vectors' positions (tuned ones rounded down, at least one vector) */
+        const unsigned lanes = rows_lanes(op->ctx, op->params.input.elem_size);
+        const unsigned vectors = tuned_chunk >= lanes ? tuned_chunk / lanes : tuned_chunk ? 1 : dp->vectors_per_item;
+        op->chunk = vectors * lanes;
+        op->kernel_name = d2s ? "depth_to_space_rows" : "space_to_depth_rows";
+        snprintf(op->options, sizeof op->options, "%s -DCHUNK=%uu -DVEC=1 -DROWS=1 -DVW=%u -DUNROLL=1", variant,
+                 vectors, lanes);
         return;
     }
     op->chunk = tuned_chunk ? tuned_chunk : chunk_positions(op->ctx, &op->params);
@@ -126,8 +163,9 @@ static clops_status launch_loop(clops_operator *op, const char *variant, const c
     clops_status st = clops_program_get(op->ctx, "depth_space.cl", op->options, &program, &op->program_origin);
     if (st != CLOPS_SUCCESS) return st;
     uint64_t sizes[4], items[3];
-    kernel_sizes(&op->params, op->chunk, sizes, items);
-    static const size_t tile_local[3] = {TILE_ITEMS, 1, 1}; /* the kernels' reqd_work_group_size */
+    kernel_sizes(op, sizes, items);
+    /* the tile kernels' reqd_work_group_size */
+    const size_t tile_local[3] = {clops_device_params_of(op->ctx)->depth_space.tile_items, 1, 1};
     const size_t *local = loop == CLOPS_LOOP_TILE ? tile_local : tuned->local[0] ? tuned->local : NULL;
     st = clops_operator_add_launch(op, program, op->kernel_name, 3, items, local);
     if (st != CLOPS_SUCCESS || loop != CLOPS_LOOP_TILE) return st;
@@ -145,7 +183,7 @@ static clops_status launch_loop(clops_operator *op, const char *variant, const c
  * then loaded from the disk cache). */
 static clops_status launch_block_arg(clops_operator *op, const char *variant)
 {
-    char generic[CLOPS_OPTIONS_MAX - 32];
+    char generic[CLOPS_OPTIONS_MAX - 64];
     const char *at = strstr(variant, " -DBLOCK=");
     const char *end = at ? strchr(at + 1, ' ') : NULL;
     if (!at || !end) return clops_fail(CLOPS_ERROR_INTERNAL, "variant \"%s\" has no block size", variant);
@@ -164,7 +202,7 @@ static clops_status prepare(clops_operator *op)
     op->offset_64 = !clops_fits_u32(p);
     op->kernel_name = d2s ? "depth_to_space" : "space_to_depth";
     /* The variant: everything but the tunable CHUNK and VEC. */
-    char variant[CLOPS_OPTIONS_MAX - 32];
+    char variant[CLOPS_OPTIONS_MAX - 64];
     snprintf(variant, sizeof variant,
              "-DELEM_BYTES=%zu -DOFFSET_64=%d -DBLOCK=%uu -DORDER_DCR=%d -DCHANNELS_INNER=%d -DUNIT_W=%d -DUNIT_C=%d",
              x->elem_size, op->offset_64, p->block_size, p->order == CLOPS_ORDER_DEPTH_COLUMN_ROW, channels_inner(p),
@@ -212,7 +250,7 @@ static clops_status enqueue(clops_operator *op, const clops_buffers *b, cl_uint 
     const clops_op_params *p = &op->params;
     const clops_launch *l = &op->launches[0];
     uint64_t sizes[4], items[3];
-    kernel_sizes(p, op->chunk, sizes, items);
+    kernel_sizes(op, sizes, items);
     const uint64_t *const dims[3] = {sizes, p->input.strides, p->output.strides};
     clops_status st = clops_set_arg(l->kernel, 0, sizeof(cl_mem), &b->input);
     if (st == CLOPS_SUCCESS) st = clops_set_arg(l->kernel, 1, sizeof(cl_mem), &b->output);

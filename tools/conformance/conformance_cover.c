@@ -16,10 +16,9 @@
 
 /* The kernels of the kernels/ files, in the order the report lists them; a name the
  * library launches that is not here is added after them. */
-static const char *const known[] = {"depth_to_space", "depth_to_space_tile", "space_to_depth", "space_to_depth_tile",
-                                    "serial",         "clear",               "windows",        "pool",
-                                    "planes",         "bucket",              "tiles",          "mark",
-                                    "place"};
+static const char *const known[] = {"depth_to_space", "depth_to_space_tile", "depth_to_space_rows", "space_to_depth",
+                                    "space_to_depth_tile", "space_to_depth_rows", "serial", "clear", "windows", "pool",
+                                    "planes", "bucket", "tiles", "mark", "place"};
 #define KNOWN (sizeof known / sizeof known[0])
 #define MAX_KERNELS 24
 #define MAX_PLANS 16
@@ -89,12 +88,13 @@ void conf_cover_record(conf_run *run, clops_operator *op)
 
 /* The kernels the device's plan rules can take for row `row` (ctx->info.type):
  * DepthToSpace/SpaceToDepth's element loop everywhere, its local-memory tile
- * loop on GPUs (lib/ops/depth_space.c default_loop); MaxUnpooling's serial,
+ * loop (8- and 16-byte elements) and vector rows (1 to 4 bytes: the GPU classes'
+ * rows_max_bytes) on GPUs (lib/ops/depth_space.c default_loop, cl/params.c); MaxUnpooling's serial,
  * clear, windows and pool (on CPUs too, for tensors with few planes) everywhere;
  * on CPUs planes and the general path bucket and tiles, and behind them, under a
  * loop limit, mark and place for crowded tiles; elsewhere the general path mark
  * and place (lib/ops/max_unpooling.c make_plan, planes_allowed, uses_mark). */
-static uint32_t expected(conf_cover *c, int row)
+static uint32_t expected(conf_cover *c, int row, size_t elem_size)
 {
     const bool gpu = (c->type & CL_DEVICE_TYPE_GPU) != 0, cpu = (c->type & CL_DEVICE_TYPE_CPU) != 0;
     static const char *const unpool[] = {"serial", "clear", "windows", "pool"};
@@ -102,7 +102,8 @@ static uint32_t expected(conf_cover *c, int row)
     if (row < 4) {
         const bool d2s = row < 2;
         m |= 1u << kernel_bit(c, d2s ? "depth_to_space" : "space_to_depth");
-        if (gpu) m |= 1u << kernel_bit(c, d2s ? "depth_to_space_tile" : "space_to_depth_tile");
+        if (gpu && elem_size <= 4) m |= 1u << kernel_bit(c, d2s ? "depth_to_space_rows" : "space_to_depth_rows");
+        else if (gpu) m |= 1u << kernel_bit(c, d2s ? "depth_to_space_tile" : "space_to_depth_tile");
         return m;
     }
     for (size_t i = 0; i < sizeof unpool / sizeof unpool[0]; i++) m |= 1u << kernel_bit(c, unpool[i]);
@@ -174,9 +175,9 @@ void conf_cover_finish(conf_run *run)
            type_words(c->type), c->units);
     unsigned missing_groups = 0;
     for (int row = 0; row < CONF_ROWS; row++) {
-        const uint32_t want = expected(c, row);
         bool printed[CONF_TYPES] = {false};
         for (int t = 0; t < CONF_TYPES; t++) {
+            const uint32_t want = expected(c, row, clops_data_type_size(conf_types[t]));
             cover_group *g = &c->g[row][t];
             /* A group that ran only on the host (the device cannot take the type) expects nothing. */
             const uint32_t need = g->device_runs ? want : 0, missing = need & ~g->live;

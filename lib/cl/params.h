@@ -1,0 +1,40 @@
+/* params.h - the kernel parameters of each device class (params.c), in one table.
+ * Not installed. */
+#ifndef CLOPS_PARAMS_H
+#define CLOPS_PARAMS_H
+
+#include "internal.h"
+
+/* The classes a device is planned as: from its type (after a test device
+ * profile), and for GPUs from CL_DEVICE_HOST_UNIFIED_MEMORY. */
+typedef enum clops_device_class {
+    CLOPS_CLASS_CPU,
+    CLOPS_CLASS_DISCRETE_GPU,
+    CLOPS_CLASS_INTEGRATED_GPU,
+    CLOPS_CLASS_OTHER, /* accelerators, custom devices */
+    CLOPS_CLASS_COUNT
+} clops_device_class;
+
+/* DepthToSpace/SpaceToDepth (lib/ops/depth_space.c, kernels/depth_space.cl). */
+typedef struct clops_depth_space_params {
+    unsigned rows_max_bytes; /* elements of at most this many bytes take the vector-rows kernels
+                                (depth_space.cl ROWS) where the layout allows; 0: never */
+    unsigned vector_bytes;   /* bytes per vector of the vector-rows kernels (VW = this / element size) */
+    unsigned vectors_per_item; /* vectors of a row each vector-rows work-item moves (CHUNK) */
+    unsigned tile_items;     /* work-items per group of the local-memory tile kernels (TILE) */
+} clops_depth_space_params;
+
+/* One row of the table: a device class's parameters. */
+typedef struct clops_device_params {
+    const char *name;             /* the class, as docs and `clops tune` name it */
+    size_t group;                 /* work-items per group the scheduler aims for */
+    clops_depth_space_params depth_space;
+    /* MaxUnpooling's parameters go here (now constants in lib/ops/max_unpooling.c). */
+} clops_device_params;
+
+clops_device_class clops_device_class_of(const clops_context *ctx);
+
+/* The parameters of the context's device class. */
+const clops_device_params *clops_device_params_of(const clops_context *ctx);
+
+#endif /* CLOPS_PARAMS_H */
