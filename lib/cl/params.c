@@ -4,21 +4,35 @@
  * them in the tuning database, which takes precedence per kernel variant. */
 #include "cl/params.h"
 
+/* MaxUnpooling on CPUs: a work-item walks 512 input positions, one work-item per
+ * group, so the compiler vectorises along the row instead of across work-items
+ * (measured on PoCL); the vector windows and pool tile forms are off. On other
+ * devices (issue 37, notes/gpu_plans.md, notes/unpool-pool.md): one position per
+ * work-item (side by side: coalesced), windows' vector form writing 16-byte
+ * window rows, pool's tile form on 32-column groups of up to 256 items. */
+#define UNPOOL_CPU {.chunk = 512, .window_row_bytes = 0, .pool_tile_x = 0, .pool_tile_items = 0}
+#define UNPOOL_GPU {.chunk = 1, .window_row_bytes = 16, .pool_tile_x = 32, .pool_tile_items = 256}
+
 static const clops_device_params TABLE[CLOPS_CLASS_COUNT] = {
     /* CPUs (PoCL): groups run as vectorised loops, a few hundred items amortise a
      * group's overhead; the element loop and 8-byte vectors (depth_space.c) beat
      * the vector-rows kernels there, so those are off. */
-    [CLOPS_CLASS_CPU] = {"cpu", 256, {.rows_max_bytes = 0, .vector_bytes = 16, .vectors_per_item = 1, .tile_items = 64}},
+    [CLOPS_CLASS_CPU] = {"cpu", 256, {.rows_max_bytes = 0, .vector_bytes = 16, .vectors_per_item = 1, .tile_items = 64},
+                         UNPOOL_CPU},
     /* Discrete GPUs: vector rows for 1- to 4-byte elements (16-byte accesses,
      * gpumodel's H200 prediction 0.85 or more of a copy: notes/d2s-gpu.md); the
      * tile for 8-byte elements (0.81-1.05 measured on an H200). */
     [CLOPS_CLASS_DISCRETE_GPU] = {"discrete-gpu", 256,
-                                  {.rows_max_bytes = 4, .vector_bytes = 16, .vectors_per_item = 1, .tile_items = 64}},
+                                  {.rows_max_bytes = 4, .vector_bytes = 16, .vectors_per_item = 1, .tile_items = 64},
+                                  UNPOOL_GPU},
     /* Integrated GPUs: as discrete ones until measured otherwise. */
     [CLOPS_CLASS_INTEGRATED_GPU] = {"integrated-gpu", 256,
-                                    {.rows_max_bytes = 4, .vector_bytes = 16, .vectors_per_item = 1, .tile_items = 64}},
-    /* Accelerators and other devices: small groups, the element loop. */
-    [CLOPS_CLASS_OTHER] = {"other", 64, {.rows_max_bytes = 0, .vector_bytes = 16, .vectors_per_item = 1, .tile_items = 64}},
+                                    {.rows_max_bytes = 4, .vector_bytes = 16, .vectors_per_item = 1, .tile_items = 64},
+                                    UNPOOL_GPU},
+    /* Accelerators and other devices: small groups, the element loop; MaxUnpooling
+     * as on GPUs (coalesced side-by-side work-items). */
+    [CLOPS_CLASS_OTHER] = {"other", 64, {.rows_max_bytes = 0, .vector_bytes = 16, .vectors_per_item = 1, .tile_items = 64},
+                           UNPOOL_GPU},
 };
 
 clops_device_class clops_device_class_of(const clops_context *ctx)

@@ -24,12 +24,22 @@ typedef struct clops_depth_space_params {
     unsigned tile_items;     /* work-items per group of the local-memory tile kernels (TILE) */
 } clops_depth_space_params;
 
+/* MaxUnpooling (lib/ops/max_unpooling.c, kernels/max_unpooling*.cl). */
+typedef struct clops_max_unpooling_params {
+    unsigned chunk;            /* input positions (or output columns) per work-item and row chunk of
+                                  every row kernel but windows' vector form (CHUNK) */
+    unsigned window_row_bytes; /* windows' vector form (WV) for 2-wide windows: positions per work-item
+                                  such that each window row it writes is this many bytes; 0: off */
+    unsigned pool_tile_x;      /* pool's tile form (POOL_TILE): input columns per work-group */
+    unsigned pool_tile_items;  /* its work-items per group at most (rows = this / pool_tile_x); 0: off */
+} clops_max_unpooling_params;
+
 /* One row of the table: a device class's parameters. */
 typedef struct clops_device_params {
     const char *name;             /* the class, as docs and `clops tune` name it */
     size_t group;                 /* work-items per group the scheduler aims for */
     clops_depth_space_params depth_space;
-    /* MaxUnpooling's parameters go here (now constants in lib/ops/max_unpooling.c). */
+    clops_max_unpooling_params max_unpooling;
 } clops_device_params;
 
 clops_device_class clops_device_class_of(const clops_context *ctx);

@@ -49,19 +49,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cl/params.h"
 #include "ops/ops.h"
 
-/* CPUs: a work-item walks CHUNK input positions, one work-item per group, so the
- * compiler vectorises along the row instead of across work-items (measured on
- * PoCL). Other devices: one position per work-item, the coalesced pattern. */
-#define UNPOOL_CPU_CHUNK 512u
-/* Other devices (GPUs; issue 37): one position per work-item and row chunk for
- * every kernel but windows (side by side: coalesced), and for the vector form of
- * windows with 2-wide windows (max_unpooling.cl WV) the positions per work-item
- * that make each window row it writes this many bytes (at least 2 positions).
- * The GPU's parameters, in one place for a per-device-class table. */
-#define UNPOOL_GPU_CHUNK 1u
-#define UNPOOL_GPU_WINDOW_ROW_BYTES 16u
+/* The device class's chunk, windows' vector form and pool's tile form are in the
+ * parameter table (lib/cl/params.c: unpool_params). */
 /* At most this many under a loop limit (unpool_chunk). */
 #define UNPOOL_LIMITED_CHUNK 64u
 /* Largest input and output (elements) that the serial plan takes: below this a
@@ -72,11 +64,6 @@
  * (kernel 2-4 with padding up to 1: the pools networks use). */
 #define POOL_MAX_STEP 4u
 #define POOL_REACH 1u
-/* Pool's GPU form (max_unpooling_pool.cl POOL_TILE; not on CPU devices): each
- * work-group takes a tile of POOL_TILE_X input columns by POOL_TILE_ITEMS /
- * POOL_TILE_X rows (fewer items where the device's groups are smaller). */
-#define POOL_TILE_X 32u
-#define POOL_TILE_ITEMS 256u
 /* Loop iterations, all loops together, that a work-item may run, or 0 for no
  * limit: half the device's limit (cl/profile.c: Mesa's llvmpipe, rusticl, ends a
  * work-item after 65535, silently, which left the planes kernel's later planes
@@ -154,9 +141,15 @@ static bool cpu_device(const clops_operator *op)
     return (op->ctx->info.type & CL_DEVICE_TYPE_CPU) != 0;
 }
 
+/* The device class's MaxUnpooling parameters (lib/cl/params.c). */
+static const clops_max_unpooling_params *unpool_params(const clops_operator *op)
+{
+    return &clops_device_params_of(op->ctx)->max_unpooling;
+}
+
 static unsigned unpool_chunk(const clops_operator *op)
 {
-    const unsigned chunk = op->forced && op->force.chunk ? op->force.chunk : cpu_device(op) ? UNPOOL_CPU_CHUNK : UNPOOL_GPU_CHUNK;
+    const unsigned chunk = op->forced && op->force.chunk ? op->force.chunk : unpool_params(op)->chunk;
     /* Under a loop limit a row chunk must fit a work-item whatever the plan: the
      * costliest position (pool's 4 x 4 cells, about 264 iterations) times
      * LIMITED_CHUNK stays within half the budget. */
@@ -302,7 +295,7 @@ static bool pool_vec(const clops_operator *op, uint64_t sh, uint64_t sw, bool ev
 }
 
 /* Pool's GPU form (POOL_TILE): on devices other than CPUs, for packed tensors
- * with 32-bit offsets; its tile (the work-group: POOL_TILE_X columns or fewer
+ * with 32-bit offsets; its tile (the work-group: pool_tile_x columns or fewer
  * by as many rows as the device's group size allows, powers of 2) in *tx, *ty. */
 static bool pool_tile(const clops_operator *op, unsigned *tx, unsigned *ty)
 {
@@ -310,17 +303,18 @@ static bool pool_tile(const clops_operator *op, unsigned *tx, unsigned *ty)
     *tx = *ty = 0;
     /* 16-byte elements keep the previous kernel: Oclgrind 21.10 crashed (segmentation fault) in the
      * gated tile kernel with them (notes/unpool-pool.md), not understood in the time there was */
-    if (cpu_device(op) || POOL_REACH != 1 || !p->input.packed || !p->indices.packed || !p->output.packed ||
+    const unsigned tile_x = unpool_params(op)->pool_tile_x, tile_items = unpool_params(op)->pool_tile_items;
+    if (!tile_items || !tile_x || cpu_device(op) || POOL_REACH != 1 || !p->input.packed || !p->indices.packed || !p->output.packed ||
         !clops_fits_u32(p) || p->input.elem_size > 8)
         return false;
-    size_t most = op->ctx->plan.target_group ? op->ctx->plan.target_group : POOL_TILE_ITEMS, dev = 0;
+    size_t most = op->ctx->plan.target_group ? op->ctx->plan.target_group : tile_items, dev = 0;
     if (op->ctx->plan.max_group && op->ctx->plan.max_group < most) most = op->ctx->plan.max_group;
     if (clGetDeviceInfo(op->ctx->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof dev, &dev, NULL) == CL_SUCCESS &&
         dev && dev < most)
         most = dev;
     unsigned items = 1;
-    while (items * 2 <= most && items * 2 <= POOL_TILE_ITEMS) items *= 2;
-    *tx = items < POOL_TILE_X ? items : POOL_TILE_X;
+    while (items * 2 <= most && items * 2 <= tile_items) items *= 2;
+    *tx = items < tile_x ? items : tile_x;
     *ty = items / *tx;
     return true;
 }
@@ -332,10 +326,10 @@ static unsigned windows_vec(const clops_operator *op, const unpool_plan *pl)
 {
     const clops_op_params *p = &op->params;
     const size_t e = p->input.elem_size;
-    if (cpu_device(op) || !pl->windows || pl->kw != 2 || !p->input.packed || !p->indices.packed ||
+    if (!unpool_params(op)->window_row_bytes || cpu_device(op) || !pl->windows || pl->kw != 2 || !p->input.packed || !p->indices.packed ||
         !p->output.packed || !clops_fits_u32(p) || !(e <= 4 || (e == 8 && op->ctx->info.has_int64)))
         return 0;
-    const unsigned v = UNPOOL_GPU_WINDOW_ROW_BYTES / (unsigned)(2 * e);
+    const unsigned v = unpool_params(op)->window_row_bytes / (unsigned)(2 * e);
     return v < 2 ? 2 : v;
 }
 
