@@ -315,6 +315,23 @@ START_TEST(test_failed_wait_list_keeps_the_context)
         tc_check_bytes(got, u.p.want, u.p.bufs.out_bytes, u.p.esize, UNPOOL.name, "execute_host after");
     }
 
+    /* The kept wait-list events are bounded: those that ended go at each execution. */
+    for (int i = 0; i < 100; i++) {
+        cl_int err;
+        cl_event ready = clCreateUserEvent(cl, &err), done = NULL;
+        ck_assert(ready && err == CL_SUCCESS);
+        ck_assert_int_eq(clSetUserEventStatus(ready, CL_COMPLETE), CL_SUCCESS);
+        st = clops_operator_execute(u.op, &u.b, 1, &ready, &done);
+        ck_assert_msg(st == CLOPS_SUCCESS && done, "execute %d: %s (%s)", i, clops_status_name(st),
+                      clops_last_error_message());
+        clReleaseEvent(ready);
+        clReleaseEvent(done);
+        ck_assert_msg(u.op->waits.count <= 1, "%zu wait-list events kept after %d executions", u.op->waits.count,
+                      i + 1);
+    }
+    ck_assert_int_eq(clops_operator_last_status(u.op), CLOPS_SUCCESS);
+    ck_assert_msg(u.op->waits.count == 0, "%zu wait-list events kept after last_status", u.op->waits.count);
+
     /* A new operator (a new program) on the context. */
     clops_operator *op2 = NULL;
     st = clops_operator_create(u.ctx, &u.q.desc, &op2);
