@@ -14,7 +14,10 @@
  *     clBuildProgram again or blames it;
  *   - another context on the same device is not affected, and freeing works;
  *   - a status neither OpenCL nor clops defines is printed with its number.
- * A failed event of the caller's wait list loses no device: test_unpool_chain.
+ * A failed event of the caller's wait list loses no device: test_unpool_chain
+ * (CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, CL_OUT_OF_RESOURCES) and
+ * test_failed_wait_list_keeps_the_context here (issue 38, Q10: a status of the
+ * caller's own, which rusticl gives the command behind the event).
  */
 #define _POSIX_C_SOURCE 200809L
 #define CLOPS_CL_API_NO_MACROS /* this file calls the real OpenCL by name */
@@ -50,11 +53,35 @@ static const tc_case D2S = {"d2s float32", CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_
 static const tc_case D2S_NEW = {"d2s uint16 crd", CLOPS_OPERATOR_DEPTH_TO_SPACE, CLOPS_DATA_TYPE_UINT16,
                                 {1, 27, 2, 3}, 3, CLOPS_ORDER_COLUMN_ROW_DEPTH, CLOPS_DATA_TYPE_UINT16, {0, 0, 0, 0}};
 
+/* The index in clops_device_list() of the device CLOPS_TEST_DEVICE names
+ * (test_common.h: rusticl in CI too), or CLOPS_DEVICE_DEFAULT without it. */
+static int chosen_device(void)
+{
+    const char *chosen = getenv("CLOPS_TEST_DEVICE");
+    if (!chosen || !*chosen) return CLOPS_DEVICE_DEFAULT;
+    clops_context *c = NULL;
+    clops_status st = tc_context_create_chosen(chosen, &c);
+    ck_assert_msg(st == CLOPS_SUCCESS, "CLOPS_TEST_DEVICE=%s: %s (%s)", chosen, clops_status_name(st),
+                  clops_last_error_message());
+    cl_device_id dev = NULL;
+    ck_assert_int_eq(clGetContextInfo(clops_context_cl_context(c), CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL),
+                     CL_SUCCESS);
+    clops_context_free(c);
+    clops_device_info infos[64];
+    size_t count = 0;
+    ck_assert_int_eq(clops_device_list(infos, 64, &count), CLOPS_SUCCESS);
+    for (size_t i = 0; i < count && i < 64; i++)
+        if (infos[i].device == dev) return (int)i;
+    ck_abort_msg("CLOPS_TEST_DEVICE=%s is not in clops_device_list()", chosen);
+    return CLOPS_DEVICE_DEFAULT;
+}
+
 static clops_context *new_context(void)
 {
     clops_context_options o;
     ck_assert_int_eq(clops_context_options_init(&o, sizeof o), CLOPS_SUCCESS);
     o.timeout_seconds = DEADLINE_SECONDS;
+    o.device = chosen_device();
     clops_context *ctx = NULL;
     const clops_status st = clops_context_create_with_options(&o, &ctx);
     ck_assert_msg(st == CLOPS_SUCCESS, "context: %s (%s)", clops_status_name(st), clops_last_error_message());
@@ -70,6 +97,46 @@ static void expect_lost(clops_status st, const char *what, const char *const *wa
                   clops_status_name(st), msg);
     for (; *want; want++) ck_assert_msg(strstr(msg, *want) != NULL, "%s: \"%s\" does not say \"%s\"", what, msg, *want);
     ck_assert_msg(strstr(msg, "clBuildProgram") == NULL, "%s: \"%s\" blames clBuildProgram", what, msg);
+}
+
+/* A device operator (not the fallback) for `p`; its kernel's name, quoted, in `kernel`. */
+static clops_operator *device_operator(clops_context *ctx, const tc_prepared *p, char kernel[128])
+{
+    clops_operator *op = NULL;
+    const clops_status st = clops_operator_create(ctx, &p->desc, &op);
+    ck_assert_msg(st == CLOPS_SUCCESS && !op->fallback && op->num_launches > 0, "create: %s (%s)",
+                  clops_status_name(st), clops_last_error_message());
+    snprintf(kernel, 128, "\"%s\"", op->kernel_name);
+    return op;
+}
+
+/* What the MaxUnpooling tests use: a context, the MaxUnpooling case `p` on the
+ * device with its cl_mem buffers `b`, and the case `q` (a new program). */
+typedef struct unpool_setup {
+    clops_context *ctx;
+    tc_prepared p, q;
+    char kernel[128];
+    clops_operator *op;
+    clops_buffers b;
+} unpool_setup;
+
+static void unpool_setup_make(unpool_setup *u)
+{
+    u->ctx = new_context();
+    ck_assert_int_eq(tc_prepare(&u->p, &UNPOOL, tc_seed_of(UNPOOL.name)), 0);
+    ck_assert_int_eq(tc_prepare(&u->q, &D2S_NEW, tc_seed_of(D2S_NEW.name)), 0);
+    u->op = device_operator(u->ctx, &u->p, u->kernel);
+    u->b = tc_cl_buffers(clops_context_cl_context(u->ctx), &u->p);
+    ck_assert(u->b.input && u->b.indices && u->b.output);
+}
+
+static void unpool_setup_free(unpool_setup *u)
+{
+    tc_release_buffers(u->b.input, u->b.indices, u->b.output);
+    clops_operator_free(u->op);
+    clops_context_free(u->ctx);
+    tc_release(&u->p);
+    tc_release(&u->q);
 }
 
 typedef struct create_job {
@@ -91,21 +158,15 @@ static void *create_elsewhere(void *arg)
 
 START_TEST(test_failed_execution_loses_the_context)
 {
-    clops_context *ctx = new_context();
-    tc_prepared p, q;
-    ck_assert_int_eq(tc_prepare(&p, &UNPOOL, tc_seed_of(UNPOOL.name)), 0);
-    ck_assert_int_eq(tc_prepare(&q, &D2S_NEW, tc_seed_of(D2S_NEW.name)), 0);
-    clops_operator *op = NULL;
-    clops_status st = clops_operator_create(ctx, &p.desc, &op);
-    ck_assert_msg(st == CLOPS_SUCCESS && !op->fallback && op->num_launches > 0, "create: %s (%s)",
-                  clops_status_name(st), clops_last_error_message());
-    char kernel[128];
-    snprintf(kernel, sizeof kernel, "\"%s\"", op->kernel_name);
+    unpool_setup u;
+    unpool_setup_make(&u);
+    clops_context *ctx = u.ctx;
+    clops_operator *op = u.op;
+    const tc_prepared p = u.p, q = u.q;
+    const char *kernel = u.kernel;
+    clops_buffers b = u.b;
+    clops_status st;
     const char *const place[] = {"MaxUnpooling", kernel, "-9999", NULL};
-
-    cl_context cl = clops_context_cl_context(ctx);
-    clops_buffers b = tc_cl_buffers(cl, &p);
-    ck_assert(b.input && b.indices && b.output);
 
     g_builds = 0;
     clops_cl.clBuildProgram = counting_build;
@@ -156,11 +217,7 @@ START_TEST(test_failed_execution_loses_the_context)
     free(got);
     clops_operator_free(fresh);
     clops_context_free(other);
-    tc_release_buffers(b.input, b.indices, b.output);
-    clops_operator_free(op);
-    clops_context_free(ctx);
-    tc_release(&p);
-    tc_release(&q);
+    unpool_setup_free(&u);
 }
 END_TEST
 
@@ -171,12 +228,8 @@ START_TEST(test_failed_execute_host_loses_the_context)
     clops_context *ctx = new_context();
     tc_prepared p;
     ck_assert_int_eq(tc_prepare(&p, &D2S, tc_seed_of(D2S.name)), 0);
-    clops_operator *op = NULL;
-    clops_status st = clops_operator_create(ctx, &p.desc, &op);
-    ck_assert_msg(st == CLOPS_SUCCESS && !op->fallback && op->num_launches > 0, "create: %s (%s)",
-                  clops_status_name(st), clops_last_error_message());
     char kernel[128];
-    snprintf(kernel, sizeof kernel, "\"%s\"", op->kernel_name);
+    clops_operator *op = device_operator(ctx, &p, kernel);
     const char *const place[] = {"DepthToSpace", kernel, "-9999", NULL};
     void *got = tc_malloc(p.bufs.out_bytes);
     memcpy(got, p.sentinel, p.bufs.out_bytes);
@@ -190,6 +243,119 @@ START_TEST(test_failed_execute_host_loses_the_context)
     clops_operator_free(op);
     clops_context_free(ctx);
     tc_release(&p);
+}
+END_TEST
+
+/* Issue 38, Q10: rusticl ends a command behind a failed wait-list event with that
+ * event's own status, which is not CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+ * on b8552b2 the MaxUnpooling kernel's failed event marked the context lost. The
+ * caller's event ends with -1 (PoCL 3.1 aborts with -5). Twice: one execution
+ * behind the event, then two (the second chained on the first, no wait list of
+ * its own). Each time last_status names the event's status, nothing is written,
+ * and the operator, a new operator and execute_host go on with the right bits;
+ * then a genuine failure still loses the context. */
+#define CALLER_STATUS (-1)
+START_TEST(test_failed_wait_list_keeps_the_context)
+{
+    unpool_setup u;
+    unpool_setup_make(&u);
+    clops_status st;
+    cl_context cl = clops_context_cl_context(u.ctx);
+    cl_command_queue queue = u.op->ctx->queue;
+    void *got = tc_malloc(u.p.bufs.out_bytes);
+    char label[64];
+    snprintf(label, sizeof label, "(%d)", CALLER_STATUS);
+
+    for (int chained = 1; chained <= 2; chained++) {
+        ck_assert_int_eq(clEnqueueWriteBuffer(queue, u.b.output, CL_TRUE, 0, u.p.bufs.out_bytes, u.p.sentinel, 0, NULL,
+                                              NULL),
+                         CL_SUCCESS);
+        cl_int err;
+        cl_event gate = clCreateUserEvent(cl, &err), done = NULL;
+        ck_assert(gate && err == CL_SUCCESS);
+        st = clops_operator_execute(u.op, &u.b, 1, &gate, &done);
+        ck_assert_msg(st == CLOPS_SUCCESS && done, "execute behind the gate: %s (%s)", clops_status_name(st),
+                      clops_last_error_message());
+        for (int i = 1; i < chained; i++) {
+            clReleaseEvent(done);
+            st = clops_operator_execute(u.op, &u.b, 0, NULL, &done);
+            ck_assert_msg(st == CLOPS_SUCCESS && done, "execute after it: %s (%s)", clops_status_name(st),
+                          clops_last_error_message());
+        }
+        ck_assert_int_eq(clSetUserEventStatus(gate, CALLER_STATUS), CL_SUCCESS);
+        clReleaseEvent(gate);
+        st = clops_operator_last_status(u.op);
+        const char *msg = clops_last_error_message();
+        ck_assert_msg(st == CLOPS_ERROR_DEVICE_LOST && strstr(msg, "wait list") && strstr(msg, label) &&
+                          !strstr(msg, "was lost"),
+                      "%d execution(s) behind a failed event: %s (%s)", chained, clops_status_name(st), msg);
+        cl_int s = CL_COMPLETE;
+        ck_assert_int_eq(clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL), CL_SUCCESS);
+        ck_assert_msg(s < 0, "the execution behind the failed event ended with %d", (int)s);
+        clReleaseEvent(done);
+        ck_assert_int_eq(clEnqueueReadBuffer(queue, u.b.output, CL_TRUE, 0, u.p.bufs.out_bytes, got, 0, NULL, NULL),
+                         CL_SUCCESS);
+        ck_assert_msg(memcmp(got, u.p.sentinel, u.p.bufs.out_bytes) == 0, "an execution behind a failed event wrote");
+
+        /* The same operator on cl_mem, then through execute_host. */
+        done = NULL;
+        st = clops_operator_execute(u.op, &u.b, 0, NULL, &done);
+        ck_assert_msg(st == CLOPS_SUCCESS && done, "the next execute: %s (%s)", clops_status_name(st),
+                      clops_last_error_message());
+        st = clops_operator_last_status(u.op);
+        ck_assert_msg(st == CLOPS_SUCCESS, "the next last_status: %s (%s)", clops_status_name(st),
+                      clops_last_error_message());
+        ck_assert_int_eq(clEnqueueReadBuffer(queue, u.b.output, CL_TRUE, 0, u.p.bufs.out_bytes, got, 1, &done, NULL),
+                         CL_SUCCESS);
+        clReleaseEvent(done);
+        tc_check_bytes(got, u.p.want, u.p.bufs.out_bytes, u.p.esize, UNPOOL.name, "the next execution");
+        memcpy(got, u.p.sentinel, u.p.bufs.out_bytes);
+        st = tc_run_execute_host(u.op, &u.p.bufs, got);
+        ck_assert_msg(st == CLOPS_SUCCESS, "execute_host: %s (%s)", clops_status_name(st), clops_last_error_message());
+        tc_check_bytes(got, u.p.want, u.p.bufs.out_bytes, u.p.esize, UNPOOL.name, "execute_host after");
+    }
+
+    /* The kept wait-list events are bounded: those that ended go at each execution. */
+    for (int i = 0; i < 100; i++) {
+        cl_int err;
+        cl_event ready = clCreateUserEvent(cl, &err), done = NULL;
+        ck_assert(ready && err == CL_SUCCESS);
+        ck_assert_int_eq(clSetUserEventStatus(ready, CL_COMPLETE), CL_SUCCESS);
+        st = clops_operator_execute(u.op, &u.b, 1, &ready, &done);
+        ck_assert_msg(st == CLOPS_SUCCESS && done, "execute %d: %s (%s)", i, clops_status_name(st),
+                      clops_last_error_message());
+        clReleaseEvent(ready);
+        clReleaseEvent(done);
+        ck_assert_msg(u.op->waits.count <= 1, "%zu wait-list events kept after %d executions", u.op->waits.count,
+                      i + 1);
+    }
+    ck_assert_int_eq(clops_operator_last_status(u.op), CLOPS_SUCCESS);
+    ck_assert_msg(u.op->waits.count == 0, "%zu wait-list events kept after last_status", u.op->waits.count);
+
+    /* A new operator (a new program) on the context. */
+    clops_operator *op2 = NULL;
+    st = clops_operator_create(u.ctx, &u.q.desc, &op2);
+    ck_assert_msg(st == CLOPS_SUCCESS, "a new operator: %s (%s)", clops_status_name(st), clops_last_error_message());
+    void *got2 = tc_malloc(u.q.bufs.out_bytes);
+    memcpy(got2, u.q.sentinel, u.q.bufs.out_bytes);
+    st = tc_run_execute_host(op2, &u.q.bufs, got2);
+    ck_assert_msg(st == CLOPS_SUCCESS, "the new operator: %s (%s)", clops_status_name(st), clops_last_error_message());
+    tc_check_bytes(got2, u.q.want, u.q.bufs.out_bytes, u.q.esize, D2S_NEW.name, "a new operator");
+
+    /* A kernel that fails on its own still loses the context. */
+    const char *const place[] = {"MaxUnpooling", u.kernel, "-9999", NULL};
+    clops_test_fail_launch(u.op->num_launches, NV_ILLEGAL_ADDRESS);
+    cl_event done = NULL;
+    st = clops_operator_execute(u.op, &u.b, 0, NULL, &done);
+    ck_assert_msg(st == CLOPS_SUCCESS && done, "execute: %s (%s)", clops_status_name(st), clops_last_error_message());
+    clReleaseEvent(done);
+    expect_lost(clops_operator_last_status(u.op), "last_status after a failed kernel", place);
+    restore();
+
+    free(got);
+    free(got2);
+    clops_operator_free(op2);
+    unpool_setup_free(&u);
 }
 END_TEST
 
@@ -219,6 +385,7 @@ int main(void)
         tc = tc_fixture_case(s, "lost device", restore, restore);
         tcase_add_test(tc, test_failed_execution_loses_the_context);
         tcase_add_test(tc, test_failed_execute_host_loses_the_context);
+        tcase_add_test(tc, test_failed_wait_list_keeps_the_context);
     } else if (need != 77) {
         return need;
     }

@@ -699,7 +699,9 @@ CLOPS_API clops_status clops_operator_execute(clops_operator *op, const clops_bu
  *  @retval CLOPS_ERROR_DEVICE_TIMEOUT the commands did not finish within the deadline.
  *  @retval CLOPS_ERROR_DEVICE_LOST the device reported a command failed (a
  *          kernel's own failure marks the context lost: every later call on it
- *          returns this, naming the operator and kernel), or the context was
+ *          returns this, naming the operator and kernel; a failed event of the
+ *          caller's wait list fails that execution only, named with its
+ *          status, and the operator and context go on), or the context was
  *          lost earlier, or this process was forked after the context was created.
  *  @retval other OpenCL errors (waiting, reading the status words).
  *  @threadsafety One thread at a time per operator.
@@ -738,7 +740,9 @@ typedef struct clops_host_buffers {
  *  @retval CLOPS_ERROR_DEVICE_TIMEOUT the kernels did not finish within the deadline.
  *  @retval CLOPS_ERROR_DEVICE_LOST the device reported a command failed (a
  *          kernel's own failure marks the context lost: every later call on it
- *          returns this, naming the operator and kernel), or the context was
+ *          returns this, naming the operator and kernel; a failed event of the
+ *          caller's wait list fails that execution only, named with its
+ *          status, and the operator and context go on), or the context was
  *          lost earlier, or this process was forked after the context was created.
  *  @retval other OpenCL errors (clCreateBuffer, the enqueues, the read back).
  *  @threadsafety One thread at a time per operator.

@@ -2,6 +2,7 @@
  * (op_table.c): prepare on the device (or fall back to the host, fallback.c),
  * enqueue, run on the host, report the last status, release. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops/ops.h"
@@ -78,8 +79,64 @@ clops_status clops_op_prepare(clops_operator *op)
     return st == CLOPS_SUCCESS ? prepare_on_device(op) : st;
 }
 
+/* ---- the caller's wait-list events (ops.h, clops_op_after_wait) ---- */
+
+/* Drops the caller's wait-list events that ended - every one (`all`), or the
+ * leading ones - keeping the first failed one's status in waits.failed. One
+ * whose status cannot be read is dropped: it cannot be told from the kernel's. */
+static void prune_waits(clops_operator *op, bool all)
+{
+    size_t keep = 0;
+    for (size_t i = 0; i < op->waits.count; i++) {
+        cl_event e = op->waits.events[i];
+        cl_int s = CL_COMPLETE;
+        const bool pending = (keep > 0 && !all) ||
+                             (clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL) == CL_SUCCESS &&
+                              s > CL_COMPLETE);
+        if (pending) {
+            op->waits.events[keep++] = e;
+            continue;
+        }
+        if (s < 0 && op->waits.failed == 0) op->waits.failed = s;
+        clReleaseEvent(e);
+    }
+    op->waits.count = keep;
+}
+
+/* Keeps (retained) the wait list of an execution of a device operator with a
+ * last_status. Bounded by the events still pending: those that ended go at
+ * each execution (the leading ones) and when the array is full (all). */
+static clops_status note_waits(clops_operator *op, cl_uint nwait, const cl_event *wait)
+{
+    prune_waits(op, false);
+    if (nwait == 0) return CLOPS_SUCCESS;
+    if (op->waits.count + nwait > op->waits.cap) prune_waits(op, true);
+    if (op->waits.count + nwait > op->waits.cap) {
+        size_t cap = op->waits.cap ? op->waits.cap * 2 : 8;
+        if (cap < op->waits.count + nwait) cap = op->waits.count + nwait;
+        cl_event *grown = realloc(op->waits.events, cap * sizeof *grown);
+        if (!grown) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "the wait list's %zu events", cap);
+        op->waits.events = grown;
+        op->waits.cap = cap;
+    }
+    for (cl_uint i = 0; i < nwait; i++) {
+        const cl_int err = clRetainEvent(wait[i]);
+        if (err != CL_SUCCESS) return clops_fail_cl(err, "clRetainEvent(wait list)");
+        op->waits.events[op->waits.count++] = wait[i];
+    }
+    return CLOPS_SUCCESS;
+}
+
+static void release_waits(clops_operator *op)
+{
+    for (size_t i = 0; i < op->waits.count; i++) clReleaseEvent(op->waits.events[i]);
+    free(op->waits.events);
+    memset(&op->waits, 0, sizeof op->waits);
+}
+
 void clops_op_release(clops_operator *op)
 {
+    release_waits(op);
     for (unsigned i = 0; i < op->num_launches; i++) clReleaseKernel(op->launches[i].kernel);
     op->num_launches = 0;
     const clops_op_entry *e = clops_op_lookup(op->params.type);
@@ -91,7 +148,12 @@ clops_status clops_op_enqueue(clops_operator *op, const clops_buffers *b, cl_uin
                               cl_event *event)
 {
     if (op->fallback) return clops_host_execute_cl(op, b, nwait, wait, event);
-    return clops_op_lookup(op->params.type)->enqueue(op, b, nwait, wait, event);
+    const clops_op_entry *e = clops_op_lookup(op->params.type);
+    if (e->last_status) {
+        const clops_status st = note_waits(op, nwait, wait);
+        if (st != CLOPS_SUCCESS) return st;
+    }
+    return e->enqueue(op, b, nwait, wait, event);
 }
 
 clops_status clops_op_host_run(const clops_op_params *p, const clops_host_buffers *b)
@@ -101,7 +163,16 @@ clops_status clops_op_host_run(const clops_op_params *p, const clops_host_buffer
 
 clops_status clops_op_after_wait(clops_operator *op, clops_status st)
 {
-    return clops_context_after_wait(op->ctx, st, op_name(op->params.type), op->kernel_name);
+    if (st == CLOPS_ERROR_DEVICE_LOST && (op->waits.count || op->waits.failed)) prune_waits(op, true);
+    const cl_int failure = st == CLOPS_ERROR_DEVICE_LOST && op->waits.failed ? clops_wait_take_failure() : 0;
+    if (failure == 0) return clops_context_after_wait(op->ctx, st, op_name(op->params.type), op->kernel_name);
+    char label[256], kernel_label[256];
+    clops_status_label(op->waits.failed, label, sizeof label);
+    clops_status_label(failure, kernel_label, sizeof kernel_label);
+    return clops_fail(CLOPS_ERROR_DEVICE_LOST,
+                      "device \"%s\": an event of the caller's wait list failed with execution status %s, so the "
+                      "%s execution behind it did not run (its command ended with %s); the operator and the context "
+                      "go on", op->ctx->info.device_name, label, op_name(op->params.type), kernel_label);
 }
 
 clops_status clops_op_last_status(clops_operator *op)
@@ -110,5 +181,8 @@ clops_status clops_op_last_status(clops_operator *op)
     if (op->fallback) return clops_host_last_status(op);
     if (op->ctx->backend != CLOPS_BACKEND_OPENCL || !e->last_status) return CLOPS_SUCCESS;
     clops_wait_take_failure();
-    return clops_op_after_wait(op, e->last_status(op)); /* a failed kernel loses the context */
+    const clops_status st = clops_op_after_wait(op, e->last_status(op)); /* a failed kernel loses the context */
+    prune_waits(op, true);
+    if (st != CLOPS_ERROR_DEVICE_TIMEOUT) op->waits.failed = 0; /* reported: forgotten */
+    return st;
 }

@@ -35,6 +35,11 @@ struct clops_operator {
     char fallback_reason[512];
     struct clops_host_worker *host_worker; /* fallback: its jobs and failures (fallback.c), or NULL */
     bool reading_back;           /* in execute_host on a device: last_status's messages say nothing was written */
+    struct {                     /* the caller's wait-list events since the last last_status (ops.c) */
+        cl_event *events;        /* retained; completed ones dropped at each execute and last_status */
+        size_t count, cap;
+        cl_int failed;           /* the first one seen failed (its execution status), or 0 */
+    } waits;
     bool offset_64;              /* kernels use ulong offsets */
     bool forced;                 /* the tuner's candidate parameters below apply */
     clops_tuning force;
@@ -74,7 +79,11 @@ clops_status clops_op_host_run(const clops_op_params *p, const clops_host_buffer
 clops_status clops_op_last_status(clops_operator *op);
 /* After a wait on the operator's own kernels that returned `st` on this thread:
  * a kernel that ended with a negative execution status marks the context lost,
- * at this operator and kernel (cl/cl.h, clops_context_after_wait). Returns `st`. */
+ * at this operator and kernel (cl/cl.h, clops_context_after_wait) - unless an
+ * event of the caller's wait list of an execution since the last last_status
+ * failed (rusticl gives a command behind it that event's own status, not
+ * CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST): then CLOPS_ERROR_DEVICE_LOST
+ * naming that event's status, and the context goes on. Returns `st` otherwise. */
 clops_status clops_op_after_wait(clops_operator *op, clops_status st);
 /* Releases the kernels and the plan's own state. */
 void clops_op_release(clops_operator *op);
