@@ -298,8 +298,11 @@ static void forge_pack(const char *path, int which, const char *device, size_t c
         const uint64_t elen = clops_get_u64(in + pos);
         const unsigned char *e = in + pos + 8;
         size_t klen = clops_get_u32(e + 12), plen = (size_t)clops_get_u64(e + 16);
-        unsigned char key[65536];
-        ck_assert(klen + 64 < sizeof key);
+        /* room for the key and a longer device line (keys hold the program's source: past 64 KiB for
+         * MaxUnpooling's two files) */
+        const size_t room = klen + (device ? strlen(device) : 0) + 64;
+        unsigned char *key = malloc(room);
+        ck_assert(key != NULL);
         memcpy(key, e + 32, klen);
         const unsigned char *payload = e + 32 + klen;
         if ((int)i == which && device) {
@@ -323,6 +326,7 @@ static void forge_pack(const char *path, int which, const char *device, size_t c
         put_le(out + o, 32 + klen + plen, 8);
         o += 8 + 32 + klen + plen;
         pos += 8 + (size_t)elen;
+        free(key);
     }
     write_all(path, out, o);
     free(in);
