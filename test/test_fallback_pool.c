@@ -133,6 +133,21 @@ static cl_mem output_new(void)
     return m;
 }
 
+/* n fallback operators on a new in-order queue's context, each with its input
+ * (tagged with its number) and output buffer. */
+static void many_operators(int n, cl_command_queue *q, clops_context **ctx, clops_operator ***ops, cl_mem **in,
+                           cl_mem **out)
+{
+    cl_int err;
+    *q = clCreateCommandQueue(g_cl, g_dev, 0, &err);
+    ck_assert(*q && err == CL_SUCCESS);
+    *ctx = fallback_around(*q);
+    *ops = tc_malloc((size_t)n * sizeof **ops);
+    *in = tc_malloc((size_t)n * sizeof **in), *out = tc_malloc((size_t)n * sizeof **out);
+    for (int i = 0; i < n; i++)
+        (*ops)[i] = fallback_op(*ctx), (*in)[i] = input_with((uint32_t)i), (*out)[i] = output_new();
+}
+
 /* Output `out` holds DepthToSpace (DCR, block 2) of input `tag`: y[h][w] = x[(h%2)*2 + w%2][h/2][w/2];
  * with tag < 0, the sentinel. */
 static void expect_output(cl_command_queue q, cl_mem out, long tag, const char *what, long which)
@@ -202,13 +217,11 @@ END_TEST
 START_TEST(test_ten_thousand_operators)
 {
     enum { N = 10000 };
-    cl_int err;
-    cl_command_queue q = clCreateCommandQueue(g_cl, g_dev, 0, &err);
-    ck_assert(q && err == CL_SUCCESS);
-    clops_context *ctx = fallback_around(q);
-    clops_operator **ops = tc_malloc(N * sizeof *ops);
-    cl_mem *in = tc_malloc(N * sizeof *in), *out = tc_malloc(N * sizeof *out);
-    for (int i = 0; i < N; i++) ops[i] = fallback_op(ctx), in[i] = input_with((uint32_t)i), out[i] = output_new();
+    cl_command_queue q;
+    clops_context *ctx;
+    clops_operator **ops;
+    cl_mem *in, *out;
+    many_operators(N, &q, &ctx, &ops, &in, &out);
     const int before = thread_count();
     int most = before;
     for (int i = 0; i < N; i++) {
@@ -525,13 +538,12 @@ END_TEST
 START_TEST(test_thousand_operators_behind_a_gate)
 {
     enum { N = 1000 };
+    cl_command_queue q;
+    clops_context *ctx;
+    clops_operator **ops;
+    cl_mem *in, *out;
+    many_operators(N, &q, &ctx, &ops, &in, &out);
     cl_int err;
-    cl_command_queue q = clCreateCommandQueue(g_cl, g_dev, 0, &err);
-    ck_assert(q && err == CL_SUCCESS);
-    clops_context *ctx = fallback_around(q);
-    clops_operator **ops = tc_malloc(N * sizeof *ops);
-    cl_mem *in = tc_malloc(N * sizeof *in), *out = tc_malloc(N * sizeof *out);
-    for (int i = 0; i < N; i++) ops[i] = fallback_op(ctx), in[i] = input_with((uint32_t)i), out[i] = output_new();
     cl_event gate = clCreateUserEvent(g_cl, &err);
     ck_assert(gate && err == CL_SUCCESS);
     const int before = thread_count();
