@@ -1,5 +1,6 @@
-"""_lib.py - libclops through ctypes: the structs and functions of include/clops/clops.h (and
-clops_devices.h) used here, and the one place where a clops status becomes a Python exception.
+"""_lib.py - libclops through ctypes: the structs and functions of include/clops/clops.h (and of
+clops_max_unpooling.h and clops_devices.h) used here, and the one place where a clops status becomes a
+Python exception.
 
 The library is the libclops.so.0 that `pip install .` put into the package (clops/lib/: the wheel
 carries that one file, see pyproject.toml); the environment variable CLOPS_LIBRARY names another one (a
@@ -42,7 +43,7 @@ class DepthSpaceDesc(ctypes.Structure):  # clops_depth_to_space_desc and clops_s
                 ("block_size", ctypes.c_uint32), ("order", ctypes.c_int)]
 
 
-class MaxUnpoolingDesc(ctypes.Structure):
+class MaxUnpoolingDesc(ctypes.Structure):  # clops_max_unpooling_desc (clops_max_unpooling.h)
     _fields_ = [("input", ctypes.POINTER(TensorDesc)), ("indices", ctypes.POINTER(TensorDesc)),
                 ("output", ctypes.POINTER(TensorDesc)), ("indices_layout", ctypes.c_int)]
 

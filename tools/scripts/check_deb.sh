@@ -109,7 +109,10 @@ only() {
 }
 L='lib(/[a-z0-9_]+-linux-[a-z0-9_]+)?'   # lib, or Debian's multiarch lib/<triplet>
 only "$lib" "$L/libclops\\.so\\.$major" "$L/libclops\\.so\\.${version//./\\.}"
-only libclops-dev 'include/clops/clops\.h' 'include/clops/[a-z_]+\.h' "$L/libclops\\.so" \
+# The -dev package: each public header of include/clops/ (no other), the link, the CMake and pkg-config files.
+headers=()
+for h in include/clops/*.h; do headers+=("${h//./\\.}"); done
+only libclops-dev "${headers[@]}" "$L/libclops\\.so" \
   "$L/pkgconfig/clops\\.pc" "$L/cmake/clops/clopsConfig\\.cmake" "$L/cmake/clops/clopsConfigVersion\\.cmake" \
   "$L/cmake/clops/clopsTargets\\.cmake" "$L/cmake/clops/clopsTargets-[a-z]+\\.cmake" \
   "$L/cmake/clops/clopsCliTargets\\.cmake" "$L/cmake/clops/clopsCliTargets-[a-z]+\\.cmake"

@@ -3,7 +3,9 @@
 # builds and runs two consumers outside the tree against it: one through
 # find_package(clops), one through pkg-config, both setting
 # CL_TARGET_OPENCL_VERSION=300 themselves, calling OpenCL directly and compiling
-# with -Wall -Werror. Also runs the installed CLI.
+# with -Wall -Werror. Also checks that every public header of include/clops/ is installed
+# and compiles alone (the first include of a file, -Wall -Wextra -Werror), and runs the
+# installed CLI.
 #
 #   bash tools/scripts/check_install.sh [BUILD_DIR]     (default: build, already built)
 #   bash tools/scripts/check_install.sh BUILD_DIR PREFIX  (PREFIX already holds an installed clops, e.g. the
@@ -23,6 +25,20 @@ if [ -n "${2:-}" ]; then cp -a "$2" "$prefix"; else
 cmake --install "$build" --prefix "$prefix" >/dev/null
 fi
 echo "installed into $prefix"
+
+# 0. The public headers: each of include/clops/ installed, and each self-contained (it compiles
+# as the first and only include of a file, whichever of them a consumer includes first).
+headers=$(cd include/clops && ls -- *.h)
+installed=$(cd "$prefix/include/clops" && ls -- *.h)
+[ "$headers" = "$installed" ] ||
+  { printf 'check_install: installed headers differ from include/clops/:\n%s\n' \
+      "$(diff <(echo "$headers") <(echo "$installed"))" >&2; exit 1; }
+for h in $headers; do
+  printf '#include <clops/%s>\nint main(void) { return 0; }\n' "$h" >"$work/alone.c"
+  cc -std=c11 -Wall -Wextra -Werror -fsyntax-only -I"$prefix/include" "$work/alone.c" ||
+    { echo "check_install: clops/$h does not compile alone" >&2; exit 1; }
+done
+echo "check_install: $(echo "$headers" | wc -w) public headers installed, each compiles alone"
 
 # 1. CMake: find_package(clops) with only CMAKE_PREFIX_PATH pointing at the prefix.
 cp -r test/install "$work/cmake-consumer"
