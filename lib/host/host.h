@@ -1,4 +1,4 @@
-/* host.h - the host kernels (host_kernels.c, host_unpool.c): every operator in
+/* host.h - the host kernels (host_kernels.c, host_unpool.c, host_unpool_msg.c): every operator in
  * plain C on validated parameters, with no OpenCL in them. Not installed. */
 #ifndef CLOPS_HOST_H
 #define CLOPS_HOST_H
@@ -20,7 +20,7 @@ clops_status clops_host_unpool_skip(const clops_op_params *p, const clops_host_b
  * strides; `sizes` are the logical sizes (the indices' are the input's). */
 uint64_t clops_elem_offset(const uint64_t sizes[4], const uint64_t strides[4], uint64_t e);
 
-/* CLOPS_ERROR_INDEX_OUT_OF_RANGE naming bad index `v` (as the caller wrote it) at
+/* (host_unpool_msg.c) CLOPS_ERROR_INDEX_OUT_OF_RANGE naming bad index `v` (as the caller wrote it) at
  * row-major input position `e`, its coordinates and the limit it broke (the
  * output's elements, or its plane's for per-plane indices), then `tail`: the one
  * message of the host and the device paths. */
