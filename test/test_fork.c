@@ -72,6 +72,14 @@ static void run_right(clops_operator *op, const tc_prepared *p, const char *what
     free(got);
 }
 
+/* A new operator for `p` on `ctx`, run right (execute_host) and freed. */
+static void create_run_free(clops_context *ctx, const tc_prepared *p, const char *what)
+{
+    clops_operator *op = create(ctx, p, what);
+    run_right(op, p, what);
+    clops_operator_free(op);
+}
+
 /* In the child: CLOPS_ERROR_DEVICE_LOST, saying it forked and what to do. */
 static bool refused(clops_status st)
 {
@@ -189,9 +197,7 @@ START_TEST(test_forked_child_refuses_and_frees)
 
     /* The parent goes on. */
     run_right(op, &p, "device operator, after the child");
-    clops_operator *op2 = create(ctx, &u, "a new operator in the parent");
-    run_right(op2, &u, "a new operator in the parent");
-    clops_operator_free(op2);
+    create_run_free(ctx, &u, "a new operator in the parent");
     clops_operator_free(op);
     clops_operator_free(fb_op);
     clops_operator_free(host_op);
@@ -288,9 +294,7 @@ START_TEST(test_forked_child_new_context_refused)
     /* The parent makes new contexts on the device as before. */
     clops_context *again = NULL;
     ck_assert_int_eq(clops_context_create_device(index, &again), CLOPS_SUCCESS);
-    clops_operator *op2 = create(again, &p, "a new context in the parent");
-    run_right(op2, &p, "a new context in the parent");
-    clops_operator_free(op2);
+    create_run_free(again, &p, "a new context in the parent");
     clops_context_free(again);
     clops_operator_free(op);
     clops_context_free(ctx);
