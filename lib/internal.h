@@ -45,7 +45,8 @@ typedef struct clops_plan_device {
     unsigned max_loops; /* loop iterations after which the device ends a work-item, 0: none known */
     size_t max_group;
     size_t target_group;
-    char profile[96]; /* the profile in effect, "" for none */
+    unsigned serial_max; /* test profiles only (serial=N): MaxUnpooling's serial-plan limit, 0: its own */
+    char profile[96];    /* the profile in effect, "" for none */
 } clops_plan_device;
 
 /* ---- the context (created by api/context.c) ---------------------------------------------- */

@@ -21,7 +21,10 @@
  *
  * CLOPS_OCLGRIND_QUICK=1 keeps one layout per width and order (a smoke run);
  * CLOPS_OCLGRIND_VERBOSE=1 names each case on stderr before it runs;
- * CLOPS_OCLGRIND_ONLY=TEXT runs only the cases whose label contains TEXT.
+ * CLOPS_OCLGRIND_ONLY=TEXT runs only the cases whose label contains TEXT;
+ * CLOPS_OCLGRIND_SHARE=K/N runs only the cases whose label's hash is K modulo N
+ * (and the crowded-tile case), so that runs under N device profiles that share
+ * the cases out between them check each case once (tools/scripts/oclgrind.sh).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -40,6 +43,8 @@
 static clops_context *ctx;
 static int cases, failures, launches, verbose;
 static const char *only; /* CLOPS_OCLGRIND_ONLY: run only the cases whose label contains it */
+static unsigned share_k, share_n = 1; /* CLOPS_OCLGRIND_SHARE=K/N: a case runs when label_hash % N == K */
+static int unshared;                        /* set around the cases every share runs */
 #ifdef CLOPS_DRIVER_FORCED
 static const int forced_chunks = 1;
 #else
@@ -94,11 +99,22 @@ static cl_mem upload(const void *p, size_t n)
  * `chunk` (0: the default) forces the positions per work-item; `vectors` (a
  * clops_loop: 2 explicit vectors, 3 the local-memory tile; 0 the default) forces
  * DepthToSpace/SpaceToDepth's loop where it applies. */
+/* FNV-1a of a case's label: shares the cases out by name, not by their order, whose regular loops
+ * would give one share the same kinds of case in every group. */
+static unsigned label_hash(const char *label)
+{
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)label; *p; p++) h = (h ^ *p) * 16777619u;
+    return h;
+}
+
 static void run_case(const char *label, const clops_operator_desc *desc, const clops_tensor_desc *in,
                      const clops_tensor_desc *idx, const clops_tensor_desc *out, const void *idx_data,
                      clops_status want, unsigned chunk, int vectors)
 {
     if (only && !strstr(label, only))
+        return;
+    if (label_hash(label) % share_n != share_k && !unshared)
         return;
     cases++;
     if (verbose)
@@ -321,7 +337,18 @@ static void unpool_cases(void)
             }
 }
 
-/* MaxUnpooling past the serial plan (input > 4096 elements): the windows plan
+/* Input rows of unpool_plan_cases: 48 (4,800 inputs, past the serial plan's 4,096), or 4 (400
+ * inputs) where the device profile lowers that limit below 400 (serial=N, lib/cl/profile.c), as
+ * oclgrind.sh does for the GPU profiles: there Oclgrind simulates the rounded-up work-groups and
+ * local-memory tiles item by item, and 48 rows took about 30 s a case. */
+static uint32_t plan_rows(void)
+{
+    const char *profile = getenv("CLOPS_TEST_DEVICE_PROFILE");
+    const char *serial = profile ? strstr(profile, "serial=") : NULL;
+    return serial && strtoul(serial + 7, NULL, 10) < 400 ? 4 : 48;
+}
+
+/* MaxUnpooling past the serial plan (input > 4096 elements, or serial=N): the windows plan
  * (its vector form for KW = 2 with packed tensors, a chunk of 40 leaving a
  * tail after the vector steps) with indices in their windows, one outside (the
  * gated pool, bucket and tiles run), duplicates across windows (bucket and tiles
@@ -333,8 +360,9 @@ static void unpool_plan_cases(void)
 {
     static const int widths[3] = {0, 2, 4}; /* width_types: 1, 4, 16 bytes */
     static const char *const kinds[4] = {"in windows", "one outside", "duplicates", "out of range"};
-    enum { N = 1, C = 2, H = 48, W = 50, COUNT = N * C * H * W };
-    static uint64_t idx_data[COUNT];
+    enum { N = 1, C = 2, MAX_H = 48, W = 50 };
+    static uint64_t idx_data[N * C * MAX_H * W];
+    const uint32_t H = plan_rows(), COUNT = N * C * H * W;
     for (int wi = 0; wi < 3; wi++)
         for (int it = 0; it < 2; it++) /* UINT32, INT64 */
             for (int kind = 0; kind < 6; kind++) {
@@ -427,12 +455,24 @@ int main(void)
     const char *q = getenv("CLOPS_OCLGRIND_QUICK"), *v = getenv("CLOPS_OCLGRIND_VERBOSE");
     verbose = v && strcmp(v, "1") == 0;
     only = getenv("CLOPS_OCLGRIND_ONLY");
+    const char *share = getenv("CLOPS_OCLGRIND_SHARE");
+    if (share && *share) {
+        char end;
+        if (sscanf(share, "%u/%u%c", &share_k, &share_n, &end) != 2 || share_n == 0 || share_k >= share_n) {
+            fprintf(stderr, "oclgrind_driver: CLOPS_OCLGRIND_SHARE=%s: expected K/N with 0 <= K < N\n", share);
+            clops_context_free(ctx);
+            return 2;
+        }
+        fprintf(stderr, "oclgrind_driver: share %u/%u: the cases whose label hashes to %u modulo %u\n", share_k, share_n,
+                share_k, share_n);
+    }
     fprintf(stderr, "oclgrind_driver: device \"%s\"\n", clops_context_device_name(ctx));
     depth_space_cases(q && strcmp(q, "1") == 0);
     vector_cases(q && strcmp(q, "1") == 0);
     unpool_cases();
     unpool_plan_cases();
     long_row_cases();
+    unshared = 1;
     crowded_case();
     clops_context_free(ctx);
     fprintf(stderr, "oclgrind_driver: %d cases, %d executions, %d failures\n", cases, launches, failures);

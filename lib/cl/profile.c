@@ -13,6 +13,9 @@
  *                                                            work-item after 65535 loop
  *                                                            iterations (as llvmpipe)
  *
+ * and serial=N lowers MaxUnpooling's serial-plan limit (4096 elements) to N, so that
+ * Oclgrind, which simulates every work-item, reaches the other plans on small inputs.
+ *
  * Read only by test builds (CLOPS_TEST_HOOKS: clops_testable), never by the
  * installed library. */
 #include <errno.h>
@@ -43,7 +46,7 @@ static bool parse_field(const char *field, size_t len, const char *key, unsigned
 static clops_status apply_profile(clops_context *ctx, const char *text)
 {
     cl_device_type type = 0;
-    unsigned long cu = 0, wg = 0, local = 0, loops = 0;
+    unsigned long cu = 0, wg = 0, local = 0, loops = 0, serial = 0;
     const char *at = text;
     for (int first = 1;; first = 0) {
         const char *comma = strchr(at, ',');
@@ -58,12 +61,12 @@ static clops_status apply_profile(clops_context *ctx, const char *text)
         } else {
             ok = parse_field(at, len, "cu", 1u << 20, &cu) || parse_field(at, len, "wg", 1u << 16, &wg) ||
                  parse_field(at, len, "local", 1u << 16, &local) ||
-                 parse_field(at, len, "loops", 1ul << 31, &loops);
+                 parse_field(at, len, "loops", 1ul << 31, &loops) || parse_field(at, len, "serial", 1ul << 30, &serial);
         }
         if (!ok)
             return clops_fail(CLOPS_ERROR_INVALID_SETTING,
                               "CLOPS_TEST_DEVICE_PROFILE=\"%.64s\": \"%.*s\" is not gpu, cpu or accelerator first, then "
-                              "cu=N, wg=N, local=N or loops=N",
+                              "cu=N, wg=N, local=N, loops=N or serial=N",
                               text, (int)(len < 32 ? len : 32), at);
         if (!comma) break;
         at = comma + 1;
@@ -74,6 +77,7 @@ static clops_status apply_profile(clops_context *ctx, const char *text)
     ctx->info.type = type;
     if (cu) ctx->plan.compute_units = (unsigned)cu;
     if (loops) ctx->plan.max_loops = (unsigned)loops;
+    ctx->plan.serial_max = (unsigned)serial;
     ctx->plan.max_group = wg;
     ctx->plan.target_group = local;
     snprintf(ctx->plan.profile, sizeof ctx->plan.profile, "%s", text);
@@ -93,6 +97,7 @@ clops_status clops_device_profile_apply(clops_context *ctx)
      * iterations). Devices that do not say so are taken to have no limit. */
     ctx->plan.max_loops = strstr(ctx->info.device_name, "llvmpipe") ? 65535u : 0u;
     ctx->plan.max_group = ctx->plan.target_group = 0;
+    ctx->plan.serial_max = 0;
     ctx->plan.profile[0] = '\0';
 #ifdef CLOPS_TEST_HOOKS
     const char *text = getenv("CLOPS_TEST_DEVICE_PROFILE");

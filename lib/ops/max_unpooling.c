@@ -123,9 +123,15 @@ static uint64_t pool_step(uint64_t in, uint64_t out)
     return s <= POOL_MAX_STEP ? s : 0;
 }
 
-static bool serial_plan(const clops_op_params *p)
+/* SERIAL_MAX, or a test profile's serial=N (cl/profile.c). */
+static uint64_t serial_max(const clops_operator *op)
 {
-    return p->input.count <= SERIAL_MAX;
+    return op->ctx->plan.serial_max ? op->ctx->plan.serial_max : SERIAL_MAX;
+}
+
+static bool serial_plan(const clops_operator *op)
+{
+    return op->params.input.count <= serial_max(op);
 }
 
 /* Compute units of the operator's device as clops plans for it (cl/profile.c). */
@@ -223,7 +229,7 @@ static bool uses_mark(const clops_operator *op)
 bool clops_max_unpooling_needs_host(const clops_operator *op, char *why, size_t size)
 {
     const clops_op_params *p = &op->params;
-    if (serial_plan(p) || p->output.count == 0) return false;
+    if (serial_plan(op) || p->output.count == 0) return false;
     const bool cpu = cpu_device(op);
     const bucket_layout bl = cpu ? bucket_plan(op) : (bucket_layout){0};
     if (p->input.count >= UINT32_MAX || bl.slots >= UINT32_MAX) {
@@ -402,7 +408,7 @@ static unpool_plan shape_plan(const clops_operator *op)
     const clops_op_params *p = &op->params;
     const uint64_t *in = p->input.sizes, *out = p->output.sizes;
     const bool windows = windows_shaped(p);
-    unpool_plan pl = make_plan(op, serial_plan(p), p->output.count <= SERIAL_MAX, windows ? out[2] / in[2] : 0,
+    unpool_plan pl = make_plan(op, serial_plan(op), p->output.count <= serial_max(op), windows ? out[2] / in[2] : 0,
                                windows ? out[3] / in[3] : 0, pool_step(in[2], out[2]), pool_step(in[3], out[3]),
                                out[3] % 2 == 0);
     /* planes where pool would run, and for shapes with neither windows nor pool;
