@@ -30,9 +30,10 @@ void clops_fb_flush_post(clops_fb_flush *f);
 void clops_fb_flush_drop(clops_fb_flush *f);
 /* Starts the flusher if it is not running; fails only when it cannot start. */
 clops_status clops_fb_flusher_start(void);
-/* Starts one of the library's threads (through clops_cl.thread_create, signals
- * blocked); a failure names RLIMIT_NPROC when that is the likely cause. */
-clops_status clops_fb_thread_start(void *(*run)(void *), bool joinable, pthread_t *out);
+/* Starts one of the library's threads, `what` ("pool", "flusher"), through
+ * clops_cl.thread_create with signals blocked; a failure names RLIMIT_NPROC
+ * when that is the likely cause. */
+clops_status clops_fb_thread_start(void *(*run)(void *), bool joinable, const char *what, pthread_t *out);
 
 /* ---- the pool (fallback_pool.c) -------------------------------------------------------------- */
 

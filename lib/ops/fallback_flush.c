@@ -151,26 +151,26 @@ static void *flusher(void *arg)
     return NULL;
 }
 
-/* `e` from pthread_create: the failure's status and message. */
-static clops_status thread_failed(int e)
+/* `e` from pthread_create for the `what` thread: the failure's status and message. */
+static clops_status thread_failed(int e, const char *what)
 {
     if (e != EAGAIN)
-        return clops_fail(CLOPS_ERROR_INTERNAL, "cannot start the host fallback's pool thread (pthread_create "
-                          "error %d)", e);
+        return clops_fail(CLOPS_ERROR_INTERNAL, "cannot start the host fallback's %s thread (pthread_create "
+                          "error %d)", what, e);
     struct rlimit rl;
     char limit[32] = "unknown";
     if (getrlimit(RLIMIT_NPROC, &rl) == 0) {
         if (rl.rlim_cur == RLIM_INFINITY) snprintf(limit, sizeof limit, "unlimited");
         else snprintf(limit, sizeof limit, "%llu", (unsigned long long)rl.rlim_cur);
     }
-    return clops_fail(CL_OUT_OF_RESOURCES, "cannot start the host fallback's pool thread: resource temporarily "
+    return clops_fail(CL_OUT_OF_RESOURCES, "cannot start the host fallback's %s thread: resource temporarily "
                       "unavailable (EAGAIN): the per-user limit on processes and threads (RLIMIT_NPROC, `ulimit "
                       "-u`: %s) or the system's thread limit is reached; clops itself needs at most %d such "
-                      "threads for all fallback operators (a pool of %d and one flusher)", limit,
+                      "threads for all fallback operators (a pool of %d and one flusher)", what, limit,
                       CLOPS_FB_POOL_THREADS + 1, CLOPS_FB_POOL_THREADS);
 }
 
-clops_status clops_fb_thread_start(void *(*run)(void *), bool joinable, pthread_t *out)
+clops_status clops_fb_thread_start(void *(*run)(void *), bool joinable, const char *what, pthread_t *out)
 {
     /* The library's threads take no signal: they belong to the library, not the caller. */
     sigset_t all, old;
@@ -184,7 +184,7 @@ clops_status clops_fb_thread_start(void *(*run)(void *), bool joinable, pthread_
         pthread_attr_destroy(&attr);
     }
     if (masked) pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return e == 0 ? CLOPS_SUCCESS : thread_failed(e);
+    return e == 0 ? CLOPS_SUCCESS : thread_failed(e, what);
 }
 
 clops_status clops_fb_flusher_start(void)
@@ -193,7 +193,7 @@ clops_status clops_fb_flusher_start(void)
     pthread_mutex_lock(&g_fl.lock);
     clops_status st = CLOPS_SUCCESS;
     if (!g_fl.running && !g_fl.stop) {
-        st = clops_fb_thread_start(flusher, true, &g_fl.thread);
+        st = clops_fb_thread_start(flusher, true, "flusher", &g_fl.thread);
         g_fl.running = st == CLOPS_SUCCESS;
     }
     pthread_mutex_unlock(&g_fl.lock);

@@ -370,7 +370,7 @@ clops_status clops_fb_pool_grow(void)
 {
     if (g_pool.idle > 0 || g_pool.threads >= CLOPS_FB_POOL_THREADS) return CLOPS_SUCCESS;
     pthread_t t;
-    const clops_status st = clops_fb_thread_start(pool_thread, false, &t);
+    const clops_status st = clops_fb_thread_start(pool_thread, false, "pool", &t);
     if (st == CLOPS_SUCCESS) g_pool.threads++;
     return st == CLOPS_SUCCESS || g_pool.threads == 0 ? st : CLOPS_SUCCESS; /* a pool with threads goes on */
 }
