@@ -151,7 +151,8 @@ static clops_status job_new(clops_operator *op, const clops_buffers *b, cl_uint 
             else st = clops_fail_cl(err, "clRetainEvent(host fallback)");
         }
     }
-    if (st == CLOPS_SUCCESS) st = clops_fb_flush_new(op->ctx->queue, &j->flush); /* a reference of its own */
+    if (st == CLOPS_SUCCESS && clops_fb_flush_wanted(op->ctx->info.platform_name))
+        st = clops_fb_flush_new(op->ctx->queue, &j->flush); /* a reference of its own */
     if (st == CLOPS_SUCCESS) {
         j->done = clCreateUserEvent(op->ctx->cl_ctx, &err);
         if (!j->done) st = clops_fail_cl(err, "clCreateUserEvent(host fallback)");

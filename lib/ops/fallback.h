@@ -21,10 +21,13 @@
 
 /* A request to flush one caller's queue, holding its own reference to it. */
 typedef struct clops_fb_flush clops_fb_flush;
+/* Whether the caller's queues on a platform of that name are flushed by the
+ * flusher: not on rusticl, whose clFinish a flush from another thread breaks. */
+bool clops_fb_flush_wanted(const char *platform_name);
 /* Made by execute on the caller's thread (retains `queue`), before anything is enqueued. */
 clops_status clops_fb_flush_new(cl_command_queue queue, clops_fb_flush **out);
 /* The pool, after completing the job's `done`: hands the request to the flusher,
- * which flushes the queue and releases it. Never blocks, never calls OpenCL. */
+ * which flushes the queue and releases it. Never blocks, never calls OpenCL. NULL: nothing. */
 void clops_fb_flush_post(clops_fb_flush *f);
 /* A request never posted (execute failed): released on the caller's thread. NULL: nothing. */
 void clops_fb_flush_drop(clops_fb_flush *f);

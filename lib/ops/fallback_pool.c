@@ -322,7 +322,7 @@ static void serve(clops_host_worker *w)
     clops_fb_schedule(w); /* to the FIFO's end: operators with ready jobs take turns */
     const bool free_w = w->owner_gone && !w->head;
     pending_remove(j); /* a given-up job may still be pending */
-    clops_fb_slot_give(j);      /* a late callback finds nothing */
+    clops_fb_slot_give(j); /* a late callback finds nothing */
     while (g_pool.scanning) pthread_cond_wait(&g_pool.scanned, &clops_fb_lock); /* it may query `before` */
     pthread_mutex_unlock(&clops_fb_lock);
     /* No lock held: a driver may run callbacks inside. */
