@@ -22,7 +22,8 @@
 /* A request to flush one caller's queue, holding its own reference to it. */
 typedef struct clops_fb_flush clops_fb_flush;
 /* Whether the caller's queues on a platform of that name are flushed by the
- * flusher: not on rusticl, whose clFinish a flush from another thread breaks. */
+ * flusher: not on rusticl, whose clFinish a flush from another thread breaks,
+ * nor on Oclgrind, whose clFlush runs the queue on the calling thread. */
 bool clops_fb_flush_wanted(const char *platform_name);
 /* Made by execute on the caller's thread (retains `queue`), before anything is enqueued. */
 clops_status clops_fb_flush_new(cl_command_queue queue, clops_fb_flush **out);

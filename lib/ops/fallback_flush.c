@@ -34,7 +34,11 @@
  * blocking reads and 2,657 of 12,800 clFinish calls returned early; none on
  * PoCL, none without the second thread). clops's own test of 1,000 operators
  * read stale outputs there. rusticl needs no such flush: a command behind a
- * user event runs once the event is set, flushed before or not.
+ * user event runs once the event is set, flushed before or not. Nor on
+ * Oclgrind: its clFlush runs the queue's commands to the end on the calling
+ * thread (a clFinish), so it would run the caller's commands on the flusher,
+ * beside the caller's own clFinish; there a command runs in the caller's next
+ * flush or finish, whenever its events were set.
  *
  * The flusher starts with the first fallback execution (clops_fb_flusher_start),
  * is stopped and joined at library unload (a destructor: it flushes what was
@@ -96,7 +100,10 @@ static void fl_init(void)
     pthread_atfork(fl_prepare, fl_parent, fl_child);
 }
 
-bool clops_fb_flush_wanted(const char *platform_name) { return strcmp(platform_name, "rusticl") != 0; }
+bool clops_fb_flush_wanted(const char *platform_name)
+{
+    return strcmp(platform_name, "rusticl") != 0 && strcmp(platform_name, "Oclgrind") != 0;
+}
 
 clops_status clops_fb_flush_new(cl_command_queue queue, clops_fb_flush **out)
 {
