@@ -5,8 +5,8 @@
  * written back. A driver may hold a command behind a user event until its queue
  * is flushed after clSetUserEventStatus (issue 38, the first hypothesis for the
  * hang on NVIDIA's driver); then `after` would wait for a flush that the caller
- * may never make (a clWaitForEvents on `after` alone flushes nothing that came
- * after it was enqueued). So every `done` the pool completes is followed by a
+ * may never make (its clFinish or clWaitForEvents flushes when it begins, which
+ * may be before `done` is set). So every `done` the pool completes is followed by a
  * clFlush of the caller's queue - on this one thread per process, never on a
  * pool thread: rusticl's clFinish holds its queue's lock while it waits, so a
  * clFlush (or a clReleaseCommandQueue, which flushes) of that queue from
