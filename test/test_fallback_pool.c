@@ -40,7 +40,7 @@
 #include "cl_api.h"
 #include "fixture.h"
 
-#define POOL_THREADS 4 /* lib/ops/fallback.c */
+#define POOL_THREADS 5 /* lib/ops/fallback.h: the pool's 4 and the flusher */
 #define MARGIN 4       /* threads the driver may start meanwhile */
 
 static clops_context *g_dflt; /* the default device's OpenCL objects */
@@ -568,6 +568,167 @@ START_TEST(test_thousand_operators_behind_a_gate)
 }
 END_TEST
 
+/* ---- the flusher ------------------------------------------------------------------------------ */
+
+/* What clops's calls on the caller's queue, and its clSetUserEventStatus calls, saw (through the seam). */
+enum { FLUSH_LOG = 4096, THREADS_SEEN = 16 };
+static pthread_mutex_t g_flog_lock = PTHREAD_MUTEX_INITIALIZER;
+static cl_command_queue g_flog_queue; /* the caller's queue */
+static pthread_t g_main;              /* the test's thread: execute's own flushes */
+typedef struct {
+    pthread_t thread;
+    int sets;           /* user events clops had set when the flush began */
+    int held;           /* clops's references to the queue then (its retains less its releases) */
+} flush_seen;
+static flush_seen g_flog[FLUSH_LOG];
+static int g_nflog, g_flog_lost, g_sets, g_held;
+static pthread_t g_setters[THREADS_SEEN], g_releasers[THREADS_SEEN]; /* threads that set `done`, released the queue */
+static int g_nsetters, g_nreleasers;
+
+/* Under g_flog_lock: `t` added to `seen` once. */
+static void thread_seen(pthread_t *seen, int *n, pthread_t t)
+{
+    int k = 0;
+    while (k < *n && !pthread_equal(seen[k], t)) k++;
+    if (k == *n && k < THREADS_SEEN) seen[(*n)++] = t;
+}
+
+static cl_int CL_API_CALL logged_flush(cl_command_queue q)
+{
+    if (q == g_flog_queue && !pthread_equal(pthread_self(), g_main)) {
+        pthread_mutex_lock(&g_flog_lock);
+        if (g_nflog < FLUSH_LOG) g_flog[g_nflog++] = (flush_seen){pthread_self(), g_sets, g_held};
+        else g_flog_lost++;
+        pthread_mutex_unlock(&g_flog_lock);
+    }
+    return clops_cl_real.clFlush(q);
+}
+
+static cl_int CL_API_CALL logged_retain(cl_command_queue q)
+{
+    const cl_int err = clops_cl_real.clRetainCommandQueue(q);
+    pthread_mutex_lock(&g_flog_lock);
+    if (q == g_flog_queue && err == CL_SUCCESS) g_held++;
+    pthread_mutex_unlock(&g_flog_lock);
+    return err;
+}
+
+static cl_int CL_API_CALL logged_release(cl_command_queue q)
+{
+    pthread_mutex_lock(&g_flog_lock);
+    if (q == g_flog_queue) g_held--, thread_seen(g_releasers, &g_nreleasers, pthread_self());
+    pthread_mutex_unlock(&g_flog_lock);
+    return clops_cl_real.clReleaseCommandQueue(q);
+}
+
+static cl_int CL_API_CALL logged_set(cl_event e, cl_int status)
+{
+    pthread_mutex_lock(&g_flog_lock);
+    thread_seen(g_setters, &g_nsetters, pthread_self());
+    pthread_mutex_unlock(&g_flog_lock);
+    const cl_int err = clops_cl_real.clSetUserEventStatus(e, status);
+    pthread_mutex_lock(&g_flog_lock);
+    g_sets++; /* after the set: a flush that saw this count began after it */
+    pthread_mutex_unlock(&g_flog_lock);
+    return err;
+}
+
+static void *open_gate(void *gate)
+{
+    const struct timespec nudge = {0, 20000000}; /* lets the test's clFinish begin first, most times */
+    nanosleep(&nudge, NULL);
+    ck_assert_int_eq(clSetUserEventStatus((cl_event)gate, CL_COMPLETE), CL_SUCCESS);
+    return NULL;
+}
+
+static int held(void)
+{
+    pthread_mutex_lock(&g_flog_lock);
+    const int n = g_held;
+    pthread_mutex_unlock(&g_flog_lock);
+    return n;
+}
+
+/* Issue 38, NVIDIA's first hypothesis: a driver may hold `after` behind its user
+ * event `done` until the queue is flushed after the event was set. N operators
+ * behind a gate, freed with their context before it opens; the gate opened on
+ * another thread while this one is in clFinish of the queue (rusticl's clFinish
+ * holds the queue's lock: a flush from a pool thread deadlocked there). Through
+ * the seam: the caller's queue is flushed, by a thread other than the caller's,
+ * after the last `done` was set; every such flush is on one thread, which never
+ * set a user event (not a pool thread), and while clops held a reference of its
+ * own (the context's was released before the gate); no pool thread released the
+ * queue (a release flushes); in the end clops holds none. Every output right.
+ * On rusticl no thread but the caller's flushes its queue at all: there a flush
+ * from another thread makes the caller's clFinish return early (fallback_flush.c). */
+START_TEST(test_flusher_flushes_the_callers_queue)
+{
+    enum { N = 64 };
+    cl_int err;
+    cl_command_queue q = clCreateCommandQueue(g_cl, g_dev, 0, &err);
+    ck_assert(q && err == CL_SUCCESS);
+    g_main = pthread_self();
+    g_flog_queue = q;
+    g_nflog = g_flog_lost = g_sets = g_held = g_nsetters = g_nreleasers = 0;
+    clops_cl.clFlush = logged_flush;
+    clops_cl.clRetainCommandQueue = logged_retain;
+    clops_cl.clReleaseCommandQueue = logged_release;
+    clops_cl.clSetUserEventStatus = logged_set;
+    clops_context *ctx = fallback_around(q);
+    clops_operator *ops[N];
+    cl_mem in[N], out[N];
+    for (int i = 0; i < N; i++) ops[i] = fallback_op(ctx), in[i] = input_with((uint32_t)i), out[i] = output_new();
+    cl_event gate = clCreateUserEvent(g_cl, &err);
+    ck_assert(gate && err == CL_SUCCESS);
+    for (int i = 0; i < N; i++) clReleaseEvent(execute(ops[i], in[i], out[i], 1, &gate));
+    for (int i = 0; i < N; i++) clops_operator_free(ops[i]);
+    clops_context_free(ctx);
+    pthread_t opener;
+    ck_assert_int_eq(pthread_create(&opener, NULL, open_gate, gate), 0);
+    ck_assert_int_eq(clFinish(q), CL_SUCCESS);
+    ck_assert_int_eq(pthread_join(opener, NULL), 0);
+    for (int i = 0; i < N; i++) expect_output(q, out[i], i, "operator", i);
+    /* The flusher works after `done`, so after clFinish may have returned: until it released every
+     * reference (a minute at most: not a timing, a bound on a hang). */
+    for (int ms = 0; held() > 0 && ms < 60000; ms++) {
+        const struct timespec pause = {0, 1000000};
+        nanosleep(&pause, NULL);
+    }
+    clops_cl = clops_cl_real;
+    ck_assert_msg(g_held == 0, "clops's references to the caller's queue after its work: %d (retains less releases)",
+                  g_held);
+    ck_assert_msg(g_sets == N, "clops set %d user events for %d executions", g_sets, N);
+    cl_platform_id platform;
+    char name[128] = "";
+    ck_assert_int_eq(clGetDeviceInfo(g_dev, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL), CL_SUCCESS);
+    ck_assert_int_eq(clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof name, name, NULL), CL_SUCCESS);
+    const bool rusticl = !strcmp(name, "rusticl");
+    if (rusticl)
+        ck_assert_msg(g_nflog == 0, "rusticl: another thread flushed the caller's queue %d time(s)", g_nflog);
+    else
+        ck_assert_msg(g_nflog > 0, "the caller's queue was never flushed after its executions' `done`");
+    if (g_nflog)
+        ck_assert_msg(g_flog[g_nflog - 1].sets == N, "the last flush of the caller's queue began after %d of %d "
+                      "`done` were set", g_flog[g_nflog - 1].sets, N);
+    for (int i = 0; i < g_nflog; i++) {
+        ck_assert_msg(pthread_equal(g_flog[i].thread, g_flog[0].thread), "flush %d of the caller's queue on a second "
+                      "thread (one flusher per process)", i);
+        ck_assert_msg(g_flog[i].held > 0, "flush %d of the caller's queue while clops held no reference to it", i);
+    }
+    for (int k = 0; k < g_nsetters; k++) {
+        ck_assert_msg(!g_nflog || !pthread_equal(g_setters[k], g_flog[0].thread), "a thread that sets `done` (a pool "
+                      "thread) flushed the caller's queue");
+        for (int r = 0; r < g_nreleasers; r++)
+            ck_assert_msg(!pthread_equal(g_setters[k], g_releasers[r]), "a pool thread released the caller's queue");
+    }
+    fprintf(stderr, "flusher (%s): %d flush(es) of the caller's queue for %d executions (%d not logged), %d thread(s) "
+            "set `done`, %d released the queue\n", name, g_nflog, N, g_flog_lost, g_nsetters, g_nreleasers);
+    for (int i = 0; i < N; i++) clReleaseMemObject(in[i]), clReleaseMemObject(out[i]);
+    clReleaseEvent(gate);
+    clReleaseCommandQueue(q);
+}
+END_TEST
+
 /* ---- fork ------------------------------------------------------------------------------------- */
 
 START_TEST(test_forked_child_does_not_hang)
@@ -620,6 +781,7 @@ int main(void)
     /* test_thread_limit_named first: later ones leave the pool with threads. */
     TC_TESTS(tc, test_thread_limit_named, test_ten_thousand_operators, test_fifo_per_operator_interleaved,
              test_given_up_behind_a_gate, test_failed_wait_list, test_out_of_order_chain_without_markers,
-             test_thousand_operators_behind_a_gate, test_forked_child_does_not_hang);
+             test_thousand_operators_behind_a_gate, test_flusher_flushes_the_callers_queue,
+             test_forked_child_does_not_hang);
     return tc_run_nofork(s);
 }

@@ -19,10 +19,15 @@
  * reported by last_status although a later execution succeeded, and a failed
  * execute after it does not erase it. Executions run one after another, in
  * execute order, also on an out-of-order queue.
+ *
+ * The flusher's premise (lib/ops/fallback_flush.c): on this driver a clFlush
+ * from another thread does not make the caller's clFinish or blocking read
+ * return early (plain OpenCL; reported only on rusticl, which breaks it).
  */
 #define _POSIX_C_SOURCE 200809L
 #define CLOPS_CL_API_NO_MACROS /* this file calls the real OpenCL by name */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include "cl_api.h"
@@ -384,6 +389,77 @@ START_TEST(test_executions_in_order)
 }
 END_TEST
 
+/* ---- the flusher's premise ------------------------------------------------------------------- */
+
+static cl_command_queue g_race_q;
+static atomic_int g_race_stop;
+
+static void *flush_loop(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&g_race_stop)) clFlush(g_race_q);
+    return NULL;
+}
+
+/* lib/ops/fallback_flush.c flushes the caller's queue from its own thread after
+ * each fallback execution. That is safe only if a clFlush from another thread
+ * never makes the caller's clFinish, or a blocking read, on the same queue
+ * return before its commands completed. Checked on this driver with plain
+ * OpenCL: N buffers read back R times each, with a blocking read and with a
+ * read and clFinish, while a second thread flushes the queue in a loop; every
+ * read must have landed when the call returned. Mesa's rusticl (22.3) breaks
+ * it - clops flushes no caller's queue there, so its count is printed, not
+ * asserted. On NVIDIA's driver this says whether the flusher is safe there. */
+START_TEST(test_flush_from_another_thread_keeps_finish)
+{
+    enum { N = 16, R = 50, WORDS = 1 << 14 };
+    cl_context cl = clops_context_cl_context(g_dflt);
+    cl_device_id dev = NULL;
+    ck_assert_int_eq(clGetContextInfo(cl, CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL), CL_SUCCESS);
+    cl_int err;
+    g_race_q = clCreateCommandQueue(cl, dev, 0, &err);
+    ck_assert(g_race_q && err == CL_SUCCESS);
+    uint32_t *got = tc_malloc(WORDS * sizeof *got);
+    cl_mem m[N];
+    for (uint32_t i = 0; i < N; i++) {
+        for (uint32_t k = 0; k < WORDS; k++) got[k] = i * WORDS + k;
+        m[i] = buffer_with(cl, got, WORDS * sizeof *got);
+    }
+    atomic_store(&g_race_stop, 0);
+    pthread_t flusher;
+    ck_assert_int_eq(pthread_create(&flusher, NULL, flush_loop, NULL), 0);
+    int early_read = 0, early_finish = 0;
+    for (int r = 0; r < R; r++)
+        for (uint32_t i = 0; i < N; i++) {
+            const uint32_t last = i * WORDS + WORDS - 1;
+            memset(got, 0xff, WORDS * sizeof *got);
+            ck_assert_int_eq(clEnqueueReadBuffer(g_race_q, m[i], CL_TRUE, 0, WORDS * sizeof *got, got, 0, NULL, NULL),
+                             CL_SUCCESS);
+            early_read += got[WORDS - 1] != last;
+            memset(got, 0xff, WORDS * sizeof *got);
+            ck_assert_int_eq(clEnqueueReadBuffer(g_race_q, m[i], CL_FALSE, 0, WORDS * sizeof *got, got, 0, NULL,
+                                                 NULL), CL_SUCCESS);
+            ck_assert_int_eq(clFinish(g_race_q), CL_SUCCESS);
+            early_finish += got[WORDS - 1] != last;
+        }
+    atomic_store(&g_race_stop, 1);
+    ck_assert_int_eq(pthread_join(flusher, NULL), 0);
+    cl_platform_id platform;
+    char name[128] = "";
+    ck_assert_int_eq(clGetDeviceInfo(dev, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL), CL_SUCCESS);
+    ck_assert_int_eq(clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof name, name, NULL), CL_SUCCESS);
+    fprintf(stderr, "%s, a second thread flushing: %d of %d blocking reads and %d of %d clFinish returned early\n",
+            name, early_read, N * R, early_finish, N * R);
+    if (strcmp(name, "rusticl") != 0)
+        ck_assert_msg(!early_read && !early_finish, "%s: a clFlush from another thread made %d blocking read(s) "
+                      "and %d clFinish return before the read completed: clops's flusher "
+                      "(lib/ops/fallback_flush.c) is unsafe on this driver", name, early_read, early_finish);
+    for (int i = 0; i < N; i++) clReleaseMemObject(m[i]);
+    clReleaseCommandQueue(g_race_q);
+    free(got);
+}
+END_TEST
+
 int main(void)
 {
     const int need = tc_need_devices(1, "the fallback from a device cannot be tested");
@@ -391,6 +467,6 @@ int main(void)
     Suite *s = suite_create("fallback_wait");
     TCase *tc = tc_fixture_case(s, "no_wait", setup, teardown);
     TC_TESTS(tc, test_execute_does_not_wait, test_freed_before_the_gate, test_failure_not_forgotten,
-             test_no_deadline_on_the_host_work, test_executions_in_order);
+             test_no_deadline_on_the_host_work, test_executions_in_order, test_flush_from_another_thread_keeps_finish);
     return tc_run_nofork(s);
 }
