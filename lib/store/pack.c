@@ -579,7 +579,8 @@ int clops_pack_add(const char *pack_path, const clops_pack_new *entries, size_t 
     }
     if (fd >= 0) close(fd);
     if (rc == 0 && kept + added > CLOPS_PACK_MAX_ENTRIES) { /* refused before a byte is written */
-        snprintf(why, why_size, "it holds %llu other entries already and %llu are added, and a pack may hold at most %u",
+        snprintf(why, why_size,
+                 "it holds %llu other entries already, %llu would be added, and a pack may hold at most %u",
                  (unsigned long long)kept, (unsigned long long)added, CLOPS_PACK_MAX_ENTRIES);
         rc = -1;
     }

@@ -5,8 +5,9 @@
 # only, standing in for a vendor's offline compiler), add the binaries to a
 # pack in one `pack-add --list` call, import the pack into an empty cache, and
 # run a whole `clops conformance --quick` with the compiler disabled: every
-# case must pass and every operator must run on the device (no host fallback). A control run on an empty cache
-# must fall back, so the assertion is not vacuous. Exit 77: no OpenCL device.
+# case must pass and every operator must run on the device (no host fallback).
+# A control run on an empty cache must fall back, so the assertion is not
+# vacuous. Exit 77: no OpenCL device.
 set -euo pipefail
 clops=$1 aotc=$2
 work=$(mktemp -d)
