@@ -23,7 +23,12 @@
  * nothing. Its work is O(n log n) in the entries whatever their keys (sorted
  * name hashes find duplicates), a pack holds at most CLOPS_PACK_MAX_ENTRIES, and
  * after CLOPS_PACK_MAX_LOAD_FAILURES entries that crash or hang the loader the
- * rest are not tried. */
+ * rest are not tried.
+ *
+ * Adding entries (clops_pack_add: ahead-of-time binaries, any number at once)
+ * checks the old pack as import does, reads it once and writes the new one
+ * once, through the atomic writer: the entry limit is checked before a byte is
+ * written and a failure leaves the old pack as it was. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>

@@ -553,18 +553,17 @@ static int pack_add_items(const cli_command *cmd, const cli_args *args, char **t
         return -1;
     }
     *exit_code = EXIT_FAIL;
+    unsigned char *bytes;
+    size_t len;
     if (!args->list) {
-        unsigned char *data;
-        *items = calloc(1, sizeof **items);
-        if (!*items) return fail_line("kernels pack-add", "out of memory"), -1;
-        if (read_binary(args->binary, args->binary, &data, &(*items)->binary_size) != 0) return -1;
-        **items = (clops_pack_binary){args->source, args->build_options, data, (*items)->binary_size};
+        if (read_binary(args->binary, args->binary, &bytes, &len) != 0) return -1;
+        *items = malloc(sizeof **items);
+        if (!*items) return free(bytes), fail_line("kernels pack-add", "out of memory"), -1;
+        **items = (clops_pack_binary){args->source, args->build_options, bytes, len};
         *n = 1;
         return 0;
     }
-    unsigned char *bytes;
-    size_t len;
-    errno = 0;
+    errno = 0; /* the list: a regular file, within the bound of one binary */
     if (clops_file_read(args->list, CLOPS_CACHE_MAX_PAYLOAD_BYTES, &bytes, &len) != 0)
         return fail_line(args->list, errno == EINVAL ? "not a regular file" : strerror(errno ? errno : EIO)), -1;
     *text = malloc(len + 1); /* the lines as strings, the last one's end included */
