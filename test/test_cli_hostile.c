@@ -2,7 +2,8 @@
  * test_cli_hostile.c - the CLI against hostile files and settings (issue 24):
  * `cache list` on entries whose keys are shorter than what it looks for (N10),
  * `conformance --json` through the library's file writer (N11), `kernels
- * pack-add --binary` through the store's bounded reader (N16), JSON outputs that
+ * pack-add --binary` through the store's bounded reader (N16) and its --list's
+ * malformed lines refused by their numbers, JSON outputs that
  * stay valid UTF-8 whatever bytes a path holds (N17), and the watchdog taking
  * CLOPS_TIMEOUT as the default of --timeout; strict --windows sides and device
  * indices past INT32_MAX (issue 38 Q6, Q7). Shared fixtures: cli_fixture.h.
@@ -183,6 +184,52 @@ START_TEST(test_pack_add_binary_not_regular)
 }
 END_TEST
 
+/* pack-add --list: a malformed line (one tab), or one whose binary cannot be
+ * read, is refused with its line number and the pack is left as it was; the
+ * list then adds its binaries, comments and blank lines skipped, the last line
+ * for a program winning. */
+START_TEST(test_pack_add_list_malformed_line)
+{
+    char pack[512], bin[512], list[512], line[1200];
+    tmp_path(pack, sizeof pack, "aot.pack");
+    tmp_path(bin, sizeof bin, "kernel.bin");
+    tmp_path(list, sizeof list, "binaries.txt");
+    write_bytes(bin, "not a real binary", 17);
+    snprintf(line, sizeof line, "depth_space.cl\t-DX=1\t%s\n", bin);
+    write_bytes(list, line, strlen(line));
+    const char *args[] = {"kernels", "pack-add", pack, "--device", "0", "--list", list, NULL};
+    run_argv(args);
+    ck_assert_msg(res.exit_code == 0 && strstr(res.out, ": 1 entry"), "exit %d: %.400s%.400s", res.exit_code, res.out,
+                  res.err);
+    size_t len, now_len;
+    unsigned char *was = slurp(pack, &len);
+    const char *bad[] = {"depth_space.cl\t-DY=1 %s\n", "depth_space.cl\t-DY=1\t%s.missing\n"};
+    const char *want[] = {"binaries.txt:3: not SOURCE<TAB>OPTIONS<TAB>BINARY-PATH", "binaries.txt:3: "};
+    for (int i = 0; i < 2; i++) {
+        int n = snprintf(line, sizeof line, "# SOURCE<TAB>OPTIONS<TAB>BINARY\ndepth_space.cl\t-DZ=1\t%s\n", bin);
+        n += snprintf(line + n, sizeof line - (size_t)n, bad[i], bin);
+        write_bytes(list, line, (size_t)n);
+        run_argv(args);
+        ck_assert_msg(res.exit_code == 1 && strstr(res.err, want[i]), "case %d: exit %d: %.400s", i, res.exit_code,
+                      res.err);
+        unsigned char *now = slurp(pack, &now_len);
+        ck_assert_msg(now_len == len && memcmp(now, was, len) == 0, "case %d changed the pack", i);
+        free(now);
+        assert_no_temp_files();
+    }
+    free(was);
+    int n = snprintf(line, sizeof line, "\n# two programs\ndepth_space.cl\t-DZ=1\t%s\n", bin);
+    snprintf(line + n, sizeof line - (size_t)n, "depth_space.cl\t-DX=1\t%s\n", bin);
+    write_bytes(list, line, strlen(line));
+    run_argv(args);
+    ck_assert_msg(res.exit_code == 0 && strstr(res.out, ": 2 entries"), "exit %d: %.400s%.400s", res.exit_code, res.out,
+                  res.err);
+    unlink(pack);
+    unlink(bin);
+    unlink(list);
+}
+END_TEST
+
 /* ---- N17: JSON outputs are valid UTF-8 ------------------------------------------------------------ */
 
 /* A cache directory whose name is not UTF-8 (bytes ff fe): `cache list --json`
@@ -296,6 +343,7 @@ static Suite *cli_hostile_suite(void)
     Suite *s = suite_create("cli_hostile");
     TCase *tc = cli_case(s);
     TC_TESTS(tc, test_cache_list_short_keys, test_conformance_json_targets, test_pack_add_binary_not_regular,
+             test_pack_add_list_malformed_line,
              test_json_non_utf8_path, test_timeout_from_environment, test_windows_strict_sides,
              test_device_index_past_int32);
     return s;

@@ -186,6 +186,8 @@ static const form_case form_cases[] = {
     {{"kernels", "list", "--windows=0x2"}, 2, "--windows"},
     {{"kernels", "pack-add", "%T/p.pack", "--device", "0", "--source", "depth_space.cl"}, 2,
      "missing required option --options"},
+    {{"kernels", "pack-add", "%T/p.pack", "--device", "0", "--list", "%T/l.txt", "--binary", "%T/b"}, 2,
+     "--list FILE takes the place of --source, --options and --binary"},
     {{"kernels", "source"}, 2, "missing arguments"},
     {{"kernels", "frob"}, 2, "unknown kernels subcommand 'frob'"},
 };
@@ -223,7 +225,7 @@ static const help_options help_cases[] = {
     {{"kernels", "list"},
      {"--device N", "--ops LIST", "--types LIST", "--blocks LIST", "--layouts LIST", "--windows LIST", "--block-arg",
       "--json"}},
-    {{"kernels", "pack-add"}, {"--device N", "--source FILE", "--options OPTIONS", "--binary BIN"}},
+    {{"kernels", "pack-add"}, {"--device N", "--source FILE", "--options OPTIONS", "--binary BIN", "--list FILE"}},
     {{"tune"}, {"--device N", "--quick", "--json"}},
     {{"cache", "list"}, {"--json"}},
     {{"devices"}, {"--json"}},

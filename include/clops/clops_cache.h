@@ -296,7 +296,8 @@ CLOPS_API clops_status clops_program_source_text(const char *source_name, char *
  *  written atomically). The binary is what clGetProgramInfo
  *  (CL_PROGRAM_BINARIES) gives, or a vendor's offline compiler writes for the
  *  same source and options; it is checked when loaded, not here. `*count` (may
- *  be NULL): the pack's entries afterwards.
+ *  be NULL): the pack's entries afterwards. Adding many binaries: clops_pack_add_binaries(),
+ *  of which this is the case of one.
  *  @param pack_path the pack file.
  *  @param device_index the device the binary is for.
  *  @param source_name the program's kernel source file.
@@ -318,6 +319,43 @@ CLOPS_API clops_status clops_program_source_text(const char *source_name, char *
 CLOPS_API clops_status clops_pack_add_binary(const char *pack_path, unsigned device_index, const char *source_name,
                                              const char *build_options, const void *binary, size_t binary_size,
                                              size_t *count);
+/** One device binary for clops_pack_add_binaries(): as the arguments of
+ *  clops_pack_add_binary() of the same names. */
+typedef struct clops_pack_binary {
+    const char *source_name;   /**< the program's kernel source file */
+    const char *build_options; /**< its build options, exactly as clops_program_fn named them */
+    const void *binary;        /**< the device binary */
+    size_t binary_size;        /**< bytes at `binary`: 1 to 1 GiB */
+} clops_pack_binary;
+/** Adds `n` device binaries for device `device_index` to the pack file
+ *  `pack_path` at once, as `n` calls of clops_pack_add_binary() would but with
+ *  one context on the device, one read of the old pack and one atomic write
+ *  (adding one binary per call rewrites the whole pack each time). An entry
+ *  for the same program and device is replaced; of binaries in `binaries` for
+ *  one program, the last wins. Every item is checked before the device is
+ *  opened; on any failure the pack is left as it was and the message names the
+ *  item (`binaries[i]`).
+ *  @param pack_path the pack file (created if missing).
+ *  @param device_index the device of clops_device_list() the binaries are for.
+ *  @param binaries `n` binaries.
+ *  @param n how many: 1 to 65,536.
+ *  @param[out] count the pack's entries afterwards; may be NULL.
+ *  @return ::CLOPS_SUCCESS, or:
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `pack_path` or `binaries` is NULL, or an
+ *          item's `source_name`, `build_options` or `binary`.
+ *  @retval CLOPS_ERROR_BAD_PACK `n` is 0 or more than 65,536, an item's
+ *          `binary_size` is 0 or more than 1 GiB, the existing pack is malformed
+ *          (the message says where), or the pack would hold more than 65,536
+ *          entries (nothing is written).
+ *  @retval CLOPS_ERROR_KERNEL_SOURCE_UNAVAILABLE an item's unknown `source_name`.
+ *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY an allocation failed.
+ *  @retval CLOPS_ERROR_CACHE_IO the pack cannot be read or written (the message says why).
+ *  @retval other as clops_context_create_device() (the device's identity is part of each entry).
+ *  @threadsafety Any thread; reads the environment. Two writers of one pack at
+ *  once: the last rename wins.
+ *  @blocking Creating a context on the device (the driver); the file system. */
+CLOPS_API clops_status clops_pack_add_binaries(const char *pack_path, unsigned device_index,
+                                               const clops_pack_binary *binaries, size_t n, size_t *count);
 
 /** Operators of a clops_program_selection (bits of its `ops`). */
 enum {

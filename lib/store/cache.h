@@ -115,13 +115,21 @@ int clops_cache_export(const clops_cache_config *cfg, const char *pack_path, siz
 int clops_cache_import(const clops_cache_config *cfg, const char *pack_path, clops_pack_loader loader,
                        const void *loader_opts, clops_pack_report *report, clops_status *st, char *why,
                        size_t why_size);
-/* Adds the entry for `key` to the pack (created if missing; an entry with the
- * same key is replaced), atomically; returns the pack's entry count, or -1 with
- * `*st` and `why`: CLOPS_ERROR_BAD_PACK for a malformed pack or one that holds
- * CLOPS_PACK_MAX_ENTRIES other entries already (nothing is written),
+/* An entry to add to a pack: its key and payload. */
+typedef struct clops_pack_new {
+    const char *key;
+    size_t key_len;
+    const unsigned char *payload;
+    size_t payload_len;
+} clops_pack_new;
+/* Adds the `n` entries to the pack (created if missing) in one read of the old
+ * pack and one atomic write: an old entry with a new one's key is replaced, and
+ * of new entries with one key the last wins. Returns the pack's entry count, or
+ * -1 with `*st` and `why`, and the pack as it was: CLOPS_ERROR_BAD_PACK for a
+ * malformed pack or more than CLOPS_PACK_MAX_ENTRIES entries afterwards,
  * CLOPS_ERROR_CACHE_IO when it cannot be read or written. */
-int clops_pack_add(const char *pack_path, const char *key, size_t key_len, const unsigned char *payload,
-                   size_t payload_len, clops_status *st, char *why, size_t why_size);
+int clops_pack_add(const char *pack_path, const clops_pack_new *entries, size_t n, clops_status *st, char *why,
+                   size_t why_size);
 
 /* ---- bytes and hashes shared by the store's formats ---------------------------------------- */
 

@@ -23,7 +23,12 @@
  * nothing. Its work is O(n log n) in the entries whatever their keys (sorted
  * name hashes find duplicates), a pack holds at most CLOPS_PACK_MAX_ENTRIES, and
  * after CLOPS_PACK_MAX_LOAD_FAILURES entries that crash or hang the loader the
- * rest are not tried. */
+ * rest are not tried.
+ *
+ * Adding entries (clops_pack_add: ahead-of-time binaries, any number at once)
+ * checks the old pack as import does, reads it once and writes the new one
+ * once, through the atomic writer: the entry limit is checked before a byte is
+ * written and a failure leaves the old pack as it was. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -492,10 +497,38 @@ clops_status clops_cache_export_pack_with_options(const clops_context_options *o
     return clops_cache_export_pack_report_with_options(opts, path, count, NULL);
 }
 
-/* ---- adding one entry (ahead-of-time binaries) --------------------------------------------- */
+/* ---- adding entries (ahead-of-time binaries) ----------------------------------------------- */
 
-int clops_pack_add(const char *pack_path, const char *key, size_t key_len, const unsigned char *payload,
-                   size_t payload_len, clops_status *st, char *why, size_t why_size)
+/* Orders pointers to new entries by key (length, then bytes), equal keys by
+ * their place in the batch. */
+static int key_cmp(const void *k, size_t klen, const clops_pack_new *e)
+{
+    if (klen != e->key_len) return klen < e->key_len ? -1 : 1;
+    return memcmp(k, e->key, klen);
+}
+static int by_key_then_place(const void *a, const void *b)
+{
+    const clops_pack_new *x = *(const clops_pack_new *const *)a, *y = *(const clops_pack_new *const *)b;
+    const int c = key_cmp(x->key, x->key_len, y);
+    return c ? c : (x > y) - (x < y);
+}
+
+/* Whether a new entry has the key `k` (a binary search of `sorted`). */
+static bool new_has_key(const clops_pack_new *const *sorted, size_t n, const void *k, size_t klen)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        const int c = key_cmp(k, klen, sorted[mid]);
+        if (c == 0) return true;
+        if (c < 0) hi = mid;
+        else lo = mid + 1;
+    }
+    return false;
+}
+
+int clops_pack_add(const char *pack_path, const clops_pack_new *entries, size_t n, clops_status *st,
+                   char *why, size_t why_size)
 {
     pack_item *items = NULL;
     size_t count = 0;
@@ -514,13 +547,26 @@ int clops_pack_add(const char *pack_path, const char *key, size_t key_len, const
             return -1;
         }
     }
-    /* The old entries but one with this key, then the new one. */
+    /* The new entries sorted by key, then the old entries but those with a new
+     * entry's key, then the new entries but those with a later one's key:
+     * O((old + new) log new) key compares whatever the keys. */
     unsigned char **old = calloc(count ? count : 1, sizeof *old);
-    uint64_t kept = 0;
-    int rc = old ? 0 : -1;
-    if (!old) {
+    const clops_pack_new **sorted = malloc((n ? n : 1) * sizeof *sorted);
+    bool *dropped = calloc(n ? n : 1, sizeof *dropped);
+    int rc = old && sorted && dropped ? 0 : -1;
+    if (rc != 0) {
         *st = CLOPS_ERROR_OUT_OF_HOST_MEMORY;
-        snprintf(why, why_size, "no memory for its %zu entries", count);
+        snprintf(why, why_size, "no memory for its %zu entries and %zu new ones", count, n);
+    }
+    uint64_t kept = 0, added = 0;
+    if (rc == 0) {
+        for (size_t i = 0; i < n; i++) sorted[i] = &entries[i];
+        qsort(sorted, n, sizeof *sorted, by_key_then_place);
+        for (size_t i = 0; i < n; i++) { /* dropped: a later entry of the batch has its key */
+            const bool later = i + 1 < n && key_cmp(sorted[i]->key, sorted[i]->key_len, sorted[i + 1]) == 0;
+            dropped[sorted[i] - entries] = later;
+            added += !later;
+        }
     }
     for (size_t i = 0; rc == 0 && i < count; i++) {
         const unsigned char *k;
@@ -529,7 +575,7 @@ int clops_pack_add(const char *pack_path, const char *key, size_t key_len, const
         if (!old[i]) {
             snprintf(why, why_size, "entry %zu changed while the pack was read", i + 1);
             rc = -1;
-        } else if (klen == key_len && memcmp(k, key, key_len) == 0) {
+        } else if (new_has_key(sorted, n, k, klen)) {
             free(old[i]);
             old[i] = NULL;
         } else {
@@ -537,9 +583,10 @@ int clops_pack_add(const char *pack_path, const char *key, size_t key_len, const
         }
     }
     if (fd >= 0) close(fd);
-    if (rc == 0 && kept >= CLOPS_PACK_MAX_ENTRIES) { /* refused before a byte is written */
-        snprintf(why, why_size, "it holds %llu other entries already, and a pack may hold at most %u",
-                 (unsigned long long)kept, CLOPS_PACK_MAX_ENTRIES);
+    if (rc == 0 && kept + added > CLOPS_PACK_MAX_ENTRIES) { /* refused before a byte is written */
+        snprintf(why, why_size,
+                 "it holds %llu other entries already, %llu would be added, and a pack may hold at most %u",
+                 (unsigned long long)kept, (unsigned long long)added, CLOPS_PACK_MAX_ENTRIES);
         rc = -1;
     }
     clops_file_writer w = {.fd = -1};
@@ -550,7 +597,7 @@ int clops_pack_add(const char *pack_path, const char *key, size_t key_len, const
     if (rc == 0) {
         unsigned char head[PACK_HEADER_BYTES], len[8];
         memcpy(head, PACK_MAGIC, 8);
-        clops_put_u64(head + 8, kept + 1);
+        clops_put_u64(head + 8, kept + added);
         clops_file_write(&w, head, sizeof head);
         for (size_t i = 0; i < count; i++)
             if (old[i]) {
@@ -558,18 +605,24 @@ int clops_pack_add(const char *pack_path, const char *key, size_t key_len, const
                 clops_file_write(&w, len, 8);
                 clops_file_write(&w, old[i], (size_t)items[i].len);
             }
-        unsigned char header[CLOPS_CACHE_ENTRY_HEADER_BYTES];
-        clops_cache_entry_header(header, (const unsigned char *)key, key_len, payload, payload_len);
-        clops_put_u64(len, sizeof header + key_len + payload_len);
-        clops_file_write(&w, len, 8);
-        clops_file_write(&w, header, sizeof header);
-        clops_file_write(&w, key, key_len);
-        clops_file_write(&w, payload, payload_len);
-        rc = clops_file_commit(&w) == 0 ? (int)(kept + 1) : -1;
+        for (size_t i = 0; i < n; i++) {
+            if (dropped[i]) continue;
+            const clops_pack_new *e = &entries[i];
+            unsigned char header[CLOPS_CACHE_ENTRY_HEADER_BYTES];
+            clops_cache_entry_header(header, (const unsigned char *)e->key, e->key_len, e->payload, e->payload_len);
+            clops_put_u64(len, sizeof header + e->key_len + e->payload_len);
+            clops_file_write(&w, len, 8);
+            clops_file_write(&w, header, sizeof header);
+            clops_file_write(&w, e->key, e->key_len);
+            clops_file_write(&w, e->payload, e->payload_len);
+        }
+        rc = clops_file_commit(&w) == 0 ? (int)(kept + added) : -1;
     }
     if (rc < 0 && *st == CLOPS_ERROR_CACHE_IO) clops_file_describe(&w, why, why_size);
     for (size_t i = 0; old && i < count; i++) free(old[i]);
     free(old);
+    free(sorted);
+    free(dropped);
     free(items);
     return rc;
 }

@@ -3,10 +3,11 @@
 # integrator runs it: list the block-argument programs device 0 needs, write
 # their sources out, build each with a separate program (aot_compile.c, OpenCL
 # only, standing in for a vendor's offline compiler), add the binaries to a
-# pack, import the pack into an empty cache, and run a whole `clops conformance
-# --quick` with the compiler disabled: every case must pass and every operator
-# must run on the device (no host fallback). A control run on an empty cache
-# must fall back, so the assertion is not vacuous. Exit 77: no OpenCL device.
+# pack in one `pack-add --list` call, import the pack into an empty cache, and
+# run a whole `clops conformance --quick` with the compiler disabled: every
+# case must pass and every operator must run on the device (no host fallback).
+# A control run on an empty cache must fall back, so the assertion is not
+# vacuous. Exit 77: no OpenCL device.
 set -euo pipefail
 clops=$1 aotc=$2
 work=$(mktemp -d)
@@ -42,24 +43,23 @@ done
 "$clops" kernels list --device 0 --block-arg --json >"$work/list.json"
 grep -q '"fnv1a64"' "$work/list.json" || fail "--json has no source hashes"
 
-# 3. The offline build: a separate program, from the written sources and listed options.
+# 3. The offline build: a separate program, from the written sources and listed options;
+#    the list of the binaries it writes, for pack-add (SOURCE<TAB>OPTIONS<TAB>BINARY).
 i=0
 : >"$work/build.txt"
+echo "# the binaries of device 0's programs" >"$work/pack.txt"
 while read -r src hash opts; do
   [ "$src" = "#" ] && continue
   printf '%s\t%s\t%s\n' "$work/$src" "$work/bin$i" "$opts" >>"$work/build.txt"
+  printf '%s\t%s\t%s\n' "$src" "$opts" "$work/bin$i" >>"$work/pack.txt"
+  last=("$src" "$opts" "$work/bin$i")
   i=$((i + 1))
 done <"$work/build-list.txt"
 "$aotc" 0 "$work/build.txt"
 
-# 4. Every binary into one pack, then into an empty cache.
-i=0
-while read -r src hash opts; do
-  [ "$src" = "#" ] && continue
-  "$clops" kernels pack-add "$work/aot.pak" --device 0 --source "$src" --options "$opts" --binary "$work/bin$i" >/dev/null
-  last=("$src" "$opts" "$work/bin$i")
-  i=$((i + 1))
-done <"$work/build-list.txt"
+# 4. Every binary into one pack in one call, then into an empty cache.
+"$clops" kernels pack-add "$work/aot.pak" --device 0 --list "$work/pack.txt" | grep -qx "$work/aot.pak: $n entries" ||
+  fail "pack-add --list did not add $n entries"
 export CLOPS_CACHE_DIR="$work/cache"
 "$clops" cache import "$work/aot.pak" | grep -qx "imported $n of $n entries from $work/aot.pak" || fail "import did not install $n entries"
 # Adding a binary again replaces its entry.

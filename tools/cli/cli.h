@@ -55,7 +55,7 @@ typedef struct cli_args {
     const char *list_words[5]; /* kernels list --ops, --types, --blocks, --layouts, --windows */
     int block_arg;             /* kernels list --block-arg */
     unsigned jobs;             /* kernels build --jobs (0: one per core) */
-    const char *source, *build_options, *binary; /* kernels pack-add */
+    const char *source, *build_options, *binary, *list; /* kernels pack-add */
     int argc;    /* the arguments after the command's words, as given */
     char **argv;
 } cli_args;

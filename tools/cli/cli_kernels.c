@@ -9,11 +9,12 @@
  *   build     those programs into the program cache, on every core
  *             (clops_programs_prepare)
  *   source    the whole source of a kernel file, as clops compiles it
- *   pack-add  a binary built offline for one listed program, into a kernel pack
+ *   pack-add  binaries built offline for listed programs, into a kernel pack
+ *             (one, or a --list of them in one rewrite of the pack)
  *
  * The flow: list, write each source out, compile it with the listed options by
- * the vendor's tools, pack-add each binary, then `clops cache import PACK` on
- * the target. */
+ * the vendor's tools, pack-add the binaries (--list: all at once), then `clops
+ * cache import PACK` on the target. */
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -250,6 +251,12 @@ static int opt_binary(cli_args *args, const char *value, char *err, size_t err_s
     args->binary = value;
     return 0;
 }
+static int opt_list(cli_args *args, const char *value, char *err, size_t err_size)
+{
+    (void)err, (void)err_size;
+    args->list = value;
+    return 0;
+}
 
 /* The request the parsed options make, with the defaults. */
 static void build_request(const cli_args *args, list_request *rq)
@@ -460,35 +467,127 @@ static int run_source(const cli_command *cmd, const cli_args *args)
     return ok ? EXIT_OK : fail_line("kernels source", "writing stdout failed");
 }
 
+/* The bytes of binary file `path` (freed by the caller), through the store's
+ * bounded reader (lib/store/file.c): a regular file of at most what a pack entry
+ * may hold, opened without blocking, its size known before a byte is read;
+ * FIFOs, devices and directories are refused at once. -1 with the error printed
+ * after `where` (a path, or "LIST:LINE: BIN"). */
+static int read_binary(const char *path, const char *where, unsigned char **data, size_t *size)
+{
+    errno = 0;
+    if (clops_file_read(path, CLOPS_CACHE_MAX_PAYLOAD_BYTES, data, size) == 0) return 0;
+    char why[256];
+    if (errno == EINVAL)
+        snprintf(why, sizeof why, "not a regular file (a FIFO, device or directory): refused, nothing read");
+    else if (errno == EFBIG)
+        snprintf(why, sizeof why, "larger than the %llu bytes a pack entry may hold: refused, nothing read",
+                 (unsigned long long)CLOPS_CACHE_MAX_PAYLOAD_BYTES);
+    else
+        snprintf(why, sizeof why, "cannot read the binary: %s", strerror(errno ? errno : EIO));
+    fail_line(where, why);
+    return -1;
+}
+
+/* The --list file's lines "SOURCE<TAB>OPTIONS<TAB>BIN" (# comments and blank
+ * lines skipped) as binaries, each read whole; `text` is cut into the names.
+ * -1 with the error printed, naming the line. */
+static int read_list(const char *list, char *text, size_t len, clops_pack_binary **out, size_t *count)
+{
+    clops_pack_binary *items = NULL;
+    size_t n = 0, line = 0;
+    int rc = 0;
+    for (char *s = text, *end = text + len; rc == 0 && s < end; s++) {
+        char *nl = memchr(s, '\n', (size_t)(end - s)), *eol = nl ? nl : end;
+        line++;
+        *eol = '\0';
+        const char *why = NULL;
+        char *tab1 = strchr(s, '\t'), *tab2 = tab1 ? strchr(tab1 + 1, '\t') : NULL;
+        if (s == eol || s[0] == '#') {
+            s = eol;
+            continue;
+        }
+        if (strlen(s) != (size_t)(eol - s)) why = "a NUL byte";
+        else if (!tab2 || strchr(tab2 + 1, '\t')) why = "not SOURCE<TAB>OPTIONS<TAB>BINARY-PATH (two tabs)";
+        else if (tab1 == s || tab2[1] == '\0') why = "an empty SOURCE or BINARY-PATH";
+        char where[4200];
+        snprintf(where, sizeof where, "%s:%zu", list, line);
+        clops_pack_binary *grown = why ? NULL : realloc(items, (n + 1) * sizeof *grown);
+        if (!grown) {
+            fail_line(where, why ? why : "out of memory");
+            rc = -1;
+            break;
+        }
+        items = grown;
+        *tab1 = *tab2 = '\0';
+        clops_pack_binary *b = &items[n];
+        *b = (clops_pack_binary){s, tab1 + 1, NULL, 0};
+        snprintf(where + strlen(where), sizeof where - strlen(where), ": %s", tab2 + 1);
+        unsigned char *data;
+        if (read_binary(tab2 + 1, where, &data, &b->binary_size) != 0) rc = -1;
+        else b->binary = data, n++;
+        s = eol;
+    }
+    *out = items;
+    *count = n;
+    return rc;
+}
+
+/* The binaries to add: --list's, or the one of --source, --options and
+ * --binary; -1 with the error printed (a usage error: EXIT_USAGE in `*exit`). */
+static int pack_add_items(const cli_command *cmd, const cli_args *args, char **text, clops_pack_binary **items,
+                          size_t *n, int *exit_code)
+{
+    const char *const one[3] = {args->source, args->build_options, args->binary};
+    const char *const names[3] = {"--source FILE", "--options OPTIONS", "--binary BIN"};
+    char err[160];
+    *exit_code = EXIT_USAGE;
+    for (int i = 0; i < 3; i++) {
+        if (args->list && one[i])
+            set_err(err, sizeof err, "--list FILE takes the place of --source, --options and --binary: "
+                    "give %s or --list, not both", names[i]);
+        else if (!args->list && !one[i])
+            set_err(err, sizeof err, "missing required option %s (or --list FILE)", names[i]);
+        else
+            continue;
+        usage_error(cmd, err);
+        return -1;
+    }
+    *exit_code = EXIT_FAIL;
+    unsigned char *bytes;
+    size_t len;
+    if (!args->list) {
+        if (read_binary(args->binary, args->binary, &bytes, &len) != 0) return -1;
+        *items = malloc(sizeof **items);
+        if (!*items) return free(bytes), fail_line("kernels pack-add", "out of memory"), -1;
+        **items = (clops_pack_binary){args->source, args->build_options, bytes, len};
+        *n = 1;
+        return 0;
+    }
+    errno = 0; /* the list: a regular file, within the bound of one binary */
+    if (clops_file_read(args->list, CLOPS_CACHE_MAX_PAYLOAD_BYTES, &bytes, &len) != 0)
+        return fail_line(args->list, errno == EINVAL ? "not a regular file" : strerror(errno ? errno : EIO)), -1;
+    *text = malloc(len + 1); /* the lines as strings, the last one's end included */
+    if (*text) memcpy(*text, bytes, len), (*text)[len] = '\0';
+    free(bytes);
+    if (!*text) return fail_line(args->list, "out of memory"), -1;
+    return read_list(args->list, *text, len, items, n);
+}
+
 static int run_pack_add(const cli_command *cmd, const cli_args *args)
 {
-    (void)cmd;
-    const char *pack = args->positional[0], *source = args->source, *options = args->build_options;
-    const char *binary = args->binary;
-    const unsigned index = args->device_index;
-    /* The store's bounded reader (lib/store/file.c): a regular file of at most
-     * what a pack entry may hold, opened without blocking, its size known before
-     * a byte is read; FIFOs, devices and directories are refused at once. */
-    unsigned char *data = NULL;
-    size_t size = 0;
-    errno = 0;
-    if (clops_file_read(binary, CLOPS_CACHE_MAX_PAYLOAD_BYTES, &data, &size) != 0) {
-        char why[256];
-        if (errno == EINVAL)
-            snprintf(why, sizeof why, "not a regular file (a FIFO, device or directory): refused, nothing read");
-        else if (errno == EFBIG)
-            snprintf(why, sizeof why, "larger than the %llu bytes a pack entry may hold: refused, nothing read",
-                     (unsigned long long)CLOPS_CACHE_MAX_PAYLOAD_BYTES);
-        else
-            snprintf(why, sizeof why, "cannot read the binary: %s", strerror(errno ? errno : EIO));
-        return fail_line(binary, why);
+    char *text = NULL;
+    clops_pack_binary *items = NULL;
+    size_t n = 0, count = 0;
+    int rc;
+    if (pack_add_items(cmd, args, &text, &items, &n, &rc) == 0) {
+        const clops_status st = clops_pack_add_binaries(args->positional[0], args->device_index, items, n, &count);
+        rc = st != CLOPS_SUCCESS ? fail_clops("kernels pack-add", st) : EXIT_OK;
     }
-    size_t count = 0;
-    const clops_status st = clops_pack_add_binary(pack, (unsigned)index, source, options, data, size, &count);
-    free(data);
-    if (st != CLOPS_SUCCESS) return fail_clops("kernels pack-add", st);
-    printf("%s: %zu entr%s\n", pack, count, count == 1 ? "y" : "ies");
-    return EXIT_OK;
+    for (size_t i = 0; i < n; i++) free((void *)items[i].binary);
+    free(items);
+    free(text);
+    if (rc == EXIT_OK) printf("%s: %zu entr%s\n", args->positional[0], count, count == 1 ? "y" : "ies");
+    return rc;
 }
 
 /* The selection of programs `kernels list` and `kernels build` take (clops_program_selection);
@@ -515,12 +614,15 @@ static const cli_option build_options[] = {
     OPT_HELP, OPT_END};
 
 static const cli_option pack_add_options[] = {
-    {"--device", "N", 1, opt_cl_device, "the device of 'clops devices' the binary was built for (required)", 0},
-    {"--source", "FILE", 1, opt_source, "the kernel file it was built from: depth_space.cl or max_unpooling.cl "
-     "(required)", 0},
-    {"--options", "OPTIONS", 1, opt_build_options, "the build options, as 'clops kernels list' prints them "
-     "(required)", 0},
-    {"--binary", "BIN", 1, opt_binary, "the device binary: a regular file of at most 1 GiB (required)", 0},
+    {"--device", "N", 1, opt_cl_device, "the device of 'clops devices' the binaries were built for (required)", 0},
+    {"--source", "FILE", 0, opt_source, "the kernel file it was built from: depth_space.cl or max_unpooling.cl "
+     "(required without --list)", 0},
+    {"--options", "OPTIONS", 0, opt_build_options, "the build options, as 'clops kernels list' prints them "
+     "(required without --list)", 0},
+    {"--binary", "BIN", 0, opt_binary, "the device binary: a regular file of at most 1 GiB (required without "
+     "--list)", 0},
+    {"--list", "FILE", 0, opt_list, "many binaries at once, instead of --source, --options and --binary: a line "
+     "SOURCE<TAB>OPTIONS<TAB>BIN per binary ('#' lines ignored)", 0},
     OPT_HELP, OPT_END};
 
 static const cli_command kernels_commands[] = {
@@ -549,8 +651,10 @@ static const cli_command kernels_commands[] = {
     {"kernels pack-add", "PACK", 1,
      "Adds BIN, a device binary of kernel FILE built with OPTIONS (a line of 'clops\n"
      "kernels list') for device N, to the kernel pack PACK (created if missing; an\n"
-     "entry for the same program is replaced). Install the pack with 'clops cache\n"
-     "import PACK'.",
+     "entry for the same program is replaced). --list adds every binary its FILE\n"
+     "names in one rewrite of PACK (the last line for a program wins); a malformed\n"
+     "line is refused with its number and nothing is written. Install the pack\n"
+     "with 'clops cache import PACK'.",
      pack_add_options, NULL, run_pack_add},
 };
 #define KERNELS_COMMAND_COUNT (sizeof kernels_commands / sizeof kernels_commands[0])
