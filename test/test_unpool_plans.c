@@ -6,15 +6,19 @@
  *   pool     H or W not a multiple (test_unpool_pools covers it on real pools);
  *   general  output smaller than the input, duplicates with different values;
  *            also the windows plan across the wrap of the status words' generations;
- *   serial   a small input (one work-item scatters in order), alone or after clear;
+ *   serial   a small input (one work-item scatters in order), alone or after clear,
+ *            and the test profiles' serial=N that lowers its limit;
  * and the asynchronous status: clops_operator_execute returns at once (also
  * behind an unsignalled user event) and clops_operator_last_status reports bad
  * indices. Every result is compared bit for bit with the naive reference on
  * every path (test_unpool_common.h).
  */
+#define _XOPEN_SOURCE 700 /* strdup, setenv (test_fs.h) */
 #include "test_unpool_common.h"
 
-#include "ops/ops.h" /* test_generation_wrap sets an operator's generation */
+#include "api/introspect.h" /* test_profile_serial_limit: which kernels ran */
+#include "ops/ops.h"         /* test_generation_wrap sets an operator's generation */
+#include "test_fs.h"         /* tc_set_env */
 
 /* Input {2, 3, 24, 40} (5760 elements) into windows of KH x KW = 2 x 3. */
 #define IN_N 2
@@ -357,6 +361,65 @@ START_TEST(test_behind_user_event)
 }
 END_TEST
 
+/* The test profiles' serial=N (lib/cl/profile.c; tools/scripts/oclgrind.sh lowers the limit so that
+ * Oclgrind reaches every plan on small inputs): 2x2 windows of 400 inputs take the serial plan alone
+ * by default and the windows plan under serial=256, with the same bits either way; serial=0 is
+ * refused. */
+START_TEST(test_profile_serial_limit)
+{
+    if (tc_skip_without_device("test_profile_serial_limit"))
+        return;
+    enum { H = 10, W = 20, IN = 2 * H * W, OUT = 4 * IN };
+    uint32_t idx[IN];
+    float x[IN], want[OUT] = {0}, got[OUT];
+    for (uint32_t k = 0; k < IN; k++) { /* element k in its own window, at a corner that varies */
+        const uint32_t w = k % W, h = k / W % H, c = k / W / H;
+        idx[k] = (c * 2 * H + 2 * h + (k >> 1 & 1)) * 2 * W + 2 * w + (k & 1);
+        x[k] = (float)k + 0.5f;
+        want[idx[k]] = x[k];
+    }
+    clops_tensor_desc in = {CLOPS_DATA_TYPE_FLOAT32, {1, 2, H, W}, NULL};
+    clops_tensor_desc ind = {CLOPS_DATA_TYPE_UINT32, {1, 2, H, W}, NULL};
+    clops_tensor_desc out = {CLOPS_DATA_TYPE_FLOAT32, {1, 2, 2 * H, 2 * W}, NULL};
+    clops_max_unpooling_desc mu = {&in, &ind, &out, CLOPS_INDICES_FLAT};
+    const clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &mu};
+    const char *saved = getenv("CLOPS_TEST_DEVICE_PROFILE"), *chosen = getenv("CLOPS_TEST_DEVICE");
+    char *saved_copy = saved ? strdup(saved) : NULL;
+    static const char *const profiles[3] = {"gpu", "gpu,serial=256", "gpu,serial=0"};
+    for (int p = 0; p < 3; p++) {
+        tc_set_env("CLOPS_TEST_DEVICE_PROFILE", profiles[p]);
+        clops_context *ctx = NULL;
+        const clops_status st = chosen && *chosen ? tc_context_create_chosen(chosen, &ctx) : clops_context_create(&ctx);
+        if (p == 2) {
+            ck_assert_msg(st == CLOPS_ERROR_INVALID_SETTING, "profile %s: context creation gave %s", profiles[p],
+                          clops_status_name(st));
+            break;
+        }
+        ck_assert_msg(st == CLOPS_SUCCESS, "profile %s: %s", profiles[p], clops_last_error_message());
+        clops_operator *op = NULL;
+        ck_assert_msg(clops_operator_create(ctx, &desc, &op) == CLOPS_SUCCESS, "profile %s: %s", profiles[p],
+                      clops_last_error_message());
+        memset(got, 0xA5, sizeof got);
+        const clops_host_buffers hb = {x, sizeof x, idx, sizeof idx, got, sizeof got};
+        ck_assert_int_eq(clops_operator_execute_host(op, &hb), CLOPS_SUCCESS);
+        ck_assert_msg(memcmp(got, want, sizeof want) == 0, "profile %s: wrong output", profiles[p]);
+        clops_launched l;
+        ck_assert_int_eq(clops_introspect_launches(op, &l), CLOPS_SUCCESS);
+        int serial = 0, windows = 0;
+        for (unsigned i = 0; i < l.count; i++) {
+            serial |= strcmp(l.kernel[i], "serial") == 0;
+            windows |= strcmp(l.kernel[i], "windows") == 0;
+        }
+        ck_assert_msg(p == 0 ? serial && !windows : windows && !serial, "profile %s: %u launches, serial %d, windows %d",
+                      profiles[p], l.count, serial, windows);
+        clops_operator_free(op);
+        clops_context_free(ctx);
+    }
+    tc_set_env("CLOPS_TEST_DEVICE_PROFILE", saved_copy);
+    free(saved_copy);
+}
+END_TEST
+
 static Suite *plans_suite(void)
 {
     Suite *s = suite_create("unpool_plans");
@@ -367,6 +430,7 @@ static Suite *plans_suite(void)
     tcase_add_test(tc, test_generation_wrap);
     tc = tc_suite_case(s, "async_status", -1);
     tcase_add_loop_test(tc, test_behind_user_event, 0, (int)(sizeof async_cases / sizeof async_cases[0]));
+    tcase_add_test(tc, test_profile_serial_limit);
     return s;
 }
 
