@@ -297,28 +297,59 @@ __kernel void pool(UNPOOL_ARGS)
 #endif /* !POOL_TILE */
 
 #if POOL_TILE
-/* ---- pool on GPUs: one tile of input rows per work-group (POOL_TILE) -------------------------------
+/* ---- pool on GPUs: tiles of input rows per work-group (POOL_TILE) -----------------------------------
  * The rule above (each output element takes the value of the last of its
  * candidates in row-major input order whose index names it, zero if none does;
  * an index outside its neighbourhood, bad ones included, hands the execution to
  * the general path), for packed tensors with 32-bit offsets and NA = NB = 1 (the
- * host plans so). A 3-D NDRange: work-group (gx, gy, nc) of POOL_TX x POOL_TY
- * work-items takes input rows gy*POOL_TY.. and columns gx*POOL_TX.. of plane nc.
- * It loads their indices (plane-relative, `plane` where none) and values, with
- * one row and column of halo around, into local memory, each once and coalesced;
- * each work-item then gathers its input's cell (SH x SW outputs, one store per
- * row for SW = 2) from the 3 x 3 entries around its own, and checks its own
- * index. No division by a run-time value; no atomic but one raise per group. */
+ * host plans so). A 3-D NDRange of POOL_TX x POOL_TY work-groups: group (gx, gy, z)
+ * takes the tiles of input columns gx*POOL_TX*POOL_PX.. and rows ty*POOL_TY.. of
+ * plane nc for ty = gy, gy + groups(1).. and nc = z, z + groups(2).. (the host
+ * launches no more groups than keep the device busy, so a gated launch that has
+ * nothing to do costs few groups). Per tile the group loads its indices, each
+ * turned once into its code (below), and values, with one row and column of
+ * halo around, into local memory, PX consecutive inputs per access; each
+ * work-item then gathers the cells of POOL_PX neighbouring inputs (one store
+ * of PX*SW elements per output row for SW = 2) from the 3 x (PX + 2) codes around
+ * them, and checks its inputs' own codes. No division by a run-time value but
+ * one per work-item; no atomic but one raise per group. */
 #if NA != 1 || NB != 1 || !IN_PACKED || !OUT_PACKED || OFFSET_64
 #error "POOL_TILE needs NA = NB = 1, packed tensors and 32-bit offsets"
 #endif
-#define PT_W (POOL_TX + 2)                /* a tile row, halo included */
-#define PT_SLOTS ((POOL_TY + 2) * PT_W)   /* entries of the tile */
+#define PT_W ((POOL_TX + 2) * POOL_PX)   /* a tile row: PX - 1 pad, halo, POOL_TX * PX, halo, PX - 1 pad */
+#define PT_SLOTS ((POOL_TY + 2) * PT_W) /* entries of the tile */
+#define PT_UNITS ((POOL_TY + 2) * (POOL_TX + 2)) /* loads of a tile: per row two halo entries, POOL_TX runs of PX */
+#define PT_SQ (SW + 2)                  /* a code's row length */
+#define PT_NONE 255u
 /* Candidate rows (columns) of row (column) a of a cell relative to its input:
  * a max pool's neighbourhoods (NA = NB = 1) give -1 .. 0 for the first, 0 .. 1
  * for the last, 0 between (-1 .. 1 for a cell of one). */
 #define PT_LO(a) ((a) == 0 ? -1 : 0)
 #define PT_HI(a, s) ((a) == (s) - 1 ? 1 : 0)
+#define PT_CAT_(a, b) a##b
+#define PT_CAT(a, b) PT_CAT_(a, b)
+#if POOL_PX == 1
+#define PT_V(T) T
+#define PT_VLOAD(p) (*(p))
+#define PT_VSTORE(v, p) (*(p) = (v))
+#else
+#define PT_V(T) PT_CAT(T, POOL_PX)
+#define PT_VLOAD(p) PT_CAT(vload, POOL_PX)(0, p)
+#define PT_VSTORE(v, p) PT_CAT(vstore, POOL_PX)(v, 0, p)
+#endif
+
+/* The code of plane-relative index i (plane: none) for input (hh, ww): where it
+ * lies in the input's neighbourhood, output rows hh*SH-1 .. hh*SH+SH by columns
+ * ww*SW-1 .. ww*SW+SW, as row * PT_SQ + column, else PT_NONE. The output row is
+ * i / wout through recip = (2^32 - 1) / wout (low by at most one: one step
+ * corrects it); being an output element, it is clipped to the output already. */
+inline uint pool_tile_code(uint i, uint hh, uint ww, uint wout, uint recip, uint plane)
+{
+    uint r = mul_hi(i, recip), q = i - r * wout;
+    if (q >= wout) r++, q -= wout;
+    const uint dr = r - (hh * SH - 1u), dc = q - (ww * SW - 1u); /* wrap when before */
+    return i < plane && dr < SH + 2u && dc < PT_SQ ? dr * PT_SQ + dc : PT_NONE;
+}
 
 /* The plane-relative index at offset k (plane: none; as plane_index, 32-bit). */
 inline uint pool_tile_index(__global const void *indices, uint k, uint first, uint plane)
@@ -338,7 +369,7 @@ inline uint pool_tile_index(__global const void *indices, uint k, uint first, ui
 inline void pool_tile_enter(volatile __global uint *status, uint gen, __local uint *skip)
 {
     *skip = 1u;
-    if (get_global_id(1) == 0 && get_global_id(2) == 0) {
+    if (get_global_id(0) == 0 && get_global_id(1) == 0 && get_global_id(2) == 0) {
         NEXT_BAD_CLEAR
     }
 #if POOL_GATED
@@ -348,44 +379,72 @@ inline void pool_tile_enter(volatile __global uint *status, uint gen, __local ui
     *skip = 0u;
 }
 
-/* Output (r, q) of the cell of input (h, w), whose tile slot is `at`, from its
- * candidates (for rows and columns past the last cell: at most 3 x 3 around). */
-inline elem_t pool_tile_gather(__local const uint *li, __local const elem_t *lv, int at, uint h, uint w, uint r,
-                               uint q, uint hin, uint win, uint wout)
+/* Tile entry `at` (input (hh, ww), k its offset): its code and value, or none. */
+#define PT_ONE(at, hh, ww, k)                                                                    \
+    do {                                                                                         \
+        uint c_ = PT_NONE;                                                                       \
+        elem_t v_ = (elem_t)(0);                                                                 \
+        if ((hh) < hin && (ww) < win) {                                                          \
+            c_ = pool_tile_code(pool_tile_index(indices, k, first, plane), hh, ww, wout, recip, plane); \
+            v_ = x[k];                                                                           \
+        }                                                                                        \
+        lc[at] = (uchar)c_;                                                                      \
+        lv[at] = v_;                                                                             \
+    } while (0)
+
+/* Output (r, q) past the last cell, of input (h, w) at tile entry `at`, from its
+ * candidates (at most 3 x 3 around): the same rule through the codes. */
+inline elem_t pool_tile_gather(__local const uchar *lc, __local const elem_t *lv, int at, uint h, uint w, uint r,
+                               uint q, uint hin, uint win)
 {
-    const uint t = r * wout + q;
     const uint hl = max(h ? h - 1 : 0u, r ? (r + SH - 1) / SH - 1 : 0u), hh = min(min(hin - 1, h + 1), (r + 1) / SH);
     const uint wl = max(w ? w - 1 : 0u, q ? (q + SW - 1) / SW - 1 : 0u), wh = min(min(win - 1, w + 1), (q + 1) / SW);
     int found = -1;
     for (uint a = hl; a <= hh; a++)
         for (uint b = wl; b <= wh; b++) {
             const int s = at + ((int)a - (int)h) * PT_W + (int)b - (int)w;
-            if (li[s] == t) found = s;
+            if (lc[s] == (r + 1 - a * SH) * PT_SQ + q + 1 - b * SW) found = s;
         }
     return found >= 0 ? lv[found] : (elem_t)(0);
 }
 
-/* A cell row of 2 elements as one store (SW = 2). */
+/* A cell row of the work-item's PX inputs (SW = 2: PT_N elements) as one store. */
+#define PT_N (POOL_PX * SW)
 #if ELEM_BYTES == 1
-#define PT_ROW uchar2
-#define PT_STORE(v, p) vstore2(v, 0, (__global uchar *)(p))
+#define PT_S uchar
+#define PT_K PT_N
 #elif ELEM_BYTES == 2
-#define PT_ROW ushort2
-#define PT_STORE(v, p) vstore2(v, 0, (__global ushort *)(p))
+#define PT_S ushort
+#define PT_K PT_N
 #elif ELEM_BYTES == 4
-#define PT_ROW uint2
-#define PT_STORE(v, p) vstore2(v, 0, (__global uint *)(p))
-#elif ELEM_BYTES == 8
-#define PT_ROW uint4
-#define PT_STORE(v, p) vstore4(v, 0, (__global uint *)(p))
-#else
-#define PT_ROW uint8
-#define PT_STORE(v, p) vstore8(v, 0, (__global uint *)(p))
+#define PT_S uint
+#define PT_K PT_N
+#else /* 8-byte elements (uint2): PX = 1 */
+#define PT_S uint
+#define PT_K (2 * PT_N)
+#endif
+#if PT_N == 2
+#define PT_ROW(v) (v[0], v[1])
+#elif PT_N == 4
+#define PT_ROW(v) (v[0], v[1], v[2], v[3])
+#elif PT_N == 8
+#define PT_ROW(v) (v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7])
+#elif PT_N == 16
+#define PT_ROW(v) (v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15])
+#endif
+#if SW == 2 && PT_K == 2
+#define PT_KL 2
+#elif SW == 2 && PT_K == 4
+#define PT_KL 4
+#elif SW == 2 && PT_K == 8
+#define PT_KL 8
+#elif SW == 2 && PT_K == 16
+#define PT_KL 16
 #endif
 
 __kernel __attribute__((reqd_work_group_size(POOL_TX, POOL_TY, 1))) void pool(UNPOOL_ARGS)
 {
-    __local uint li[PT_SLOTS];
+    __local uchar lc[PT_SLOTS];
     __local elem_t lv[PT_SLOTS];
     __local uint flag;
     const uint lx = get_local_id(0), ly = get_local_id(1);
@@ -393,62 +452,106 @@ __kernel __attribute__((reqd_work_group_size(POOL_TX, POOL_TY, 1))) void pool(UN
     barrier(CLK_LOCAL_MEM_FENCE);
     if (flag) return; /* the whole group */
     const uint hin = DIM(in_sizes, 2), win = DIM(in_sizes, 3), hout = DIM(out_sizes, 2), wout = DIM(out_sizes, 3);
-    const uint plane = hout * wout, nc = get_global_id(2);
-    const uint h0 = get_group_id(1) * POOL_TY, w0 = get_group_id(0) * POOL_TX, k0 = nc * hin * win;
-    const uint first = PLANE_BASE(nc, plane);
-    for (uint s = ly * POOL_TX + lx; s < PT_SLOTS; s += POOL_TX * POOL_TY) {
-        const uint hh = h0 + s / PT_W - 1, ww = w0 + s % PT_W - 1; /* wrap before row (column) 0 */
-        uint i = plane;
-        elem_t v = (elem_t)(0);
-        if (hh < hin && ww < win) {
-            const uint k = k0 + hh * win + ww;
-            i = pool_tile_index(indices, k, first, plane);
-            v = x[k];
-        }
-        li[s] = i;
-        lv[s] = v;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const uint h = h0 + ly, w = w0 + lx;
-    if (h < hin && w < win) {
-        const int at = (int)((ly + 1) * PT_W + lx + 1);
-        uint near[3][3];
+    const uint plane = hout * wout, planes = DIM(in_sizes, 0) * DIM(in_sizes, 1), recip = UINT_MAX / wout;
+    const uint w0 = get_group_id(0) * (POOL_TX * POOL_PX), wb = w0 + lx * POOL_PX; /* wb: the item's first input */
+    const int at = (int)((ly + 1) * PT_W + (lx + 1) * POOL_PX);                   /* its tile entry */
+    for (uint nc = get_group_id(2); nc < planes; nc += get_num_groups(2))
+        for (uint h0 = get_group_id(1) * POOL_TY; h0 < hin; h0 += get_num_groups(1) * POOL_TY) {
+            const uint k0 = nc * hin * win, first = PLANE_BASE(nc, plane);
+            barrier(CLK_LOCAL_MEM_FENCE); /* the tile before is read */
+            for (uint u = ly * POOL_TX + lx; u < PT_UNITS; u += POOL_TX * POOL_TY) {
+                const uint row = u / (POOL_TX + 2), col = u % (POOL_TX + 2), hh = h0 + row - 1; /* wraps before row 0 */
+                const uint k = k0 + hh * win;
+                if (col == 0) { /* the halo before */
+                    PT_ONE(row * PT_W + POOL_PX - 1, hh, w0 - 1, k + w0 - 1);
+                } else if (col == POOL_TX + 1) { /* and after */
+                    const uint ww = w0 + POOL_TX * POOL_PX;
+                    PT_ONE(row * PT_W + (POOL_TX + 1) * POOL_PX, hh, ww, k + ww);
+                } else { /* PX inputs */
+                    const uint ww = w0 + (col - 1) * POOL_PX, s = row * PT_W + col * POOL_PX;
+                    if (hh < hin && ww + POOL_PX <= win) {
+#if INDEX_BYTES == 4
+                        const PT_V(uint) raw = PT_VLOAD((__global const uint *)indices + k + ww);
+                        uchar cs[POOL_PX];
 #pragma unroll
-        for (int a = 0; a < 3; a++)
+                        for (uint j = 0; j < POOL_PX; j++) {
+                            const uint i = ((const uint *)&raw)[j] - first; /* wraps when before the plane */
+                            cs[j] = (uchar)pool_tile_code(i, hh, ww + j, wout, recip, plane);
+                        }
+#else
+                        uchar cs[POOL_PX];
 #pragma unroll
-            for (int b = 0; b < 3; b++) near[a][b] = li[at + (a - 1) * PT_W + b - 1];
-        if (!pool_inside32(near[1][1], h, w, hout, wout)) atomic_or(&flag, 1u);
-        __global elem_t *yp = y + nc * plane;
-        const uint q0 = w * SW, r1 = h + 1 == hin ? hout : min(hout, h * SH + SH);
-        const uint q1 = w + 1 == win ? wout : min(wout, q0 + SW);
-#pragma unroll
-        for (uint a = 0; a < SH; a++) { /* the cell */
-            const uint r = h * SH + a, t = r * wout + q0;
-            if (r >= hout) break;
-            elem_t row[SW];
-#pragma unroll
-            for (uint b = 0; b < SW; b++) {
-                int found = -1;
-#pragma unroll
-                for (int dr = PT_LO(a); dr <= PT_HI(a, SH); dr++)
-#pragma unroll
-                    for (int dc = PT_LO(b); dc <= PT_HI(b, SW); dc++)
-                        if (near[1 + dr][1 + dc] == t + b) found = at + dr * PT_W + dc;
-                row[b] = found >= 0 ? lv[found] : (elem_t)(0);
-            }
-#if SW == 2
-            if (q0 + 2 <= wout) {
-                PT_STORE((PT_ROW)(row[0], row[1]), yp + t);
-                continue;
-            }
+                        for (uint j = 0; j < POOL_PX; j++)
+                            cs[j] = (uchar)pool_tile_code(pool_tile_index(indices, k + ww + j, first, plane), hh,
+                                                          ww + j, wout, recip, plane);
 #endif
-            for (uint b = 0; b < SW && q0 + b < wout; b++) yp[t + b] = row[b];
+#pragma unroll
+                        for (uint j = 0; j < POOL_PX; j++) lc[s + j] = cs[j];
+#if POOL_PX == 1
+                        lv[s] = x[k + ww];
+#else
+                        PT_VSTORE(PT_VLOAD(x + k + ww), lv + s);
+#endif
+                    } else {
+#pragma unroll
+                        for (uint j = 0; j < POOL_PX; j++) PT_ONE(s + j, hh, ww + j, k + ww + j);
+                    }
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const uint h = h0 + ly;
+            if (h >= hin || wb >= win) continue;
+            uint cd[3][POOL_PX + 2];
+            elem_t vv[3][POOL_PX + 2];
+#pragma unroll
+            for (int a = 0; a < 3; a++) {
+                const int e = at + (a - 1) * PT_W;
+#pragma unroll
+                for (int j = 0; j < POOL_PX + 2; j++) cd[a][j] = lc[e + j - 1], vv[a][j] = lv[e + j - 1];
+            }
+            const uint nj = min((uint)POOL_PX, win - wb); /* the item's inputs */
+            uint bad = 0;
+#pragma unroll
+            for (uint j = 0; j < POOL_PX; j++) bad |= j < nj && cd[1][1 + j] == PT_NONE;
+            if (bad) atomic_or(&flag, 1u);
+            __global elem_t *yp = y + nc * plane;
+            const uint q0 = wb * SW, r1 = h + 1 == hin ? hout : min(hout, h * SH + SH);
+            const uint q1 = wb + nj == win ? wout : min(wout, q0 + nj * SW);
+#pragma unroll
+            for (uint a = 0; a < SH; a++) { /* the cells */
+                const uint r = h * SH + a, t = r * wout + q0;
+                if (r >= hout) break;
+                elem_t row[PT_N];
+#pragma unroll
+                for (uint j = 0; j < POOL_PX; j++)
+#pragma unroll
+                    for (uint b = 0; b < SW; b++) {
+                        elem_t v = (elem_t)(0);
+#pragma unroll
+                        for (int dr = PT_LO(a); dr <= PT_HI(a, SH); dr++)
+#pragma unroll
+                            for (int dc = PT_LO(b); dc <= PT_HI(b, SW); dc++)
+                                if (cd[1 + dr][1 + j + dc] == (a + 1 - dr * SH) * PT_SQ + b + 1 - dc * SW)
+                                    v = vv[1 + dr][1 + j + dc];
+                        row[j * SW + b] = v;
+                    }
+#ifdef PT_KL
+                if (q0 + PT_N <= wout && nj == POOL_PX) {
+                    PT_CAT(vstore, PT_KL)((PT_CAT(PT_S, PT_KL))PT_ROW(row), 0, (__global PT_S *)(yp + t));
+                    continue;
+                }
+#endif
+#pragma unroll
+                for (uint b = 0; b < PT_N; b++)
+                    if (b < nj * SW && q0 + b < wout) yp[t + b] = row[b];
+            }
+            /* past the last cell: columns of the last input column, rows of the last input row */
+            for (uint r = h * SH; r < r1; r++)
+                for (uint q = r < h * SH + SH ? q0 + nj * SW : q0; q < q1; q++) {
+                    const uint w = min(q / SW, win - 1); /* the cell's input, or the last */
+                    yp[r * wout + q] = pool_tile_gather(lc, lv, at + (int)(w - wb), h, w, r, q, hin, win);
+                }
         }
-        /* past the last cell: columns of the last input column, rows of the last input row */
-        for (uint r = h * SH; r < r1; r++)
-            for (uint q = r < h * SH + SH ? q0 + SW : q0; q < q1; q++)
-                yp[r * wout + q] = pool_tile_gather(li, lv, at, h, w, r, q, hin, win, wout);
-    }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lx == 0 && ly == 0 && flag) atomic_max(&status[ST_GENERAL], gen);
 }

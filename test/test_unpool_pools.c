@@ -360,6 +360,37 @@ START_TEST(test_network_sizes)
 }
 END_TEST
 
+/* Narrow elements (1 and 2 bytes) at network sizes, 3 to 5 million output
+ * elements, through the plan the device's own rule picks (on GPUs pool's tile
+ * form with several inputs per work-item, notes/unpool-pool.md): real 3x3/2/1
+ * pools (duplicates where windows share a maximum) whose pooled rows are not a
+ * multiple of a work-item's inputs (125) or exactly a work-group's (128), and
+ * whose output is a multiple of the input or one short of it (windows first,
+ * or pool alone), per-plane and flat, every index type. */
+START_TEST(test_network_narrow)
+{
+    static const pool_shape nets[] = {
+        {"3x3/2 pad 1", 2, 64, 130, 250, 3, 2, 1, false, ""},
+        {"3x3/2 pad 1", 1, 96, 127, 255, 3, 2, 1, false, ""},
+        {"3x3/2 pad 1", 1, 96, 128, 256, 3, 2, 1, false, ""},
+        {"3x3/2 pad 1", 3, 40, 129, 249, 3, 2, 1, false, ""},
+    };
+    const pool_shape *s = &nets[_i];
+    const clops_data_type t = _i % 2 ? CLOPS_DATA_TYPE_FLOAT16 : CLOPS_DATA_TYPE_UINT8;
+    const index_type_info *it = &index_types[_i % 3];
+    const clops_indices_layout layout = _i / 2 ? CLOPS_INDICES_FLAT : CLOPS_INDICES_PER_PLANE;
+    pool_case pc;
+    make_case(s, t, it, 9100u + (uint64_t)_i, &pc);
+    if (layout == CLOPS_INDICES_PER_PLANE)
+        store_indices(it, pc.plane_idx, pc.count, pc.idx);
+    char what[160];
+    snprintf(what, sizeof what, "network-sized %ux%ux%ux%u %s, indices of a real %s max pool (%s plan)", s->n, s->c,
+             s->h, s->w, tc_type(t)->name, s->what, plan_of(&pc.c, layout));
+    up_run_layout(&pc.c, layout, pc.x, pc.idx, CLOPS_SUCCESS, what, NULL);
+    free_case(&pc);
+}
+END_TEST
+
 /* Every test runs twice: with the planes plan off, so that pool (the GPU's
  * path) is tested on every device whatever its compute units, and forced on
  * (max_unpooling.cl planes; an index outside its plane takes the general path).
@@ -400,6 +431,7 @@ static Suite *pools_suite(void)
     }
     /* The network sizes with the plans the device's own rule picks (planes on CPUs). */
     tcase_add_loop_test(tc_suite_case(s, "network", -1), test_network_sizes, 0, 8);
+    tcase_add_loop_test(tc_suite_case(s, "network_narrow", -1), test_network_narrow, 0, 4);
     return s;
 }
 

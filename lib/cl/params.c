@@ -10,8 +10,8 @@
  * devices (issue 37, notes/gpu_plans.md, notes/unpool-pool.md): one position per
  * work-item (side by side: coalesced), windows' vector form writing 16-byte
  * window rows, pool's tile form on 32-column groups of up to 256 items. */
-#define UNPOOL_CPU {.chunk = 512, .window_row_bytes = 0, .pool_tile_x = 0, .pool_tile_items = 0}
-#define UNPOOL_GPU {.chunk = 1, .window_row_bytes = 16, .pool_tile_x = 32, .pool_tile_items = 256}
+#define UNPOOL_CPU {.chunk = 512, .window_row_bytes = 0, .pool_tile_x = 0, .pool_tile_items = 0, .pool_tile_bytes = 0}
+#define UNPOOL_GPU {.chunk = 1, .window_row_bytes = 16, .pool_tile_x = 32, .pool_tile_items = 256, .pool_tile_bytes = 4}
 
 static const clops_device_params TABLE[CLOPS_CLASS_COUNT] = {
     /* CPUs (PoCL): groups run as vectorised loops, a few hundred items amortise a

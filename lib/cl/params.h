@@ -32,6 +32,8 @@ typedef struct clops_max_unpooling_params {
                                   such that each window row it writes is this many bytes; 0: off */
     unsigned pool_tile_x;      /* pool's tile form (POOL_TILE): input columns per work-group */
     unsigned pool_tile_items;  /* its work-items per group at most (rows = this / pool_tile_x); 0: off */
+    unsigned pool_tile_bytes;  /* its consecutive inputs per work-item: this many bytes of elements of
+                                  up to 4 bytes (one store of 2x them per output row), at least 1 */
 } clops_max_unpooling_params;
 
 /* One row of the table: a device class's parameters. */

@@ -283,7 +283,7 @@ static clops_status zeroed_scratch(clops_operator *op, uint64_t want)
 typedef struct unpool_plan {
     bool serial, serial_fills, windows, pool, vec, bucket, mark, planes;
     uint64_t kh, kw, sh, sw; /* windows: output rows (columns) per input row (column); pool: its cell */
-    unsigned tx, ty;         /* pool on GPUs (POOL_TILE): the work-group's tile, else 0 */
+    unsigned tx, ty, px;     /* pool on GPUs (POOL_TILE): the work-group's tile and inputs per item, else 0 */
 } unpool_plan;
 
 /* Pool's vector form: 2 x 2 cells, packed, 32-bit offsets, elements of 1, 2, 4
@@ -302,11 +302,13 @@ static bool pool_vec(const clops_operator *op, uint64_t sh, uint64_t sw, bool ev
 
 /* Pool's GPU form (POOL_TILE): on devices other than CPUs, for packed tensors
  * with 32-bit offsets; its tile (the work-group: pool_tile_x columns or fewer
- * by as many rows as the device's group size allows, powers of 2) in *tx, *ty. */
-static bool pool_tile(const clops_operator *op, unsigned *tx, unsigned *ty)
+ * by as many rows as the device's group size allows, powers of 2) in *tx, *ty,
+ * and the consecutive inputs per work-item in *px (pool_tile_bytes of them, for
+ * elements of up to 4 bytes; 1 for wider ones). */
+static bool pool_tile(const clops_operator *op, unsigned *tx, unsigned *ty, unsigned *px)
 {
     const clops_op_params *p = &op->params;
-    *tx = *ty = 0;
+    *tx = *ty = *px = 0;
     /* 16-byte elements keep the previous kernel: Oclgrind 21.10 crashed (segmentation fault) in the
      * gated tile kernel with them (notes/unpool-pool.md), not understood in the time there was */
     const unsigned tile_x = unpool_params(op)->pool_tile_x, tile_items = unpool_params(op)->pool_tile_items;
@@ -322,6 +324,9 @@ static bool pool_tile(const clops_operator *op, unsigned *tx, unsigned *ty)
     while (items * 2 <= most && items * 2 <= tile_items) items *= 2;
     *tx = items < tile_x ? items : tile_x;
     *ty = items / *tx;
+    const size_t e = p->input.elem_size, bytes = unpool_params(op)->pool_tile_bytes;
+    *px = 1;
+    while (e <= 4 && *px * 2 * e <= bytes && *px < 8) *px *= 2;
     return true;
 }
 
@@ -349,8 +354,8 @@ static unpool_plan make_plan(const clops_operator *op, bool serial, bool serial_
     pl.kh = pl.windows ? kh : 0, pl.kw = pl.windows ? kw : 0;
     pl.pool = !serial && sh && sw;
     pl.sh = pl.pool ? sh : 0, pl.sw = pl.pool ? sw : 0;
-    pl.vec = pl.pool && !pool_tile(op, &pl.tx, &pl.ty) && pool_vec(op, sh, sw, even_width);
-    if (!pl.pool) pl.tx = pl.ty = 0;
+    pl.vec = pl.pool && !pool_tile(op, &pl.tx, &pl.ty, &pl.px) && pool_vec(op, sh, sw, even_width);
+    if (!pl.pool) pl.tx = pl.ty = pl.px = 0;
     /* The general path: on CPUs bucketed (bucket, tiles: measured faster than
      * claims and atomics there, notes/max_unpooling.md, scatdev); elsewhere mark
      * and place (atomic_max per output element, then a gather: every work-item's
@@ -364,7 +369,7 @@ static unpool_plan make_plan(const clops_operator *op, bool serial, bool serial_
  * kernel is as fast, and it skips itself while the indices need more). */
 static unpool_plan with_planes(unpool_plan pl)
 {
-    pl.pool = pl.vec = false, pl.sh = pl.sw = 0, pl.tx = pl.ty = 0;
+    pl.pool = pl.vec = false, pl.sh = pl.sw = 0, pl.tx = pl.ty = pl.px = 0;
     pl.planes = true;
     return pl;
 }
@@ -433,9 +438,10 @@ static void plan_options(const clops_operator *op, const unpool_plan *pl, char *
                       (unsigned long long)pl->kw, windows_vec(op, pl));
     if (pl->pool)
         snprintf(buf + n, size - (size_t)n,
-                 " -DSH=%lluu -DSW=%lluu -DNA=%uu -DNB=%uu -DPOOL_VEC=%d -DPOOL_TILE=%d -DPOOL_TX=%uu -DPOOL_TY=%uu",
+                 " -DSH=%lluu -DSW=%lluu -DNA=%uu -DNB=%uu -DPOOL_VEC=%d -DPOOL_TILE=%d -DPOOL_TX=%uu -DPOOL_TY=%uu"
+                 " -DPOOL_PX=%u",
                  (unsigned long long)pl->sh, (unsigned long long)pl->sw, POOL_REACH, POOL_REACH, pl->vec,
-                 pl->tx != 0, pl->tx, pl->ty);
+                 pl->tx != 0, pl->tx, pl->ty, pl->px);
 }
 
 /* While programs are listed (api/aot.c): names the program of every plan any
@@ -469,6 +475,26 @@ static void list_plans(const clops_operator *op)
         plan_options(op, &plans[i], options, sizeof options);
         (void)clops_program_get(op->ctx, "max_unpooling.cl", options, &program, &origin); /* named, refused */
     }
+}
+
+/* Pool's GPU form's NDRange (pl->tx x pl->ty groups, max_unpooling_pool.cl
+ * POOL_TILE): every tile column of the rows, then as many tile rows and planes
+ * as keep the items within `cap` (0: every tile its own group), each group
+ * looping over the rest, so a gated launch with nothing to do starts few groups. */
+static void pool_tile_items(const clops_op_params *p, const unpool_plan *pl, uint64_t cap, uint64_t items[3])
+{
+    const uint64_t per_group = (uint64_t)pl->tx * pl->px, tiles_y = (p->input.sizes[2] + pl->ty - 1) / pl->ty;
+    const uint64_t planes = p->input.sizes[0] * p->input.sizes[1];
+    items[0] = (p->input.sizes[3] + per_group - 1) / per_group * pl->tx;
+    uint64_t gy = tiles_y, gz = planes;
+    if (cap) {
+        const uint64_t row = items[0] * pl->ty; /* the items of one tile row */
+        gy = cap / row < tiles_y ? cap / row : tiles_y;
+        if (!gy) gy = 1;
+        gz = cap / (row * gy) < planes ? cap / (row * gy) : planes;
+        if (!gz) gz = 1;
+    }
+    items[1] = gy * pl->ty, items[2] = gz;
 }
 
 /* Work-items for `rows` units of `per_row` loop iterations each: `cap` (enough
@@ -556,9 +582,10 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
         st = clops_operator_add_launch(op, program, "planes", 1, plane_items, local);
     }
     if (st == CLOPS_SUCCESS && pool && !pl.tx) st = clops_operator_add_launch(op, program, "pool", 1, in_items, local);
-    if (st == CLOPS_SUCCESS && pool && pl.tx) { /* pool on GPUs: one tile per group, planes on the third axis */
+    if (st == CLOPS_SUCCESS && pool && pl.tx) { /* pool on GPUs: tiles per group, planes on the third axis */
         const size_t tile[3] = {pl.tx, pl.ty, 1};
-        const uint64_t items[3] = {p->input.sizes[3], p->input.sizes[2], p->input.sizes[0] * p->input.sizes[1]};
+        uint64_t items[3];
+        pool_tile_items(p, &pl, budget ? 0 : cap, items);
         st = clops_operator_add_launch(op, program, "pool", 3, items, tile);
         if (st == CLOPS_SUCCESS && strcmp(op->local_size_origin, "tuned") != 0)
             st = clops_fail(CLOPS_ERROR_INTERNAL, "MaxUnpooling's pool kernel refused its %ux%u work-group", pl.tx,
