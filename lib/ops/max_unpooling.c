@@ -45,6 +45,7 @@
  * clops_operator_last_status() reads it after the last execution's event. The
  * executions of one operator are chained (each waits for the previous one's
  * event), because they share the status words and the scratch buffer. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -317,6 +318,7 @@ static bool pool_tile(const clops_operator *op, unsigned *tx, unsigned *ty, unsi
         return false;
     size_t most = op->ctx->plan.target_group ? op->ctx->plan.target_group : tile_items, dev = 0;
     if (op->ctx->plan.max_group && op->ctx->plan.max_group < most) most = op->ctx->plan.max_group;
+    if (op->unpool.group_limit && op->unpool.group_limit < most) most = op->unpool.group_limit;
     if (clGetDeviceInfo(op->ctx->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof dev, &dev, NULL) == CL_SUCCESS &&
         dev && dev < most)
         most = dev;
@@ -509,8 +511,11 @@ static uint64_t row_items(uint64_t rows, uint64_t per_row, uint64_t cap, uint64_
     return items ? items : 1;
 }
 
-clops_status clops_max_unpooling_prepare(clops_operator *op)
+/* The plan's buffers and launches; `*tile_refused` when pool's tile kernel cannot take the planned
+ * tile as its work-group (op->unpool.group_limit then says what it takes; the launches are unusable). */
+static clops_status prepare_plan(clops_operator *op, bool *tile_refused)
 {
+    *tile_refused = false;
     const clops_op_params *p = &op->params;
     const unpool_plan pl = shape_plan(op);
     const bool serial = pl.serial, serial_fills = pl.serial_fills, windows = pl.windows, pool = pl.pool;
@@ -587,9 +592,17 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
         uint64_t items[3];
         pool_tile_items(p, &pl, budget ? 0 : cap, items);
         st = clops_operator_add_launch(op, program, "pool", 3, items, tile);
-        if (st == CLOPS_SUCCESS && strcmp(op->local_size_origin, "tuned") != 0)
-            st = clops_fail(CLOPS_ERROR_INTERNAL, "MaxUnpooling's pool kernel refused its %ux%u work-group", pl.tx,
-                            pl.ty);
+        if (st == CLOPS_SUCCESS && strcmp(op->local_size_origin, "tuned") != 0) { /* the scheduler took another size */
+            size_t most = 0;
+            clGetKernelWorkGroupInfo(op->launches[op->num_launches - 1].kernel, op->ctx->device,
+                                     CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most, NULL);
+            if (op->unpool.group_limit || most == 0 || most >= (size_t)pl.tx * pl.ty)
+                return clops_fail(CLOPS_ERROR_INTERNAL, "MaxUnpooling's pool kernel refused its %ux%u work-group "
+                                  "(the kernel takes %zu work-items)", pl.tx, pl.ty, most);
+            op->unpool.group_limit = (unsigned)(most < UINT_MAX ? most : UINT_MAX);
+            *tile_refused = true;
+            return CLOPS_SUCCESS;
+        }
     }
     if (st == CLOPS_SUCCESS && bucket) st = clops_operator_add_launch(op, program, "bucket", 1, bucket_items, local);
     if (st == CLOPS_SUCCESS && bucket) st = clops_operator_add_launch(op, program, "tiles", 1, tile_items, local);
@@ -598,6 +611,23 @@ clops_status clops_max_unpooling_prepare(clops_operator *op)
     if (st == CLOPS_SUCCESS && pl.mark) st = clops_operator_add_launch(op, program, "mark", 1, mark_items, local);
     if (st == CLOPS_SUCCESS && pl.mark) st = clops_operator_add_launch(op, program, "place", 1, out_items, local);
     return st;
+}
+
+clops_status clops_max_unpooling_prepare(clops_operator *op)
+{
+    bool refused;
+    clops_status st = prepare_plan(op, &refused);
+    if (st != CLOPS_SUCCESS || !refused) return st;
+    /* A kernel's own work-group limit may be below the device's (rusticl's llvmpipe takes 32 work-items
+     * for pool's tile kernel, a GPU with many registers per item fewer than its maximum): the plan again,
+     * with tiles within it (a smaller tile is another program). */
+    for (unsigned i = 0; i < op->num_launches; i++) clReleaseKernel(op->launches[i].kernel);
+    op->num_launches = 0;
+    clops_max_unpooling_release(op);
+    st = prepare_plan(op, &refused);
+    return st != CLOPS_SUCCESS || !refused ? st
+                                           : clops_fail(CLOPS_ERROR_INTERNAL, "MaxUnpooling's pool kernel refused a "
+                                                                              "tile within its own work-group limit");
 }
 
 void clops_max_unpooling_release(clops_operator *op)

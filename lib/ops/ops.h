@@ -50,6 +50,8 @@ struct clops_operator {
         cl_mem status;           /* status words the kernels raise */
         cl_mem scratch;          /* the general path's buckets (bucket_plan) or mark's words, NULL for serial */
         bool mark;               /* the plan has mark and place (max_unpooling.c make_plan) */
+        unsigned group_limit;    /* pool's tile kernel's CL_KERNEL_WORK_GROUP_SIZE where it refused the
+                                    planned tile (its tiles are then planned within it), else 0 */
         cl_mem indices;          /* the last execution's indices (retained), for last_status's message */
         cl_uint gen;             /* generation number of the last execution */
         cl_event last;           /* the last execution's final event (retained), or NULL */
