@@ -776,12 +776,26 @@ __kernel void tiles(UNPOOL_ARGS)
 /* General path, MARK plans (devices that are not CPUs, and on CPUs behind tiles
  * for crowded tiles; two launches, bounded work
  * per work-item, any order of work-groups): `mark` gives every output element
- * the largest row-major input position (plus 1) whose index names it, with
- * atomic_max on its word of scratch (`win`: one uint per output element, all
- * zero between executions); `place` then writes every output element from that
- * position's input, zero where none named it, and zeroes its word again. The
- * last input position naming an element wins, as everywhere. Input positions are
- * below 2^32 - 1 (the host's rule, max_unpooling.c needs_host). */
+ * the largest row-major input position whose index names it, with atomic_max
+ * on its word of scratch (`win`: one uint per output element); `place` then
+ * writes every output element from that position's input, zero where none
+ * named it. The last input position naming an element wins, as everywhere.
+ * Input positions are below 2^32 - 1 (the host's rule, max_unpooling.c
+ * needs_host).
+ *
+ * Nothing clears the words between executions: execution gen writes
+ * base + k + 1 for input position k, where base = ((gen - 1) % period) * span,
+ * span (status[ST_MARK_SPAN]) is the input's element count and period
+ * (status[ST_MARK_PERIOD]) = (2^32 - 1) / span, set once by the host. Words of
+ * earlier executions are smaller than this one's (so atomic_max replaces them)
+ * and read as "none" (outside [base + 1, base + span]), until the base wraps to
+ * 0: the host zeroes the words before every execution with (gen - 1) % period
+ * == 0 but the first (max_unpooling.c enqueue_chain). place therefore reads
+ * the words and writes nothing back (it zeroed every word it read before:
+ * scattered stores, a quarter of its memory traffic in the GPU model). */
+#define ST_MARK_SPAN 12
+#define ST_MARK_PERIOD 13
+#define MARK_BASE (((gen - 1u) % status[ST_MARK_PERIOD]) * status[ST_MARK_SPAN])
 #if BUCKET && INTERLEAVE
 #error "bucket takes contiguous runs of rows (INTERLEAVE=0)"
 #endif
@@ -802,24 +816,99 @@ __kernel void mark(UNPOOL_ARGS)
     MARK_GATE
     const idx_t count = (idx_t)out_count, plane = DIM(out_sizes, 2) * DIM(out_sizes, 3);
     volatile __global uint *win = (volatile __global uint *)MARK_WORDS(in_sizes);
+    const uint base = MARK_BASE + 1u;
     uint first_bad = UINT_MAX;
     FOR_ROWS(in_sizes)
     const idx_t k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3); /* row-major position of (n, c, h, 0) */
     for (idx_t w = w0; w < w1; w++) {
         const idx_t v = load_flat(indices, I_AT(w), nc, plane, count);
         if (v == count) first_bad = min(first_bad, (uint)(k0 + w));
-        else atomic_max(&win[v], (uint)(k0 + w + 1));
+        else atomic_max(&win[v], base + (uint)(k0 + w));
     }
     END_ROWS
     RAISE_BAD(first_bad)
+}
+
+/* x at row-major input position k. */
+inline elem_t place_x(__global const elem_t *x, idx_t k, dims4 in_sizes, dims4 x_strides)
+{
+#if IN_PACKED
+    (void)in_sizes;
+    (void)x_strides;
+    return x[k];
+#else
+    const idx_t kw = k % DIM(in_sizes, 3), kh = k / DIM(in_sizes, 3) % DIM(in_sizes, 2);
+    const idx_t knc = k / DIM(in_sizes, 3) / DIM(in_sizes, 2);
+    return x[offset4(x_strides, knc / DIM(in_sizes, 1), knc % DIM(in_sizes, 1), kh, kw)];
+#endif
+}
+/* The output element of scratch word `word`: x at its position if this
+ * execution wrote it (k = word - base below span), else zero. The load is
+ * unconditional (x[0] for none, every plan with mark has inputs), so that a
+ * vector of these stays one store rather than one per element. */
+#define PLACE_ONE(word)                                                                          \
+    ((word) - base < span ? place_x(x, (word) - base, in_sizes, x_strides) : (elem_t)(0))
+#define PLACE_LANE(word)                                                                         \
+    select_elem(place_x(x, (word) - base < span ? (word) - base : 0u, in_sizes, x_strides), (word) - base < span)
+
+#if PLACE_VEC
+#if !INTERLEAVE || !OUT_PACKED || OFFSET_64 || ELEM_BYTES > 8
+#error "place's vector form: GPUs, a packed output, 32-bit offsets, elements of at most 8 bytes"
+#endif
+/* place's GPU form (-DPLACE_VEC=1, the parameter table's place_vector): the
+ * output and the words as one flat range, PV elements per unit (16 bytes of
+ * output, at least 4 elements), neighbouring work-items neighbouring units:
+ * each unit loads its PV words as 16-byte vectors, gathers the (independent)
+ * inputs and stores the PV elements as one vector. 32-bit offsets, no division
+ * per element; the last count % PV elements go to work-item 0. */
+typedef uint4 __attribute__((aligned(4))) place_words;
+#if ELEM_BYTES == 1
+#define PV 16
+typedef uchar16 __attribute__((aligned(1))) place_elems;
+#elif ELEM_BYTES == 2
+#define PV 8
+typedef ushort8 __attribute__((aligned(2))) place_elems;
+#elif ELEM_BYTES == 4
+#define PV 4
+typedef uint4 __attribute__((aligned(4))) place_elems;
+#else
+#define PV 4
+typedef uint8 __attribute__((aligned(4))) place_elems;
+#endif
+#if PV == 16
+#define PLACE_ELEMS(e)                                                                           \
+    (place_elems)(e(0), e(1), e(2), e(3), e(4), e(5), e(6), e(7), e(8), e(9), e(10), e(11), e(12), e(13), e(14), e(15))
+#elif PV == 8
+#define PLACE_ELEMS(e) (place_elems)(e(0), e(1), e(2), e(3), e(4), e(5), e(6), e(7))
+#else
+#define PLACE_ELEMS(e) (place_elems)(e(0), e(1), e(2), e(3))
+#endif
+#endif
+/* v if `keep`, else zero. */
+inline elem_t select_elem(elem_t v, int keep)
+{
+    return keep ? v : (elem_t)(0);
 }
 
 __kernel void place(UNPOOL_ARGS)
 {
     NEXT_BAD_CLEAR
     MARK_GATE
-    __global uint *win = MARK_WORDS(in_sizes);
-    const idx_t hin = DIM(in_sizes, 2), win_w = DIM(in_sizes, 3);
+    __global const uint *win = MARK_WORDS(in_sizes);
+    const uint base = MARK_BASE + 1u, span = status[ST_MARK_SPAN];
+#if PLACE_VEC
+    const uint count = (uint)out_count, units = count / PV, items = (uint)get_global_size(0);
+    for (uint u = (uint)get_global_id(0); u < units; u += items) {
+        uint w[PV];
+#pragma unroll
+        for (uint j = 0; j < PV; j += 4) vstore4(*(__global const place_words *)(win + PV * u + j), 0, w + j);
+#define PLACE_W(i) PLACE_LANE(w[i])
+        *(__global place_elems *)(y + PV * u) = PLACE_ELEMS(PLACE_W);
+#undef PLACE_W
+    }
+    if (get_global_id(0) == 0)
+        for (uint v = units * PV; v < count; v++) y[v] = PLACE_ONE(win[v]);
+#else
     FOR_ROWS(out_sizes)
     const idx_t v0 = (nc * DIM(out_sizes, 2) + h) * DIM(out_sizes, 3);
 #if OUT_PACKED
@@ -827,22 +916,9 @@ __kernel void place(UNPOOL_ARGS)
 #else
     const idx_t yrow = offset4(y_strides, n, c, h, 0), ys = DIM(y_strides, 3);
 #endif
-    for (idx_t q = w0; q < w1; q++) {
-        const uint k1 = win[v0 + q];
-        elem_t v = (elem_t)(0);
-        if (k1) {
-            const idx_t k = k1 - 1u;
-#if IN_PACKED
-            v = x[k];
-#else
-            const idx_t kw = k % win_w, kh = k / win_w % hin, knc = k / win_w / hin;
-            v = x[offset4(x_strides, knc / DIM(in_sizes, 1), knc % DIM(in_sizes, 1), kh, kw)];
-#endif
-            win[v0 + q] = 0u;
-        }
-        y[yrow + q * ys] = v;
-    }
+    for (idx_t q = w0; q < w1; q++) y[yrow + q * ys] = PLACE_ONE(win[v0 + q]);
     END_ROWS
+#endif
 }
 #endif /* MARK */
 

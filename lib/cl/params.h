@@ -32,6 +32,9 @@ typedef struct clops_max_unpooling_params {
                                   such that each window row it writes is this many bytes; 0: off */
     unsigned pool_tile_x;      /* pool's tile form (POOL_TILE): input columns per work-group */
     unsigned pool_tile_items;  /* its work-items per group at most (rows = this / pool_tile_x); 0: off */
+    unsigned place_vector;     /* 1: place's vector form (PLACE_VEC: 4 outputs per unit, flat); 0: off */
+    unsigned general_items;    /* work-items per compute unit of mark and place (enough to hide their
+                                  gathers' latency); 0: as the other row kernels */
 } clops_max_unpooling_params;
 
 /* One row of the table: a device class's parameters. */
