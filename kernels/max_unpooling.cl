@@ -848,8 +848,6 @@ inline elem_t place_x(__global const elem_t *x, idx_t k, dims4 in_sizes, dims4 x
  * vector of these stays one store rather than one per element. */
 #define PLACE_ONE(word)                                                                          \
     ((word) - base < span ? place_x(x, (word) - base, in_sizes, x_strides) : (elem_t)(0))
-#define PLACE_LANE(word)                                                                         \
-    select_elem(place_x(x, (word) - base < span ? (word) - base : 0u, in_sizes, x_strides), (word) - base < span)
 
 #if PLACE_VEC
 #if !INTERLEAVE || !OUT_PACKED || OFFSET_64 || ELEM_BYTES > 8
@@ -858,37 +856,48 @@ inline elem_t place_x(__global const elem_t *x, idx_t k, dims4 in_sizes, dims4 x
 /* place's GPU form (-DPLACE_VEC=1, the parameter table's place_vector): the
  * output and the words as one flat range, PV elements per unit (16 bytes of
  * output, at least 4 elements), neighbouring work-items neighbouring units:
- * each unit loads its PV words as 16-byte vectors, gathers the (independent)
+ * each unit loads its PV words as one vector, gathers the (independent)
  * inputs and stores the PV elements as one vector. 32-bit offsets, no division
  * per element; the last count % PV elements go to work-item 0. */
-typedef uint4 __attribute__((aligned(4))) place_words;
 #if ELEM_BYTES == 1
 #define PV 16
-typedef uchar16 __attribute__((aligned(1))) place_elems;
+typedef uint16 place_wordv;
+typedef uchar16 place_elemv;
 #elif ELEM_BYTES == 2
 #define PV 8
-typedef ushort8 __attribute__((aligned(2))) place_elems;
+typedef uint8 place_wordv;
+typedef ushort8 place_elemv;
 #elif ELEM_BYTES == 4
 #define PV 4
-typedef uint4 __attribute__((aligned(4))) place_elems;
+typedef uint4 place_wordv;
+typedef uint4 place_elemv;
 #else
 #define PV 4
-typedef uint8 __attribute__((aligned(4))) place_elems;
+typedef uint4 place_wordv;
+typedef uint8 place_elemv;
+#endif
+typedef place_wordv __attribute__((aligned(4))) place_words;
+typedef place_elemv __attribute__((aligned(ELEM_BYTES < 4 ? ELEM_BYTES : 4))) place_elems;
+/* A mask of the words (-1: this execution's) as a mask of the elements. */
+#if ELEM_BYTES == 1
+#define PLACE_MASK(m) convert_char16(m)
+#elif ELEM_BYTES == 2
+#define PLACE_MASK(m) convert_short8(m)
+#elif ELEM_BYTES == 4
+#define PLACE_MASK(m) (m)
+#else
+#define PLACE_MASK(m) shuffle(m, (uint8)(0, 0, 1, 1, 2, 2, 3, 3))
 #endif
 #if PV == 16
 #define PLACE_ELEMS(e)                                                                           \
-    (place_elems)(e(0), e(1), e(2), e(3), e(4), e(5), e(6), e(7), e(8), e(9), e(10), e(11), e(12), e(13), e(14), e(15))
+    (place_elemv)(e(s0), e(s1), e(s2), e(s3), e(s4), e(s5), e(s6), e(s7), e(s8), e(s9), e(sa), e(sb), e(sc), e(sd), \
+                  e(se), e(sf))
 #elif PV == 8
-#define PLACE_ELEMS(e) (place_elems)(e(0), e(1), e(2), e(3), e(4), e(5), e(6), e(7))
+#define PLACE_ELEMS(e) (place_elemv)(e(s0), e(s1), e(s2), e(s3), e(s4), e(s5), e(s6), e(s7))
 #else
-#define PLACE_ELEMS(e) (place_elems)(e(0), e(1), e(2), e(3))
+#define PLACE_ELEMS(e) (place_elemv)(e(s0), e(s1), e(s2), e(s3))
 #endif
 #endif
-/* v if `keep`, else zero. */
-inline elem_t select_elem(elem_t v, int keep)
-{
-    return keep ? v : (elem_t)(0);
-}
 
 __kernel void place(UNPOOL_ARGS)
 {
@@ -899,12 +908,12 @@ __kernel void place(UNPOOL_ARGS)
 #if PLACE_VEC
     const uint count = (uint)out_count, units = count / PV, items = (uint)get_global_size(0);
     for (uint u = (uint)get_global_id(0); u < units; u += items) {
-        uint w[PV];
-#pragma unroll
-        for (uint j = 0; j < PV; j += 4) vstore4(*(__global const place_words *)(win + PV * u + j), 0, w + j);
-#define PLACE_W(i) PLACE_LANE(w[i])
-        *(__global place_elems *)(y + PV * u) = PLACE_ELEMS(PLACE_W);
+        const place_wordv k = *(__global const place_words *)(win + PV * u) - base;
+        const place_wordv at = select((place_wordv)(0), k, k < span); /* x[0] for none */
+#define PLACE_W(c) place_x(x, at.c, in_sizes, x_strides)
+        const place_elemv got = PLACE_ELEMS(PLACE_W);
 #undef PLACE_W
+        *(__global place_elems *)(y + PV * u) = select((place_elemv)(0), got, PLACE_MASK(k < span));
     }
     if (get_global_id(0) == 0)
         for (uint v = units * PV; v < count; v++) y[v] = PLACE_ONE(win[v]);
