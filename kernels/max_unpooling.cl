@@ -776,12 +776,26 @@ __kernel void tiles(UNPOOL_ARGS)
 /* General path, MARK plans (devices that are not CPUs, and on CPUs behind tiles
  * for crowded tiles; two launches, bounded work
  * per work-item, any order of work-groups): `mark` gives every output element
- * the largest row-major input position (plus 1) whose index names it, with
- * atomic_max on its word of scratch (`win`: one uint per output element, all
- * zero between executions); `place` then writes every output element from that
- * position's input, zero where none named it, and zeroes its word again. The
- * last input position naming an element wins, as everywhere. Input positions are
- * below 2^32 - 1 (the host's rule, max_unpooling.c needs_host). */
+ * the largest row-major input position whose index names it, with atomic_max
+ * on its word of scratch (`win`: one uint per output element); `place` then
+ * writes every output element from that position's input, zero where none
+ * named it. The last input position naming an element wins, as everywhere.
+ * Input positions are below 2^32 - 1 (the host's rule, max_unpooling.c
+ * needs_host).
+ *
+ * Nothing clears the words between executions: execution gen writes
+ * base + k + 1 for input position k, where base = ((gen - 1) % period) * span,
+ * span (status[ST_MARK_SPAN]) is the input's element count and period
+ * (status[ST_MARK_PERIOD]) = (2^32 - 1) / span, set once by the host. Words of
+ * earlier executions are smaller than this one's (so atomic_max replaces them)
+ * and read as "none" (outside [base + 1, base + span]), until the base wraps to
+ * 0: the host zeroes the words before every execution with (gen - 1) % period
+ * == 0 but the first (max_unpooling.c enqueue_chain). place therefore reads
+ * the words and writes nothing back (it zeroed every word it read before:
+ * scattered stores, a quarter of its memory traffic in the GPU model). */
+#define ST_MARK_SPAN 12
+#define ST_MARK_PERIOD 13
+#define MARK_BASE (((gen - 1u) % status[ST_MARK_PERIOD]) * status[ST_MARK_SPAN])
 #if BUCKET && INTERLEAVE
 #error "bucket takes contiguous runs of rows (INTERLEAVE=0)"
 #endif
@@ -802,24 +816,108 @@ __kernel void mark(UNPOOL_ARGS)
     MARK_GATE
     const idx_t count = (idx_t)out_count, plane = DIM(out_sizes, 2) * DIM(out_sizes, 3);
     volatile __global uint *win = (volatile __global uint *)MARK_WORDS(in_sizes);
+    const uint base = MARK_BASE + 1u;
     uint first_bad = UINT_MAX;
     FOR_ROWS(in_sizes)
     const idx_t k0 = (nc * DIM(in_sizes, 2) + h) * DIM(in_sizes, 3); /* row-major position of (n, c, h, 0) */
     for (idx_t w = w0; w < w1; w++) {
         const idx_t v = load_flat(indices, I_AT(w), nc, plane, count);
         if (v == count) first_bad = min(first_bad, (uint)(k0 + w));
-        else atomic_max(&win[v], (uint)(k0 + w + 1));
+        else atomic_max(&win[v], base + (uint)(k0 + w));
     }
     END_ROWS
     RAISE_BAD(first_bad)
 }
 
+/* x at row-major input position k. */
+inline elem_t place_x(__global const elem_t *x, idx_t k, dims4 in_sizes, dims4 x_strides)
+{
+#if IN_PACKED
+    (void)in_sizes;
+    (void)x_strides;
+    return x[k];
+#else
+    const idx_t kw = k % DIM(in_sizes, 3), kh = k / DIM(in_sizes, 3) % DIM(in_sizes, 2);
+    const idx_t knc = k / DIM(in_sizes, 3) / DIM(in_sizes, 2);
+    return x[offset4(x_strides, knc / DIM(in_sizes, 1), knc % DIM(in_sizes, 1), kh, kw)];
+#endif
+}
+/* The output element of scratch word `word`: x at its position if this
+ * execution wrote it (k = word - base below span), else zero. The load is
+ * unconditional (x[0] for none, every plan with mark has inputs), so that a
+ * vector of these stays one store rather than one per element. */
+#define PLACE_ONE(word)                                                                          \
+    ((word) - base < span ? place_x(x, (word) - base, in_sizes, x_strides) : (elem_t)(0))
+
+#if PLACE_VEC
+#if !INTERLEAVE || !OUT_PACKED || OFFSET_64 || ELEM_BYTES > 8
+#error "place's vector form: GPUs, a packed output, 32-bit offsets, elements of at most 8 bytes"
+#endif
+/* place's GPU form (-DPLACE_VEC=1, the parameter table's place_vector): the
+ * output and the words as one flat range, PV elements per unit (16 bytes of
+ * output, at least 4 elements), neighbouring work-items neighbouring units:
+ * each unit loads its PV words as one vector, gathers the (independent)
+ * inputs and stores the PV elements as one vector. 32-bit offsets, no division
+ * per element; the last count % PV elements go to work-item 0. */
+#if ELEM_BYTES == 1
+#define PV 16
+typedef uint16 place_wordv;
+typedef uchar16 place_elemv;
+#elif ELEM_BYTES == 2
+#define PV 8
+typedef uint8 place_wordv;
+typedef ushort8 place_elemv;
+#elif ELEM_BYTES == 4
+#define PV 4
+typedef uint4 place_wordv;
+typedef uint4 place_elemv;
+#else
+#define PV 4
+typedef uint4 place_wordv;
+typedef uint8 place_elemv;
+#endif
+typedef place_wordv __attribute__((aligned(4))) place_words;
+typedef place_elemv __attribute__((aligned(ELEM_BYTES < 4 ? ELEM_BYTES : 4))) place_elems;
+/* A mask of the words (-1: this execution's) as a mask of the elements. */
+#if ELEM_BYTES == 1
+#define PLACE_MASK(m) convert_char16(m)
+#elif ELEM_BYTES == 2
+#define PLACE_MASK(m) convert_short8(m)
+#elif ELEM_BYTES == 4
+#define PLACE_MASK(m) (m)
+#else
+#define PLACE_MASK(m) shuffle(m, (uint8)(0, 0, 1, 1, 2, 2, 3, 3))
+#endif
+#if PV == 16
+#define PLACE_ELEMS(e)                                                                           \
+    (place_elemv)(e(s0), e(s1), e(s2), e(s3), e(s4), e(s5), e(s6), e(s7), e(s8), e(s9), e(sa), e(sb), e(sc), e(sd), \
+                  e(se), e(sf))
+#elif PV == 8
+#define PLACE_ELEMS(e) (place_elemv)(e(s0), e(s1), e(s2), e(s3), e(s4), e(s5), e(s6), e(s7))
+#else
+#define PLACE_ELEMS(e) (place_elemv)(e(s0), e(s1), e(s2), e(s3))
+#endif
+#endif
+
 __kernel void place(UNPOOL_ARGS)
 {
     NEXT_BAD_CLEAR
     MARK_GATE
-    __global uint *win = MARK_WORDS(in_sizes);
-    const idx_t hin = DIM(in_sizes, 2), win_w = DIM(in_sizes, 3);
+    __global const uint *win = MARK_WORDS(in_sizes);
+    const uint base = MARK_BASE + 1u, span = status[ST_MARK_SPAN];
+#if PLACE_VEC
+    const uint count = (uint)out_count, units = count / PV, items = (uint)get_global_size(0);
+    for (uint u = (uint)get_global_id(0); u < units; u += items) {
+        const place_wordv k = *(__global const place_words *)(win + PV * u) - base;
+        const place_wordv at = select((place_wordv)(0), k, k < span); /* x[0] for none */
+#define PLACE_W(c) place_x(x, at.c, in_sizes, x_strides)
+        const place_elemv got = PLACE_ELEMS(PLACE_W);
+#undef PLACE_W
+        *(__global place_elems *)(y + PV * u) = select((place_elemv)(0), got, PLACE_MASK(k < span));
+    }
+    if (get_global_id(0) == 0)
+        for (uint v = units * PV; v < count; v++) y[v] = PLACE_ONE(win[v]);
+#else
     FOR_ROWS(out_sizes)
     const idx_t v0 = (nc * DIM(out_sizes, 2) + h) * DIM(out_sizes, 3);
 #if OUT_PACKED
@@ -827,22 +925,9 @@ __kernel void place(UNPOOL_ARGS)
 #else
     const idx_t yrow = offset4(y_strides, n, c, h, 0), ys = DIM(y_strides, 3);
 #endif
-    for (idx_t q = w0; q < w1; q++) {
-        const uint k1 = win[v0 + q];
-        elem_t v = (elem_t)(0);
-        if (k1) {
-            const idx_t k = k1 - 1u;
-#if IN_PACKED
-            v = x[k];
-#else
-            const idx_t kw = k % win_w, kh = k / win_w % hin, knc = k / win_w / hin;
-            v = x[offset4(x_strides, knc / DIM(in_sizes, 1), knc % DIM(in_sizes, 1), kh, kw)];
-#endif
-            win[v0 + q] = 0u;
-        }
-        y[yrow + q * ys] = v;
-    }
+    for (idx_t q = w0; q < w1; q++) y[yrow + q * ys] = PLACE_ONE(win[v0 + q]);
     END_ROWS
+#endif
 }
 #endif /* MARK */
 

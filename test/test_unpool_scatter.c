@@ -12,7 +12,9 @@
  *   (clops_unpool_tile_shift), so that sizes cross many tile boundaries;
  *   one operator alternating scattered and pooling-shaped indices (windows and
  *   pool skip themselves while the general path runs: max_unpooling.cl
- *   GENERAL_SKIP), each execution against the reference.
+ *   GENERAL_SKIP), each execution against the reference, with mark's words
+ *   cleared every 7th execution (MARK_BASE wraps 8 times in 60);
+ *   network-sized scattered indices with many duplicates, 1- to 8-byte elements.
  */
 #include <stdbool.h>
 
@@ -27,10 +29,13 @@ static const clops_data_type widths[] = {CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_TYPE_
  * the first 256 elements, so one tile of the CPU's general path holds them all,
  * more than a work-item may loop over (max_unpooling.cl ST_HEAVY: mark and place
  * write the output instead). */
-typedef enum pattern { DISTINCT, DUPLICATES, OUT_OF_RANGE, NUM_PATTERNS, CROWDED = NUM_PATTERNS } pattern;
-static const char *const pattern_names[NUM_PATTERNS + 1] = {"scattered distinct", "random with many duplicates",
+/* SPREAD (likewise): random over a third of the output, so that about a third
+ * of the inputs share their element with another, all over the tensor. */
+typedef enum pattern { DISTINCT, DUPLICATES, OUT_OF_RANGE, NUM_PATTERNS, CROWDED = NUM_PATTERNS, SPREAD } pattern;
+static const char *const pattern_names[NUM_PATTERNS + 2] = {"scattered distinct", "random with many duplicates",
                                                              "random with out-of-range ones mixed in",
-                                                             "crowded into one tile"};
+                                                             "crowded into one tile",
+                                                             "scattered with many duplicates"};
 
 typedef struct scat_shape {
     const char *what;
@@ -81,6 +86,8 @@ static void make_indices(pattern pat, uint64_t n, uint64_t out, uint64_t plane_i
             v = (r % 300) * (out / 300); /* 300 elements for all the inputs */
         else if (pat == CROWDED)
             v = r % 256;
+        else if (pat == SPREAD)
+            v = r % (out / 3 + 1);
         else
             v = k % 97 == 50 ? out + r % 5 : r % out;
         if (plane) /* per-plane: relative to the input's own plane, out of range past it */
@@ -254,6 +261,22 @@ START_TEST(test_large)
 }
 END_TEST
 
+/* Scattered indices with many duplicates (SPREAD) from a (2, 32, 128, 128)
+ * input, a million elements, into a (2, 32, 256, 256) output, 4 million
+ * (window-shaped: windows and pool fail their checks, then the general path;
+ * on GPUs mark and place), for 1-, 2-, 4- and 8-byte elements, flat and per
+ * plane: the last input position naming an element wins, bit for bit as the
+ * host path. */
+START_TEST(test_large_duplicates)
+{
+    static const scat_shape s = {"network-sized, duplicates", {2, 32, 128, 128}, {2, 32, 256, 256}, "windows"};
+    static const clops_data_type types[] = {CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_TYPE_FLOAT16, CLOPS_DATA_TYPE_FLOAT32,
+                                            CLOPS_DATA_TYPE_FLOAT64};
+    const clops_indices_layout layout = _i % 2 ? CLOPS_INDICES_PER_PLANE : CLOPS_INDICES_FLAT;
+    run_case(&s, types[_i / 2], &index_types[_i % 3], SPREAD, layout, false, 0, 700u + (uint64_t)_i);
+}
+END_TEST
+
 /* ---- one operator, scattered and pooling-shaped indices in turn ------------------------------------------- */
 /* Windows and pool skip themselves while the operator's previous execution
  * needed the general path, except every 16th execution (max_unpooling.cl
@@ -288,7 +311,9 @@ START_TEST(test_repeated_executions)
                  {s->out[0], s->out[1], s->out[2], s->out[3]}, NULL, 0};
     up_descs d;
     up_describe(&c, &d);
+    clops_unpool_mark_period = 7; /* mark's words cleared every 7th execution (max_unpooling.cl MARK_BASE) */
     clops_operator *op = tc_create(tc_dev_ctx, &d.desc, "repeated executions", "device");
+    clops_unpool_mark_period = 0;
     const size_t yb = tc_tensor_bytes(&d.y);
     unsigned char *want[2];
     for (int k = 0; k < 2; k++) {
@@ -325,6 +350,8 @@ static Suite *scatter_suite(void)
     tcase_add_loop_test(tc, test_per_plane, 0, (int)(2 * NUM_PATTERNS * NUM_WIDTHS));
     tc = tc_suite_case(s, "large", -1);
     tcase_add_loop_test(tc, test_large, 0, 6);
+    tc = tc_suite_case(s, "large_duplicates", -1);
+    tcase_add_loop_test(tc, test_large_duplicates, 0, 8);
     tc = tc_suite_case(s, "repeated", -1);
     tcase_add_loop_test(tc, test_repeated_executions, 0, (int)NUM_WIDTHS);
     return s;

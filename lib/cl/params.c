@@ -11,7 +11,13 @@
  * work-item (side by side: coalesced), windows' vector form writing 16-byte
  * window rows, pool's tile form on 32-column groups of up to 256 items. */
 #define UNPOOL_CPU {.chunk = 512, .window_row_bytes = 0, .pool_tile_x = 0, .pool_tile_items = 0, .pool_tile_bytes = 0}
-#define UNPOOL_GPU {.chunk = 1, .window_row_bytes = 16, .pool_tile_x = 32, .pool_tile_items = 256, .pool_tile_bytes = 4}
+#define UNPOOL_GPU {.chunk = 1, .window_row_bytes = 16, .pool_tile_x = 32, .pool_tile_items = 256, .pool_tile_bytes = 4, \
+                    UNPOOL_GENERAL_GPU}
+/* The general path (mark, place) on GPUs (notes/unpool-scat.md): place's vector
+ * form, mark and place on 2048 work-items per compute unit (an H100's or H200's
+ * resident threads per SM: their gathers and atomics are latency-bound). CPUs
+ * leave both 0 (the row form, as many work-items as the other kernels). */
+#define UNPOOL_GENERAL_GPU .place_vector = 1, .general_items = 2048
 
 static const clops_device_params TABLE[CLOPS_CLASS_COUNT] = {
     /* CPUs (PoCL): groups run as vectorised loops, a few hundred items amortise a

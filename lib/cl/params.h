@@ -34,6 +34,9 @@ typedef struct clops_max_unpooling_params {
     unsigned pool_tile_items;  /* its work-items per group at most (rows = this / pool_tile_x); 0: off */
     unsigned pool_tile_bytes;  /* its consecutive inputs per work-item: this many bytes of elements of
                                   up to 4 bytes (one store of 2x them per output row), at least 1 */
+    unsigned place_vector;     /* 1: place's vector form (PLACE_VEC: 4 outputs per unit, flat); 0: off */
+    unsigned general_items;    /* work-items per compute unit of mark and place (enough to hide their
+                                  gathers' latency); 0: as the other row kernels */
 } clops_max_unpooling_params;
 
 /* One row of the table: a device class's parameters. */

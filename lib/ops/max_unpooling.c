@@ -26,9 +26,10 @@
  * The general path is deterministic on every device: bucket keeps each tile's
  * entries in input order and one work-item writes each tile whole, and mark
  * keeps the largest position with atomic_max, so the largest (last in
- * row-major order) input position naming an output element wins; the scratch
- * needs no clearing between executions (place zeroes mark's words again; after
- * a failed execution the next one zeroes them first).
+ * row-major order) input position naming an output element wins; mark's words
+ * need clearing only once in a `period` of executions (max_unpooling.cl
+ * MARK_BASE: each execution's words lie above the earlier ones'; after a failed
+ * execution the next one zeroes them first).
  *
  * On a device that ends work-items after a number of loop iterations (Mesa's
  * llvmpipe; cl/profile.c, plan.max_loops), every kernel's work-items are planned
@@ -103,9 +104,10 @@ static unsigned the_word(unsigned w, cl_uint gen)
 }
 /* After the status words in the same buffer, set once here (max_unpooling.cl
  * ST_TILE_SHIFT): the bucketed path's tile shift, bucket work-items, tiles, pad. */
-enum { ST_TILE_SHIFT = ST_WORDS, ST_GROUPS, ST_TILES, ST_PAD, ST_BUFFER_WORDS };
+enum { ST_TILE_SHIFT = ST_WORDS, ST_GROUPS, ST_TILES, ST_PAD, ST_MARK_SPAN, ST_MARK_PERIOD, ST_BUFFER_WORDS };
 
 unsigned clops_unpool_tile_shift;
+unsigned clops_unpool_mark_period;
 int clops_unpool_planes;
 
 static bool windows_shaped(const clops_op_params *p)
@@ -217,6 +219,25 @@ static bucket_layout bucket_plan(const clops_operator *op)
 static uint64_t mark_bytes(const clops_op_params *p)
 {
     return (p->output.count + 3) / 4 * 16;
+}
+
+/* Executions between clears of mark's words (max_unpooling.cl MARK_BASE): each
+ * writes its positions above base = ((gen - 1) % period) * span, span being the
+ * input's element count, below 2^32 - 1 (needs_host). */
+static cl_uint mark_period(const clops_op_params *p)
+{
+    const uint64_t span = p->input.count ? p->input.count : 1, most = UINT32_MAX / span;
+    return (cl_uint)(clops_unpool_mark_period && clops_unpool_mark_period < most ? clops_unpool_mark_period : most);
+}
+
+/* Whether place takes its vector form (max_unpooling.cl PLACE_VEC): the device
+ * class's choice, for a packed output with 32-bit offsets and elements of at
+ * most 8 bytes. */
+static bool place_vec(const clops_operator *op)
+{
+    const clops_op_params *p = &op->params;
+    return unpool_params(op)->place_vector && !cpu_device(op) && p->output.packed && clops_fits_u32(p) &&
+           p->input.elem_size <= 8;
 }
 
 /* Whether a general path on op's device has mark and place: on every device but
@@ -430,11 +451,12 @@ static void plan_options(const clops_operator *op, const unpool_plan *pl, char *
     int n = snprintf(buf, size,
                      "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DIN_PACKED=%d -DOUT_PACKED=%d -DCHUNK=%uu "
                      "-DGATED=%d -DSERIAL_FILLS=%d -DINT64_OK=%d -DPER_PLANE=%d -DPOOL_GATED=%d -DBUCKET=%d -DMARK=%d "
-                     "-DPLANES=%d -DLOOP_BUDGET=%uu -DINTERLEAVE=%d",
+                     "-DPLANES=%d -DLOOP_BUDGET=%uu -DINTERLEAVE=%d -DPLACE_VEC=%d",
                      p->input.elem_size, op->offset_64, p->indices.elem_size, p->input.packed && p->indices.packed,
                      p->output.packed, op->chunk, pl->windows || pl->pool || pl->planes, pl->serial_fills,
                      op->ctx->info.has_int64, p->indices_layout == CLOPS_INDICES_PER_PLANE,
-                     pl->windows && (pl->pool || pl->planes), pl->bucket, pl->mark, pl->planes, (unsigned)item_budget(op), !cpu_device(op));
+                     pl->windows && (pl->pool || pl->planes), pl->bucket, pl->mark, pl->planes, (unsigned)item_budget(op), !cpu_device(op),
+                     pl->mark && place_vec(op));
     if (pl->windows)
         n += snprintf(buf + n, size - (size_t)n, " -DKH=%lluu -DKW=%lluu -DWV=%u", (unsigned long long)pl->kh,
                       (unsigned long long)pl->kw, windows_vec(op, pl));
@@ -536,6 +558,8 @@ static clops_status prepare_plan(clops_operator *op, bool *tile_refused)
     cl_uint words[ST_BUFFER_WORDS] = {0};
     words[ST_TILE_SHIFT] = bl.shift, words[ST_GROUPS] = (cl_uint)bl.groups, words[ST_TILES] = (cl_uint)bl.tiles;
     words[ST_PAD] = bl.pad;
+    op->unpool.mark_period = mark_period(p);
+    words[ST_MARK_SPAN] = (cl_uint)p->input.count, words[ST_MARK_PERIOD] = op->unpool.mark_period;
     clops_status st = new_buffer(op, sizeof words, words, &op->unpool.status);
     if (st == CLOPS_SUCCESS && (bucket || pl.mark)) st = zeroed_scratch(op, bl.bytes + (pl.mark ? mark_bytes(p) : 0));
     op->unpool.mark = pl.mark;
@@ -606,10 +630,19 @@ static clops_status prepare_plan(clops_operator *op, bool *tile_refused)
     }
     if (st == CLOPS_SUCCESS && bucket) st = clops_operator_add_launch(op, program, "bucket", 1, bucket_items, local);
     if (st == CLOPS_SUCCESS && bucket) st = clops_operator_add_launch(op, program, "tiles", 1, tile_items, local);
-    /* mark: one run of input rows per work-item (on GPUs one position: side by side, coalesced) */
-    const uint64_t mark_items[3] = {row_items(in_rows, chunk + 1, cap, budget), 1, 1};
+    /* mark: one run of input rows per work-item (on GPUs one position: side by side, coalesced);
+     * place: as the other row kernels, or in its vector form units of PV outputs (work-item 0
+     * takes the last count % PV too); on GPUs both on general_items work-items per compute unit */
+    const uint64_t general_cap =
+        unpool_params(op)->general_items ? (uint64_t)compute_units(op) * unpool_params(op)->general_items : cap;
+    const uint64_t mark_items[3] = {row_items(in_rows, chunk + 1, general_cap, budget), 1, 1};
+    const unsigned pv = p->input.elem_size < 4 ? 16 / (unsigned)p->input.elem_size : 4; /* max_unpooling.cl PV */
+    const uint64_t place_units = (p->output.count + pv - 1) / pv;
+    const uint64_t place_items[3] = {place_vec(op) ? row_items(place_units, pv + 1, general_cap, budget)
+                                                   : row_items(out_rows, out_chunk + 1, general_cap, budget),
+                                     1, 1};
     if (st == CLOPS_SUCCESS && pl.mark) st = clops_operator_add_launch(op, program, "mark", 1, mark_items, local);
-    if (st == CLOPS_SUCCESS && pl.mark) st = clops_operator_add_launch(op, program, "place", 1, out_items, local);
+    if (st == CLOPS_SUCCESS && pl.mark) st = clops_operator_add_launch(op, program, "place", 1, place_items, local);
     return st;
 }
 
@@ -724,22 +757,31 @@ static clops_status enqueue_chain(clops_operator *op, cl_uint nwait, const cl_ev
     *last = NULL;
     clops_status st = CLOPS_SUCCESS;
     const cl_uint zero = 0;
-    if (op->unpool.gen == UINT32_MAX) { /* generations wrap, or a failure: zero the words first */
+    const bool wrap = op->unpool.gen == UINT32_MAX;
+    if (wrap) { /* generations wrap, or a failure: zero the words first */
         cl_int err = clEnqueueFillBuffer(op->ctx->queue, op->unpool.status, &zero, sizeof zero, 0,
                                          ST_WORDS * sizeof zero, nwait, nwait ? wait : NULL, &prev);
         if (err != CL_SUCCESS) return clops_fail_cl(err, "clEnqueueFillBuffer(status words)");
-        if (op->unpool.mark) { /* and mark's words, which a failed execution may have left set */
-            cl_event filled = NULL;
-            size_t bytes = 0;
-            err = clGetMemObjectInfo(op->unpool.scratch, CL_MEM_SIZE, sizeof bytes, &bytes, NULL);
-            if (err == CL_SUCCESS)
-                err = clEnqueueFillBuffer(op->ctx->queue, op->unpool.scratch, &zero, sizeof zero, 0, bytes, 1, &prev,
-                                          &filled);
-            clReleaseEvent(prev);
-            prev = filled;
-            if (err != CL_SUCCESS) return clops_fail_cl(err, "clEnqueueFillBuffer(MaxUnpooling scratch)");
-        }
         op->unpool.gen = 0;
+    }
+    /* mark's words too: after a failure (a failed execution may have left them set), and
+     * before every execution whose base wraps to 0 but the first (max_unpooling.cl MARK_BASE) */
+    const cl_uint gen = op->unpool.gen + 1;
+    if (op->unpool.mark && (wrap || (gen > 1 && (gen - 1) % op->unpool.mark_period == 0))) {
+        cl_event filled = NULL;
+        size_t bytes = 0;
+        cl_int err = clGetMemObjectInfo(op->unpool.scratch, CL_MEM_SIZE, sizeof bytes, &bytes, NULL);
+        if (err == CL_SUCCESS)
+            err = prev ? clEnqueueFillBuffer(op->ctx->queue, op->unpool.scratch, &zero, sizeof zero, 0, bytes, 1,
+                                             &prev, &filled)
+                       : clEnqueueFillBuffer(op->ctx->queue, op->unpool.scratch, &zero, sizeof zero, 0, bytes,
+                                             nwait, nwait ? wait : NULL, &filled);
+        if (prev) clReleaseEvent(prev);
+        prev = filled;
+        if (err != CL_SUCCESS) {
+            if (wrap) op->unpool.gen = UINT32_MAX; /* the status words may be zero: zero both again */
+            return clops_fail_cl(err, "clEnqueueFillBuffer(MaxUnpooling scratch)");
+        }
     }
     op->unpool.gen++;
     for (unsigned i = 0; st == CLOPS_SUCCESS && i < op->num_launches; i++)

@@ -52,6 +52,7 @@ struct clops_operator {
         bool mark;               /* the plan has mark and place (max_unpooling.c make_plan) */
         unsigned group_limit;    /* pool's tile kernel's CL_KERNEL_WORK_GROUP_SIZE where it refused the
                                     planned tile (its tiles are then planned within it), else 0 */
+        cl_uint mark_period;     /* executions between clears of mark's words (mark_period) */
         cl_mem indices;          /* the last execution's indices (retained), for last_status's message */
         cl_uint gen;             /* generation number of the last execution */
         cl_event last;           /* the last execution's final event (retained), or NULL */
@@ -113,6 +114,9 @@ void clops_max_unpooling_release(clops_operator *op);
 /* Test seam: when not 0, the tile shift of MaxUnpooling's bucketed general path
  * (tiles of 2^shift output elements) for operators created after it is set. */
 extern unsigned clops_unpool_tile_shift;
+/* Test seam: when not 0 and below the rule's, the executions between clears of
+ * mark's words (max_unpooling.c mark_period) for operators created after it is set. */
+extern unsigned clops_unpool_mark_period;
 /* Test seam: MaxUnpooling's planes plan (max_unpooling.cl planes) for operators
  * created after it is set: CLOPS_PLANES_AUTO (0, the rule), CLOPS_PLANES_NEVER,
  * or CLOPS_PLANES_ALWAYS (packed tensors, on any device, any number of planes). */
