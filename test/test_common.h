@@ -547,6 +547,19 @@ static inline int tc_skip_without_device(const char *test)
     return 1;
 }
 
+/* CLOPS_TEST_NETWORK=0: the network-sized cases (millions of elements) return at once, saying so. CI
+ * sets it where the same plans' network sizes ran already and a device profile only multiplies the
+ * cost: PoCL running a GPU plan's work-item per position (.ci/run: the integrated-GPU and 2-item
+ * profiles, rusticl as a GPU, ASan). */
+static inline int tc_skip_network_sizes(const char *test)
+{
+    const char *v = getenv("CLOPS_TEST_NETWORK");
+    if (!v || strcmp(v, "0") != 0)
+        return 0;
+    fprintf(stderr, "SKIP %s: CLOPS_TEST_NETWORK=0 (network-sized case)\n", test);
+    return 1;
+}
+
 /* Releases `n` cl_mem objects; NULL ones are skipped. */
 static inline void tc_release_mems(const cl_mem *mems, size_t n)
 {

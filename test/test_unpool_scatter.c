@@ -247,6 +247,8 @@ END_TEST
  * elements, flat and per plane, past what one work-item may loop over. */
 START_TEST(test_large)
 {
+    if (tc_skip_network_sizes("test_large"))
+        return;
     static const scat_shape large[] = {
         {"network-sized scattered", {4, 64, 128, 128}, {4, 64, 256, 256}, "windows"},
         {"crowded tile", {1, 1, 1, 200000}, {1, 1, 1, 1020001}, "bucket"},
@@ -269,6 +271,8 @@ END_TEST
  * host path. */
 START_TEST(test_large_duplicates)
 {
+    if (tc_skip_network_sizes("test_large_duplicates"))
+        return;
     static const scat_shape s = {"network-sized, duplicates", {2, 32, 128, 128}, {2, 32, 256, 256}, "windows"};
     static const clops_data_type types[] = {CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_TYPE_FLOAT16, CLOPS_DATA_TYPE_FLOAT32,
                                             CLOPS_DATA_TYPE_FLOAT64};
