@@ -103,22 +103,25 @@ static void show_warnings(cl_program program, cl_device_id device, const char *n
     free(log);
 }
 
-/* Operator files continued in another file, appended to them in one program
- * (kept apart only to stay readable). */
+/* Operator files continued in other files, appended to them in this order in one
+ * program (kept apart only to stay readable). */
+#define MAX_CONTINUED 2
 static const struct {
-    const char *name, *continued;
-} continued_files[] = {{"max_unpooling.cl", "max_unpooling_pool.cl"}};
+    const char *name, *continued[MAX_CONTINUED];
+} continued_files[] = {{"max_unpooling.cl", {"max_unpooling_general.cl", "max_unpooling_pool.cl"}}};
 
 /* The program's whole source: clops_common.cl, the operator's file, and the
- * file that continues it if any (continued_files), one after another. */
+ * files that continue it if any (continued_files), one after another. */
 clops_status clops_program_source(const char *name, char **out, size_t *out_len)
 {
-    const char *names[3] = {"clops_common.cl", name, NULL};
+    const char *names[2 + MAX_CONTINUED] = {"clops_common.cl", name};
+    size_t nparts = 2;
     for (size_t i = 0; i < sizeof continued_files / sizeof continued_files[0]; i++)
-        if (strcmp(continued_files[i].name, name) == 0) names[2] = continued_files[i].continued;
-    const size_t nparts = names[2] ? 3 : 2;
-    char *parts[3] = {NULL, NULL, NULL};
-    size_t lens[3] = {0, 0, 0}, total = 0;
+        if (strcmp(continued_files[i].name, name) == 0)
+            for (size_t k = 0; k < MAX_CONTINUED && continued_files[i].continued[k]; k++)
+                names[nparts++] = continued_files[i].continued[k];
+    char *parts[2 + MAX_CONTINUED] = {NULL};
+    size_t lens[2 + MAX_CONTINUED] = {0}, total = 0;
     clops_status st = CLOPS_SUCCESS;
     for (size_t i = 0; i < nparts && st == CLOPS_SUCCESS; i++) {
         st = load_source(names[i], &parts[i], &lens[i]);
