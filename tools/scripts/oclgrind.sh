@@ -16,7 +16,8 @@
 # (past Oclgrind's default of 1000 reports it stops reporting, which would hide later cases)
 # Fails on any Oclgrind report ("Invalid ...", "... data race ...", "Uninitialized ...",
 # an OpenCL runtime error) and on any wrong output.
-# Runs it four times: every case as Oclgrind's own device; then the cases shared out
+# Runs it four times: half the cases as Oclgrind's own device (CLOPS_OCLGRIND_SHARE 0/2), the other
+# half as a CPU with a loop limit (below); and the cases shared out
 # (CLOPS_OCLGRIND_SHARE) between the device profiles of a discrete GPU
 # (gpu,cu=132,wg=1024,local=256) and a small integrated one with a loop limit
 # (gpu,cu=24,wg=256,local=64,loops=65535), each case under one of the two, the GPU kernels (the
@@ -91,7 +92,7 @@ echo "== Oclgrind: clean, profile ${profile:-none} ($((SECONDS - t0)) s)"
 
 # As itself (a CPU-type device), as a discrete GPU and as a small integrated GPU.
 status=0
-run_profile "" native || status=1
+run_profile "" native 0/2 || status=1
 # serial=256: MaxUnpooling's plan cases on 400 inputs instead of 4,800 (oclgrind_driver.c plan_rows).
 run_profile "gpu,cu=132,wg=1024,local=256,serial=256" gpu-discrete 0/2 || status=1
 run_profile "gpu,cu=24,wg=256,local=64,loops=65535,serial=256" gpu-integrated 1/2 || status=1
