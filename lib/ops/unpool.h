@@ -1,0 +1,25 @@
+/* unpool.h - what MaxUnpooling's plan (max_unpooling.c) and its execution
+ * (unpool_exec.c) share with kernels/max_unpooling.cl: the kernels' arguments and
+ * the status buffer's words. */
+#ifndef CLOPS_OPS_UNPOOL_H
+#define CLOPS_OPS_UNPOOL_H
+
+#include "ops/ops.h"
+
+/* Kernel arguments (max_unpooling.cl UNPOOL_ARGS). */
+enum { ARG_X, ARG_INDICES, ARG_Y, ARG_STATUS, ARG_SCRATCH, ARG_DIMS, ARG_COUNT = ARG_DIMS + 5, ARG_GEN };
+/* Status words (max_unpooling.cl ST_*): ST_GENERAL and ST_POOL are pairs, one
+ * word per parity of the generation (clops_unpool_word). */
+enum { ST_GENERAL, ST_POOL = 2, ST_OUT_OF_RANGE = 4, ST_HEAVY, ST_BAD, ST_BAD_ODD, ST_WORDS };
+/* After the status words in the same buffer, set once at create time (max_unpooling.cl
+ * ST_TILE_SHIFT): the bucketed path's tile shift, bucket work-items, tiles, pad, and
+ * mark's span and period. */
+enum { ST_TILE_SHIFT = ST_WORDS, ST_GROUPS, ST_TILES, ST_PAD, ST_MARK_SPAN, ST_MARK_PERIOD, ST_BUFFER_WORDS };
+
+/* The word of pair `w` that execution `gen` raises (max_unpooling.cl WORD_OF). */
+static inline unsigned clops_unpool_word(unsigned w, cl_uint gen)
+{
+    return w + (gen & 1u);
+}
+
+#endif
