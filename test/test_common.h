@@ -216,6 +216,13 @@ static inline clops_status tc_context_create_chosen(const char *want, clops_cont
     exit(1);
 }
 
+/* A context on the suites' device: the one CLOPS_TEST_DEVICE names, else clops_context_create's. */
+static inline clops_status tc_context_create_test_device(clops_context **out)
+{
+    const char *chosen = getenv("CLOPS_TEST_DEVICE");
+    return chosen && *chosen ? tc_context_create_chosen(chosen, out) : clops_context_create(out);
+}
+
 static inline void tc_contexts_create(void)
 {
     clops_status st = clops_context_create_host(&tc_host_ctx);
@@ -225,8 +232,7 @@ static inline void tc_contexts_create(void)
         exit(1);
     }
     clops_context *dev = NULL;
-    const char *chosen = getenv("CLOPS_TEST_DEVICE");
-    st = chosen && *chosen ? tc_context_create_chosen(chosen, &dev) : clops_context_create(&dev);
+    st = tc_context_create_test_device(&dev);
     if (st != CLOPS_SUCCESS || !dev) {
         fprintf(stderr, "FATAL: clops_context_create failed: %s (%s)\n", clops_status_name(st),
                 clops_last_error_message());

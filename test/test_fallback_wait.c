@@ -37,8 +37,7 @@ static clops_context *g_dflt; /* the default device's OpenCL objects */
 
 static void setup(void)
 {
-    const char *chosen = getenv("CLOPS_TEST_DEVICE"); /* test_common.h: rusticl in CI too */
-    const clops_status st = chosen && *chosen ? tc_context_create_chosen(chosen, &g_dflt) : clops_context_create(&g_dflt);
+    const clops_status st = tc_context_create_test_device(&g_dflt); /* rusticl in CI too */
     ck_assert_msg(st == CLOPS_SUCCESS && clops_context_backend(g_dflt) == CLOPS_BACKEND_OPENCL,
                   "clops_context_create: %s (%s)", clops_status_name(st), clops_last_error_message());
 }

@@ -383,13 +383,13 @@ START_TEST(test_profile_serial_limit)
     clops_tensor_desc out = {CLOPS_DATA_TYPE_FLOAT32, {1, 2, 2 * H, 2 * W}, NULL};
     clops_max_unpooling_desc mu = {&in, &ind, &out, CLOPS_INDICES_FLAT};
     const clops_operator_desc desc = {CLOPS_OPERATOR_MAX_UNPOOLING, &mu};
-    const char *saved = getenv("CLOPS_TEST_DEVICE_PROFILE"), *chosen = getenv("CLOPS_TEST_DEVICE");
+    const char *saved = getenv("CLOPS_TEST_DEVICE_PROFILE");
     char *saved_copy = saved ? strdup(saved) : NULL;
     static const char *const profiles[3] = {"gpu", "gpu,serial=256", "gpu,serial=0"};
     for (int p = 0; p < 3; p++) {
         tc_set_env("CLOPS_TEST_DEVICE_PROFILE", profiles[p]);
         clops_context *ctx = NULL;
-        const clops_status st = chosen && *chosen ? tc_context_create_chosen(chosen, &ctx) : clops_context_create(&ctx);
+        const clops_status st = tc_context_create_test_device(&ctx);
         if (p == 2) {
             ck_assert_msg(st == CLOPS_ERROR_INVALID_SETTING, "profile %s: context creation gave %s", profiles[p],
                           clops_status_name(st));
