@@ -485,6 +485,15 @@ inline uint windows_tail(__global const elem_t *x, __global const void *indices,
 #endif
 #define WV_VLOAD CAT(vload, WV)
 #define WV_VSTORE2 CAT(vstore, WV2)
+/* The GM(WV) mask of the lanes of t (uint) equal to q. 8-byte elements compare
+ * in 64 bits: Mesa 22.3's rusticl (llvmpipe) picks the first operand in every
+ * lane of a 64-bit vector select whose mask is a 32-bit comparison widened by
+ * convert_long (every window value came out 0; notes/gpu_plans.md 2026-11-28). */
+#if ELEM_BYTES == 8
+#define WV_IS(t, q) (CAT(convert_ulong, WV)(t) == (ulong)(q))
+#else
+#define WV_IS(t, q) CAT(convert_, GM(WV))((t) == (q))
+#endif
 
 /* WV indices from packed position k; UINT_MAX (in no window) where an 8-byte
  * index is 2^32 or more (negative INT64 included). */
@@ -518,8 +527,8 @@ __kernel void windows(UNPOOL_ARGS)
         for (uint r = 0; r < KH; r++) {
             const CAT(uint, WV) t = d - r * wout;
             inside |= t < (uint)KW;
-            const GT(WV) a0 = select((GT(WV))(0), xv, CAT(convert_, GM(WV))(t == 0u));
-            const GT(WV) a1 = select((GT(WV))(0), xv, CAT(convert_, GM(WV))(t == 1u));
+            const GT(WV) a0 = select((GT(WV))(0), xv, WV_IS(t, 0u));
+            const GT(WV) a1 = select((GT(WV))(0), xv, WV_IS(t, 1u));
             WV_VSTORE2(WV_PAIRS(a0, a1), 0, (__global GT1 *)y + y_row + r * wout + (uint)w0 * KW);
         }
         outside |= any(inside == 0);

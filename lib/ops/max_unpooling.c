@@ -345,16 +345,16 @@ static bool pool_tile(const clops_operator *op, unsigned *tx, unsigned *ty, unsi
 
 /* Positions per work-item of windows' GPU form (max_unpooling.cl WV), 0 where
  * it does not apply: devices that are not CPUs, windows 2 wide, packed, 32-bit
- * offsets (its VECTOR_DEFS), elements of 1, 2 or 4 bytes. */
+ * offsets (its VECTOR_DEFS), elements of 1, 2, 4 bytes or 8 (as ulong: 64-bit
+ * integers needed). 8-byte elements were off here for a while (2026-11-28): on
+ * Mesa 22.3's rusticl every value came out 0, a driver bug that the kernel's
+ * WV_IS now steps around (notes/gpu_plans.md). */
 static unsigned windows_vec(const clops_operator *op, const unpool_plan *pl)
 {
     const clops_op_params *p = &op->params;
     const size_t e = p->input.elem_size;
-    /* Not 8-byte elements (as ulong): on rusticl 22.3 (llvmpipe) under the discrete-GPU profile their
-     * vector form left every value unwritten through clops_operator_execute_host (the cl_mem path and
-     * PoCL were right; test_unpool_plans windows, FLOAT64; not understood yet, notes/gpu_plans.md). */
-    if (!unpool_params(op)->window_row_bytes || cpu_device(op) || !pl->windows || pl->kw != 2 || !p->input.packed || !p->indices.packed ||
-        !p->output.packed || !clops_fits_u32(p) || e > 4)
+    if (!unpool_params(op)->window_row_bytes || cpu_device(op) || !pl->windows || pl->kw != 2 || !p->input.packed ||
+        !p->indices.packed || !p->output.packed || !clops_fits_u32(p) || e > 8 || (e == 8 && !op->ctx->info.has_int64))
         return 0;
     const unsigned v = unpool_params(op)->window_row_bytes / (unsigned)(2 * e);
     return v < 2 ? 2 : v;
