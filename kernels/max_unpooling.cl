@@ -384,14 +384,16 @@ typedef ulong16 __attribute__((aligned(1))) ulong16_u;
  * index is 2^32 or more. With 64-bit integers, 8-byte indices load as ulong and
  * narrow lane by lane (measured 1.6x faster on PoCL than splitting words with
  * shuffle2; swizzles such as .even are as fast, but Oclgrind 21.10 mis-tracks
- * them and reports their results as uninitialised). */
+ * them and reports their results as uninitialised). The narrowing saturates
+ * (convert_*_sat): Oclgrind 21.10 gives wrong lanes for min(ulongN, ulong), which
+ * sent every 8-byte-index window to the general path there (load_wv too). */
 inline lane_u load_lanes(__global const void *indices, idx_t k)
 {
 #if INDEX_BYTES == 4
     return LOADU(CAT(uint, LANES), (__global const uint *)indices + k);
 #elif INT64_OK
     const CAT(ulong, LANES) raw = LOADU(CAT(ulong, LANES), (__global const ulong *)indices + k);
-    return CAT(convert_uint, LANES)(min(raw, (ulong)UINT_MAX));
+    return CAT(CAT(convert_uint, LANES), _sat)(raw);
 #elif LANES == 16
     __global const uint *p = (__global const uint *)indices;
     const uint16 lo = vload16(0, p + 2 * k), hi = vload16(1, p + 2 * k);
@@ -502,7 +504,7 @@ inline CAT(uint, WV) load_wv(__global const void *indices, uint k)
 #if INDEX_BYTES == 4
     return WV_VLOAD(0, (__global const uint *)indices + k);
 #elif INT64_OK
-    return CAT(convert_uint, WV)(min(WV_VLOAD(0, (__global const ulong *)indices + k), (ulong)UINT_MAX));
+    return CAT(CAT(convert_uint, WV), _sat)(WV_VLOAD(0, (__global const ulong *)indices + k));
 #else
     const CAT(uint, WV2) raw = CAT(vload, WV2)(0, (__global const uint *)indices + 2 * k);
     return select(raw.even, (CAT(uint, WV))(UINT_MAX), raw.odd != 0);
