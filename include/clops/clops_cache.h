@@ -481,6 +481,8 @@ typedef struct clops_tune_result {
     double default_gbps;          /**< the untuned choice's, measured in the same run */
     int kept;                     /**< 1: stored; 0: the winner did not beat the default when
                                      measured again, so the variant keeps the heuristic */
+    unsigned vector_bytes;        /**< winner: bytes per vector of the vector-rows kernels (GPUs'
+                                     "vectors" loop), 0 where the winner does not run them */
 } clops_tune_result;
 /** Progress of clops_tune(), called on the tuning thread after each variant.
  *  @param user the caller's pointer, as given.
