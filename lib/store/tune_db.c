@@ -121,14 +121,17 @@ static bool parse_line(char *line, clops_tuning_entry *e)
     unsigned loop = CLOPS_LOOP_DEFAULT;
     if (n >= 6 && (sscanf(fields[5], "%u%n", &loop, &used) != 1 || fields[5][used] || loop > CLOPS_LOOP_TILE))
         return false;
-    unsigned long long vb = 0; /* 0 or a power of two, 2 to 128 bytes */
-    if (n == 7 && (sscanf(fields[6], "%llu%n", &vb, &used) != 1 || fields[6][used] || vb == 1 || vb > 128 ||
-                   (vb & (vb - 1)) != 0))
-        return false;
+    unsigned vb = 0; /* vector bytes: 0, or a power of two from 2 to 128, in at most 3 digits */
+    if (n == 7) {
+        const size_t len = strlen(fields[6]);
+        if (len > 3 || strspn(fields[6], "0123456789") != len) return false;
+        vb = (unsigned)atoi(fields[6]);
+        if (vb == 1 || vb > 128 || (vb & (vb - 1)) != 0) return false;
+    }
     snprintf(e->key, sizeof e->key, "%s", fields[0]);
     e->value.chunk = (unsigned)chunk;
     e->value.loop = (clops_loop)loop;
-    e->value.vector_bytes = (unsigned)vb;
+    e->value.vector_bytes = vb;
     for (int d = 0; d < 3; d++) e->value.local[d] = (size_t)l[d];
     e->gbps = strtod(fields[3], NULL);
     e->default_gbps = strtod(fields[4], NULL);
