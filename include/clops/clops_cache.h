@@ -462,8 +462,9 @@ CLOPS_API clops_status clops_programs_prepare(unsigned device_index, const clops
 
 /* ---- tuning ------------------------------------------------------------------------------ */
 /** @defgroup tuning Tuning
- * clops_tune() times candidate work-group sizes and per-work-item chunk lengths
- * for DepthToSpace and SpaceToDepth on one device (profiling events, median of 5
+ * clops_tune() times candidate work-group sizes, per-work-item chunk lengths,
+ * loops and the vector-rows kernels' vector widths (GPUs) for DepthToSpace and
+ * SpaceToDepth on one device (profiling events, median of 5
  * runs each, every candidate's output checked against the host kernels) and
  * stores the winners in a per-device database beside the program cache. Later
  * operators on that exact device use them (CLOPS_TUNE=off ignores them; the
