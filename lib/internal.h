@@ -27,11 +27,14 @@
 typedef enum clops_loop { CLOPS_LOOP_DEFAULT, CLOPS_LOOP_ELEMENTS, CLOPS_LOOP_VECTORS, CLOPS_LOOP_TILE } clops_loop;
 
 /* A kernel variant's tunable parameters: positions per work-item (0: the
- * kernel's default), the local size (all 0: the heuristic's) and the loop. */
+ * kernel's default), the local size (all 0: the heuristic's), the loop, and
+ * the vector-rows kernels' bytes per vector (0: the device class's,
+ * cl/params.c; DepthToSpace/SpaceToDepth's "vectors" loop on non-CPU devices). */
 typedef struct clops_tuning {
     unsigned chunk;
     size_t local[3];
     clops_loop loop;
+    unsigned vector_bytes;
 } clops_tuning;
 
 /* What the plans and the scheduler read of the device, besides info.type:

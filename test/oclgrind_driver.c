@@ -138,7 +138,7 @@ static void run_case(const char *label, const clops_operator_desc *desc, const c
      * watches every access). */
     clops_operator *op = NULL;
 #ifdef CLOPS_DRIVER_FORCED
-    const clops_tuning force = {chunk, {0, 0, 0}, (clops_loop)vectors};
+    const clops_tuning force = {chunk, {0, 0, 0}, (clops_loop)vectors, 0};
     st = chunk || vectors ? clops_operator_create_forced(ctx, desc, &force, &op) : clops_operator_create(ctx, desc, &op);
 #else
     (void)chunk;

@@ -121,7 +121,7 @@ static void shape_case(clops_operator_type type, clops_depth_space_order order, 
          * cannot take one, the default loop runs instead. */
         static const clops_loop forced[2] = {CLOPS_LOOP_VECTORS, CLOPS_LOOP_TILE};
         for (int f = 0; f < 2; f++) {
-            const clops_tuning force = {FORCED_CHUNK, {0, 0, 0}, forced[f]};
+            const clops_tuning force = {FORCED_CHUNK, {0, 0, 0}, forced[f], 0};
             const char *path = f ? "OpenCL device, local-memory tile forced" : "OpenCL device, vector loop forced, chunk 80";
             op = NULL;
             st = clops_operator_create_forced(tc_dev_ctx, &desc, &force, &op);

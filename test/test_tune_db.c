@@ -1,7 +1,8 @@
 /*
  * test_tune_db.c - the tuning database's writers: processes recording results
  * at once keep every result (lock, re-read, merge, atomic write), removal of a
- * variant's entry, and a tuning run cut short keeps what it had measured.
+ * variant's entry, a tuning run cut short keeps what it had measured, and the
+ * vector-bytes field: written, read back, and absent from older files.
  * Shared fixtures: cache_fixture.h.
  */
 #define _GNU_SOURCE
@@ -22,7 +23,8 @@ static clops_tuning_entry entry(int writer, int i)
     snprintf(e.key, sizeof e.key, "depth_to_space -DTEST_WRITER=%d -DTEST_RESULT=%d", writer, i);
     e.value.chunk = (unsigned)(writer * 100 + i + 1);
     e.value.local[0] = e.value.local[1] = e.value.local[2] = 1;
-    e.value.loop = CLOPS_LOOP_ELEMENTS;
+    e.value.loop = i % 4 ? CLOPS_LOOP_VECTORS : CLOPS_LOOP_ELEMENTS;
+    e.value.vector_bytes = i % 4 ? 4u << (i % 4) : 0; /* 0 (the class's), 8, 16, 32 */
     e.gbps = 2.0, e.default_gbps = 1.0;
     return e;
 }
@@ -64,8 +66,9 @@ START_TEST(test_concurrent_writers_keep_every_result)
     for (int w = 0; w < WRITERS; w++)
         for (int i = 0; i < RESULTS_PER_WRITER; i++) {
             const clops_tuning_entry want = entry(w, i), *got = find(t, want.key);
-            ck_assert_msg(got && got->value.chunk == want.value.chunk, "writer %d result %d: %s", w, i,
-                          got ? "wrong chunk" : "missing");
+            ck_assert_msg(got && got->value.chunk == want.value.chunk && got->value.loop == want.value.loop &&
+                              got->value.vector_bytes == want.value.vector_bytes,
+                          "writer %d result %d: %s", w, i, got ? "wrong chunk, loop or vector bytes" : "missing");
         }
     clops_tuning_table_free(t);
     const dir_scan s = scan_dir();
@@ -80,12 +83,15 @@ START_TEST(test_record_replaces_and_removes)
     ck_assert_int_eq(clops_tuning_record(ctx, &a, true), CLOPS_SUCCESS);
     ck_assert_int_eq(clops_tuning_record(ctx, &b, true), CLOPS_SUCCESS);
     a.value.chunk = 77;
+    a.value.loop = CLOPS_LOOP_VECTORS;
+    a.value.vector_bytes = 4;
     ck_assert_int_eq(clops_tuning_record(ctx, &a, true), CLOPS_SUCCESS); /* a new winner for a's variant */
     ck_assert_int_eq(clops_tuning_record(ctx, &b, false), CLOPS_SUCCESS); /* b's winner no longer wins */
     struct clops_tuning_table *t = clops_tuning_table_load(ctx);
     const clops_tuning_entry *got = find(t, a.key);
-    ck_assert_msg(t->count == 1 && got && got->value.chunk == 77, "%zu entries, a's chunk %u; want 1 entry, chunk 77",
-                  t->count, got ? got->value.chunk : 0);
+    ck_assert_msg(t->count == 1 && got && got->value.chunk == 77 && got->value.vector_bytes == 4,
+                  "%zu entries, a's chunk %u, vector bytes %u; want 1 entry, chunk 77, 4 bytes", t->count,
+                  got ? got->value.chunk : 0, got ? got->value.vector_bytes : 0);
     clops_tuning_table_free(t);
     /* A read-only cache takes no results. */
     setenv("CLOPS_CACHE", "ro", 1);
@@ -150,6 +156,56 @@ START_TEST(test_interrupted_tune_keeps_results)
 }
 END_TEST
 
+/* A database written before the loop and the vector bytes existed loads (they
+ * read as 0: the default loop, the device class's width), a bad width refuses
+ * its line only, and the next result recorded rewrites every line with both. */
+START_TEST(test_older_lines_load)
+{
+    clops_context *ctx = new_ctx();
+    char path[PATH_MAX + 64], text[1024];
+    tune_file_path(ctx, path, sizeof path);
+    snprintf(text, sizeof text,
+             "clops-tune 1\ndevice %s\n"
+             "k5 -DA=1\t5\t1,2,1\t2.000\t1.000\n"            /* before the loop */
+             "k6 -DA=1\t6\t1,2,1\t2.000\t1.000\t2\n"         /* before the vector bytes */
+             "k7 -DA=1\t7\t1,2,1\t2.000\t1.000\t2\t8\n"      /* this version */
+             "k8 -DA=1\t8\t1,2,1\t2.000\t1.000\t2\t12\n",    /* a bad width: refused */
+             clops_context_device_name(ctx));
+    write_all(path, text, strlen(text));
+    static const unsigned want_loop[3] = {CLOPS_LOOP_DEFAULT, CLOPS_LOOP_VECTORS, CLOPS_LOOP_VECTORS};
+    static const unsigned want_bytes[3] = {0, 0, 8};
+    for (int round = 0; round < 2; round++) {
+        struct clops_tuning_table *t = clops_tuning_table_load(ctx);
+        ck_assert_msg(t && t->count == 3 + (size_t)round && !find(t, "k8 -DA=1"),
+                      "round %d: %zu entries (k8 %s), want %d without k8", round, t ? t->count : 0,
+                      t && find(t, "k8 -DA=1") ? "read" : "refused", 3 + round);
+        for (int k = 0; k < 3; k++) {
+            char key[16];
+            snprintf(key, sizeof key, "k%d -DA=1", 5 + k);
+            const clops_tuning_entry *e = find(t, key);
+            ck_assert_msg(e && e->value.chunk == 5u + (unsigned)k && e->value.local[1] == 2 &&
+                              (unsigned)e->value.loop == want_loop[k] && e->value.vector_bytes == want_bytes[k],
+                          "round %d, %s: %s chunk %u loop %d vector bytes %u; want %d, %u, %u", round, key,
+                          e ? "read," : "missing", e ? e->value.chunk : 0, e ? (int)e->value.loop : -1,
+                          e ? e->value.vector_bytes : 0, 5 + k, want_loop[k], want_bytes[k]);
+        }
+        clops_tuning_table_free(t);
+        if (round == 0) { /* a result recorded by this version rewrites the file in its format */
+            const clops_tuning_entry e = entry(0, 1);
+            ck_assert_int_eq(clops_tuning_record(ctx, &e, true), CLOPS_SUCCESS);
+        }
+    }
+    size_t len = 0;
+    char *now = (char *)read_all(path, &len);
+    now = realloc(now, len + 1);
+    now[len] = '\0';
+    ck_assert_msg(strstr(now, "k5 -DA=1\t5\t1,2,1\t2.000\t1.000\t0\t0\n") &&
+                      strstr(now, "k7 -DA=1\t7\t1,2,1\t2.000\t1.000\t2\t8\n") && !strstr(now, "k8 "),
+                  "the database after a record: %s", now);
+    free(now);
+}
+END_TEST
+
 static Suite *tune_db_suite(void)
 {
     Suite *s = suite_create("tune_db");
@@ -157,6 +213,7 @@ static Suite *tune_db_suite(void)
     tcase_add_test(tc, test_concurrent_writers_keep_every_result);
     tcase_add_test(tc, test_record_replaces_and_removes);
     tcase_add_test(tc, test_interrupted_tune_keeps_results);
+    tcase_add_test(tc, test_older_lines_load);
     return s;
 }
 

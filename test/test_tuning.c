@@ -1,6 +1,8 @@
 /*
  * test_tuning.c - the tuning database: the file clops_tune writes, what a
- * context reads back from it (and what it refuses), and a quick tuning run.
+ * context reads back from it (and what it refuses), a quick tuning run, and the
+ * vector-rows kernels' vector widths the tuner tries (forced as it forces them,
+ * and read back from the database) under a GPU device profile.
  * Shared fixtures: cache_fixture.h.
  */
 #define _GNU_SOURCE
@@ -13,17 +15,22 @@
 #include <unistd.h>
 
 #include "cache_fixture.h"
+#include "api/api.h"
+#include "cl/params.h"
 #include "reference.h"
 #include "test_fs.h"
 
 /* ---- tuning database ------------------------------------------------------------------------------------------ */
 
-/* The case's operator: its local size, origin and build options. */
+/* The case's operator: its local size, origin and build options, and what
+ * it runs with: positions per work-item, bytes per vector of the vector-rows
+ * kernels (0: they do not run) and the element size. */
 typedef struct op_choice {
     char origin[16];
     size_t local[3];
     char options[CLOPS_OPTIONS_MAX];
     char tune_key[CLOPS_OPTIONS_MAX];
+    unsigned chunk, vector_bytes, es;
 } op_choice;
 
 static op_choice choose(clops_context *ctx, const tc_case *d, const char *label)
@@ -38,6 +45,9 @@ static op_choice choose(clops_context *ctx, const tc_case *d, const char *label)
     memcpy(c.local, info.local_size, sizeof c.local);
     snprintf(c.options, sizeof c.options, "%s", info.build_options);
     snprintf(c.tune_key, sizeof c.tune_key, "%s", op->tune_key);
+    c.chunk = op->chunk;
+    c.vector_bytes = op->vector_bytes;
+    c.es = (unsigned)clops_data_type_size(d->dtype);
     run_and_compare(ctx, op, &p, label);
     clops_operator_free(op);
     tc_release(&p);
@@ -54,14 +64,26 @@ static void expect_heuristic(const op_choice *got, const op_choice *base, const 
                   base->options);
 }
 
-static void expect_tuned(const op_choice *got, unsigned chunk, const size_t local[3], const char *label)
+/* The operator runs the tuned chunk (positions) and local size, and the
+ * vector-rows kernels at `vector_bytes` per vector (0: not those kernels): its
+ * build options say -DCHUNK=<vectors> -DVEC=1 -DROWS=1 -DVW=<lanes> there,
+ * -DCHUNK=<positions> elsewhere. */
+static void expect_tuned(const op_choice *got, unsigned chunk, const size_t local[3], unsigned vector_bytes,
+                         const char *label)
 {
     ck_assert_msg(strcmp(got->origin, "tuned") == 0, "%s: local_size_origin \"%s\", want \"tuned\"", label,
                   got->origin);
     ck_assert_msg(memcmp(got->local, local, 3 * sizeof local[0]) == 0, "%s: local %zu,%zu,%zu, want tuned %zu,%zu,%zu",
                   label, got->local[0], got->local[1], got->local[2], local[0], local[1], local[2]);
-    char want[32];
-    snprintf(want, sizeof want, "-DCHUNK=%uu", chunk);
+    ck_assert_msg(got->chunk == chunk && got->vector_bytes == vector_bytes,
+                  "%s: chunk %u, vector bytes %u (options %s); want chunk %u, vector bytes %u", label, got->chunk,
+                  got->vector_bytes, got->options, chunk, vector_bytes);
+    char want[96];
+    const unsigned lanes = vector_bytes / got->es;
+    if (vector_bytes)
+        snprintf(want, sizeof want, "-DCHUNK=%uu -DVEC=1 -DROWS=1 -DVW=%u ", chunk / lanes, lanes);
+    else
+        snprintf(want, sizeof want, "-DCHUNK=%uu", chunk);
     ck_assert_msg(strstr(got->options, want) != NULL, "%s: build options \"%s\" lack the tuned %s", label, got->options,
                   want);
 }
@@ -88,6 +110,7 @@ START_TEST(test_tune_quick)
 {
     clops_context *ctx = new_ctx();
     const unsigned dev = ctx->info.index;
+    const int cpu = (ctx->info.type & CL_DEVICE_TYPE_CPU) != 0; /* as planned (a test device profile) */
     tune_log log;
     memset(&log, 0, sizeof log);
     log.order_ok = 1;
@@ -109,9 +132,18 @@ START_TEST(test_tune_quick)
     char head[256];
     snprintf(head, sizeof head, "clops-tune 1\ndevice %s\n", clops_context_device_name(ctx));
     ck_assert_msg(strncmp(text, head, strlen(head)) == 0, "tuning database starts \"%.80s\"", text);
-    int lines = 0;
-    for (const char *q = text; *q; q++)
-        lines += *q == '\n';
+    int lines = 0, tabs = 0;
+    for (const char *q = text; *q; q++) {
+        if (*q == '\t')
+            tabs++;
+        if (*q == '\n') {
+            /* each result's line: key, chunk, local size, GB/s, default GB/s, loop, vector bytes */
+            ck_assert_msg(lines < 2 || tabs == 6, "tuning database line %d has %d tabs, want 6: %.300s", lines + 1,
+                          tabs, text);
+            lines++;
+            tabs = 0;
+        }
+    }
     /* One line per variant whose winner beat the default when measured again. */
     int kept = 0;
     for (unsigned i = 0; i < 8; i++)
@@ -135,6 +167,11 @@ START_TEST(test_tune_quick)
                           r->default_gbps > 0,
                       "tuned variant %u: chunk %u local %zu,%zu,%zu %.3f GB/s (default %.3f)", i, r->chunk,
                       r->local[0], r->local[1], r->local[2], r->gbps, r->default_gbps);
+        /* The vector-rows kernels' width: one of the candidates, and none on a CPU (they do not run there). */
+        const unsigned vb = r->vector_bytes, es = (unsigned)clops_data_type_size(r->data_type);
+        ck_assert_msg(vb == 0 || (!cpu && vb % es == 0 && (vb / es == 2 || vb / es == 4 || vb / es == 8 ||
+                                                            vb / es == 16) && vb >= 4 && vb <= 32),
+                      "tuned variant %u: vector bytes %u (%u-byte elements, %s plan)", i, vb, es, cpu ? "CPU" : "GPU");
         const uint32_t in_d2s[4] = {1, 8, 3, 5}, in_s2d[4] = {1, 2, 6, 10};
         tc_case d;
         memset(&d, 0, sizeof d);
@@ -151,7 +188,7 @@ START_TEST(test_tune_quick)
         op_choice got = choose(ctx, &d, name);
         drop_ctx(ctx);
         if (r->kept)
-            expect_tuned(&got, r->chunk, r->local, name);
+            expect_tuned(&got, r->chunk, r->local, r->vector_bytes, name);
         else
             ck_assert_msg(strcmp(got.origin, "heuristic") == 0, "%s: not kept by the tuner, but local_size_origin \"%s\"",
                           name, got.origin);
@@ -255,15 +292,42 @@ static void fill_text(const char *tmpl, const char *device, const char *key, con
     }
 }
 
-START_TEST(test_tune_database_file)
+/* The test device profile of a discrete GPU (docs/conformance.md, "Device
+ * profiles"): PoCL then plans the vector-rows kernels for 1- to 4-byte elements.
+ * The vector-width tests set it themselves, so that the native run reaches those
+ * kernels too; the suite's own profile (or none) is restored after each test by
+ * a checked fixture, which runs also after a failed assertion. */
+#define GPU_PROFILE "gpu,cu=132,wg=1024,local=256"
+static char *g_profile_saved;
+
+static void profile_save(void)
 {
-    const tune_case *tc = &tune_cases[_i];
-    const char *label = tc->name;
+    const char *p = getenv("CLOPS_TEST_DEVICE_PROFILE");
+    g_profile_saved = p ? strdup(p) : NULL;
+}
+
+static void profile_restore(void)
+{
+    tc_set_env("CLOPS_TEST_DEVICE_PROFILE", g_profile_saved);
+    free(g_profile_saved);
+    g_profile_saved = NULL;
+}
+
+/* Writes the database `tmpl` (fill_text) for CASE_T's variant and checks what
+ * a new context makes of it: `expect`; for USES_TUNED chunk 64 and local size
+ * 1,16,1, and where the untuned plan runs the vector-rows kernels, `vector_bytes`
+ * per vector (0: the device class's, as untuned). `need_rows`: the untuned plan
+ * must run them (the GPU profile is set). */
+static void database_case(const char *label, const char *tmpl, int expect, int tune_off, unsigned vector_bytes,
+                          int need_rows)
+{
     /* the untuned choice, and the variant's key */
     setenv("CLOPS_TUNE", "off", 1);
     clops_context *ctx = new_ctx();
     const op_choice base = choose(ctx, &CASE_T, "untuned");
     ck_assert_str_eq(base.origin, "heuristic");
+    ck_assert_msg(!need_rows || base.vector_bytes, "%s: the untuned plan runs no vector-rows kernel (options %s)",
+                  label, base.options);
     unsetenv("CLOPS_TUNE");
     char path[PATH_MAX + 64];
     tune_file_path(ctx, path, sizeof path);
@@ -276,16 +340,16 @@ START_TEST(test_tune_database_file)
     char line[CLOPS_OPTIONS_MAX + 64], text[8192];
     snprintf(line, sizeof line, "%s\t%u\t%zu,%zu,%zu\t12.500\t10.000\n", base.tune_key, chunk, local[0], local[1],
              local[2]);
-    fill_text(tc->text, device, base.tune_key, line, text, sizeof text);
-    if (tc->tune_off)
+    fill_text(tmpl, device, base.tune_key, line, text, sizeof text);
+    if (tune_off)
         setenv("CLOPS_TUNE", "off", 1);
     write_all(path, text, strlen(text));
     ctx = new_ctx();
     const op_choice got = choose(ctx, &CASE_T, label);
     drop_ctx(ctx);
-    if (tc->expect == USES_TUNED) {
-        expect_tuned(&got, chunk, local, label);
-    } else if (tc->expect == LOCAL_REFUSED) {
+    if (expect == USES_TUNED) {
+        expect_tuned(&got, chunk, local, base.vector_bytes && vector_bytes ? vector_bytes : base.vector_bytes, label);
+    } else if (expect == LOCAL_REFUSED) {
         /* The scheduler picks its own local size (the line's chunk length, a
          * valid one, is still used). */
         ck_assert_msg(strcmp(got.origin, "heuristic") == 0 && memcmp(got.local, base.local, sizeof got.local) == 0,
@@ -294,6 +358,112 @@ START_TEST(test_tune_database_file)
     } else {
         expect_heuristic(&got, &base, label);
     }
+}
+
+START_TEST(test_tune_database_file)
+{
+    const tune_case *tc = &tune_cases[_i];
+    database_case(tc->name, tc->text, tc->expect, tc->tune_off, 0, 0);
+}
+END_TEST
+
+/* The vector-bytes field of a database line (its 7th), for CASE_T's variant
+ * (1-byte elements: widths of 2 to 16 bytes make 2 to 16 lanes), read under the
+ * GPU profile; "@K\t64\t1,16,1\t12.5\t10\t" stands before each loop field. */
+typedef struct width_case {
+    const char *name, *text;
+    int expect;
+    unsigned vector_bytes; /* USES_TUNED: the width the operator runs (0: the device class's) */
+    int tune_off;          /* CLOPS_TUNE=off while the context reads the file */
+} width_case;
+
+#define WIDTH_LINE "clops-tune 1\ndevice @D\n@K\t64\t1,16,1\t12.5\t10\t"
+static const width_case width_cases[] = {
+    {"vector width 8", WIDTH_LINE "0\t8\n", USES_TUNED, 8, 0},
+    {"vector width 4, vectors loop", WIDTH_LINE "2\t4\n", USES_TUNED, 4, 0},
+    {"vector width 2", WIDTH_LINE "0\t2\n", USES_TUNED, 2, 0},
+    {"vector width 0: the class's", WIDTH_LINE "0\t0\n", USES_TUNED, 0, 0},
+    {"an older line: no vector width", WIDTH_LINE "0\n", USES_TUNED, 0, 0},
+    {"an older line: no loop, no vector width", "clops-tune 1\ndevice @D\n@L", USES_TUNED, 0, 0},
+    {"a later version's field after the width", WIDTH_LINE "0\t8\tlater\n", USES_TUNED, 8, 0},
+    {"a width 1-byte elements cannot take (64 lanes)", WIDTH_LINE "0\t64\n", USES_TUNED, 0, 0},
+    {"vector width 3", WIDTH_LINE "0\t3\n", USES_HEURISTIC, 0, 0},
+    {"vector width 1", WIDTH_LINE "0\t1\n", USES_HEURISTIC, 0, 0},
+    {"vector width 256", WIDTH_LINE "0\t256\n", USES_HEURISTIC, 0, 0},
+    {"vector width 8x", WIDTH_LINE "0\t8x\n", USES_HEURISTIC, 0, 0},
+    {"vector width -8", WIDTH_LINE "0\t-8\n", USES_HEURISTIC, 0, 0},
+    {"vector width past 64 bits", WIDTH_LINE "0\t18446744073709551624\n", USES_HEURISTIC, 0, 0},
+    {"vector width 8, CLOPS_TUNE=off", WIDTH_LINE "0\t8\n", USES_HEURISTIC, 0, 1},
+};
+#define WIDTH_CASES (int)(sizeof width_cases / sizeof width_cases[0])
+
+START_TEST(test_tune_vector_width_file)
+{
+    const width_case *wc = &width_cases[_i];
+    tc_set_env("CLOPS_TEST_DEVICE_PROFILE", GPU_PROFILE);
+    database_case(wc->name, wc->text, wc->expect, wc->tune_off, wc->vector_bytes, 1);
+}
+END_TEST
+
+/* Every candidate vector width forced as the tuner forces it
+ * (clops_operator_create_forced: the vectors loop, a chunk of 80 positions,
+ * the width) under the GPU profile, for 1-, 2- and 4-byte elements (_i) at
+ * blocks 2 and 4, DepthToSpace in DCR order and SpaceToDepth in CRD (the order
+ * only renames channels; each is a program of its own to build): a width that
+ * makes 2, 4, 8 or 16 lanes runs (-DVW=lanes), any other leaves the device
+ * class's; the output is bit-exact against the reference, by execute_host and
+ * on cl_mem. Rows of 149 positions (vector remainders, an element tail, several
+ * vectors per work-item strided by the range), and network sizes: about 2
+ * million elements, rows of 1000. */
+/* One case of test_forced_vector_widths: each width forced on the case. */
+static void forced_widths_case(clops_context *ctx, clops_data_type dt, uint32_t b, int s2d, int network)
+{
+    static const unsigned widths[] = {4, 8, 16, 32};
+    const unsigned class_bytes = clops_device_params_of(ctx)->depth_space.vector_bytes;
+    const unsigned es = (unsigned)clops_data_type_size(dt);
+    const uint32_t deep[4] = {network ? 1 : 2, 2 * b * b, network ? 1024 / (b * b) : 3, network ? 1000 : 149};
+    const uint32_t wide[4] = {deep[0], deep[1] / (b * b), deep[2] * b, deep[3] * b};
+    char name[128];
+    snprintf(name, sizeof name, "%s %u-byte b%u {%u, %u, %u, %u}", s2d ? "SpaceToDepth CRD" : "DepthToSpace DCR", es,
+             b, deep[0], deep[1], deep[2], deep[3]);
+    tc_case d = {name, s2d ? CLOPS_OPERATOR_SPACE_TO_DEPTH : CLOPS_OPERATOR_DEPTH_TO_SPACE, dt, {0, 0, 0, 0}, b,
+                 s2d ? CLOPS_ORDER_COLUMN_ROW_DEPTH : CLOPS_ORDER_DEPTH_COLUMN_ROW, 0, {0, 0, 0, 0}};
+    memcpy(d.in, s2d ? wide : deep, sizeof d.in);
+    tc_prepared p;
+    prepare_ok(&p, &d);
+    for (int w = 0; w < 4; w++) {
+        const clops_tuning force = {80, {0, 0, 0}, CLOPS_LOOP_VECTORS, widths[w]};
+        char label[160];
+        snprintf(label, sizeof label, "%s, %u bytes per vector forced", name, widths[w]);
+        clops_operator *op = NULL;
+        const clops_status st = clops_operator_create_forced(ctx, &p.desc, &force, &op);
+        ck_assert_msg(st == CLOPS_SUCCESS && op, "%s: create: %s (%s)", label, clops_status_name(st),
+                      clops_last_error_message());
+        ck_assert_msg(!op->fallback && op->loop == CLOPS_LOOP_VECTORS, "%s: fallback %d, loop %d (%s)", label,
+                      (int)op->fallback, (int)op->loop, op->options);
+        const unsigned lanes = widths[w] / es;
+        const int fits = widths[w] % es == 0 && (lanes == 2 || lanes == 4 || lanes == 8 || lanes == 16);
+        const unsigned want_bytes = fits ? widths[w] : class_bytes;
+        char want[48];
+        snprintf(want, sizeof want, "-DROWS=1 -DVW=%u ", want_bytes / es);
+        ck_assert_msg(op->vector_bytes == want_bytes && strstr(op->options, want),
+                      "%s: vector bytes %u, options %s; want %u bytes (%s)", label, op->vector_bytes, op->options,
+                      want_bytes, want);
+        run_and_compare(ctx, op, &p, label);
+        clops_operator_free(op);
+    }
+    tc_release(&p);
+}
+
+START_TEST(test_forced_vector_widths)
+{
+    static const clops_data_type types[] = {CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_TYPE_FLOAT16, CLOPS_DATA_TYPE_FLOAT32};
+    tc_set_env("CLOPS_TEST_DEVICE_PROFILE", GPU_PROFILE);
+    clops_context *ctx = new_ctx();
+    for (uint32_t b = 2; b <= 4; b += 2)
+        for (int s2d = 0; s2d < 2; s2d++)
+            for (int network = 0; network < 2; network++)
+                forced_widths_case(ctx, types[_i], b, s2d, network);
 }
 END_TEST
 
@@ -328,7 +498,10 @@ static Suite *tuning_suite(void)
     Suite *s = suite_create("tuning");
     TCase *tc;
     tc = cache_case(s, "tuning");
+    tcase_add_checked_fixture(tc, profile_save, profile_restore);
     tcase_add_loop_test(tc, test_tune_database_file, 0, TUNE_CASES);
+    tcase_add_loop_test(tc, test_tune_vector_width_file, 0, WIDTH_CASES);
+    tcase_add_loop_test(tc, test_forced_vector_widths, 0, 3);
     TC_TESTS(tc, test_tune_refused, test_tune_quick);
     return s;
 }

@@ -462,8 +462,9 @@ CLOPS_API clops_status clops_programs_prepare(unsigned device_index, const clops
 
 /* ---- tuning ------------------------------------------------------------------------------ */
 /** @defgroup tuning Tuning
- * clops_tune() times candidate work-group sizes and per-work-item chunk lengths
- * for DepthToSpace and SpaceToDepth on one device (profiling events, median of 5
+ * clops_tune() times candidate work-group sizes, per-work-item chunk lengths,
+ * loops and the vector-rows kernels' vector widths (GPUs) for DepthToSpace and
+ * SpaceToDepth on one device (profiling events, median of 5
  * runs each, every candidate's output checked against the host kernels) and
  * stores the winners in a per-device database beside the program cache. Later
  * operators on that exact device use them (CLOPS_TUNE=off ignores them; the
@@ -481,6 +482,8 @@ typedef struct clops_tune_result {
     double default_gbps;          /**< the untuned choice's, measured in the same run */
     int kept;                     /**< 1: stored; 0: the winner did not beat the default when
                                      measured again, so the variant keeps the heuristic */
+    unsigned vector_bytes;        /**< winner: bytes per vector of the vector-rows kernels (GPUs'
+                                     "vectors" loop), 0 where the winner does not run them */
 } clops_tune_result;
 /** Progress of clops_tune(), called on the tuning thread after each variant.
  *  @param user the caller's pointer, as given.

@@ -58,10 +58,13 @@ static bool rows_form(const clops_context *ctx)
     return !(ctx->info.type & CL_DEVICE_TYPE_CPU);
 }
 
-/* The vector-rows kernels' lanes per vector: the device class's vector bytes
- * (cl/params.c) in elements, 2 to 16. */
-static unsigned rows_lanes(const clops_context *ctx, size_t elem_size)
+/* The vector-rows kernels' lanes per vector (VW): the tuned bytes per vector
+ * where they make 2, 4, 8 or 16 lanes of the element (the vector types the
+ * kernels shuffle), else the device class's (cl/params.c) in elements, 2 to 16. */
+static unsigned rows_lanes(const clops_context *ctx, size_t elem_size, unsigned tuned_bytes)
 {
+    const unsigned t = tuned_bytes / (unsigned)elem_size;
+    if (tuned_bytes % elem_size == 0 && (t == 2 || t == 4 || t == 8 || t == 16)) return t;
     const unsigned v = clops_device_params_of(ctx)->depth_space.vector_bytes / (unsigned)elem_size;
     return v >= 16 ? 16 : v >= 8 ? 8 : v >= 4 ? 4 : 2;
 }
@@ -124,12 +127,15 @@ static void kernel_sizes(const clops_operator *op, uint64_t sizes[4], uint64_t i
     }
 }
 
-/* Sets the operator's chunk, kernel and build options for `loop` (resolved). */
-static void set_loop(clops_operator *op, const char *variant, unsigned tuned_chunk, clops_loop loop)
+/* Sets the operator's chunk, vector width, kernel and build options for `loop`
+ * (resolved), from the tuned chunk and vector bytes (0: the defaults). */
+static void set_loop(clops_operator *op, const char *variant, const clops_tuning *tuned, clops_loop loop)
 {
     const bool d2s = op->params.type == CLOPS_OPERATOR_DEPTH_TO_SPACE;
     const clops_depth_space_params *dp = &clops_device_params_of(op->ctx)->depth_space;
+    const unsigned tuned_chunk = tuned->chunk;
     op->loop = loop;
+    op->vector_bytes = 0;
     if (loop == CLOPS_LOOP_TILE) {
         op->chunk = 1; /* one position per work-item, tile_items per group */
         op->kernel_name = d2s ? "depth_to_space_tile" : "space_to_depth_tile";
@@ -138,9 +144,10 @@ static void set_loop(clops_operator *op, const char *variant, unsigned tuned_chu
     }
     if (loop == CLOPS_LOOP_VECTORS && rows_form(op->ctx)) {
         /* chunk: whole vectors' positions (tuned ones rounded down, at least one vector) */
-        const unsigned lanes = rows_lanes(op->ctx, op->params.input.elem_size);
+        const unsigned lanes = rows_lanes(op->ctx, op->params.input.elem_size, tuned->vector_bytes);
         const unsigned vectors = tuned_chunk >= lanes ? tuned_chunk / lanes : tuned_chunk ? 1 : dp->vectors_per_item;
         op->chunk = vectors * lanes;
+        op->vector_bytes = lanes * (unsigned)op->params.input.elem_size;
         op->kernel_name = d2s ? "depth_to_space_rows" : "space_to_depth_rows";
         snprintf(op->options, sizeof op->options, "%s -DCHUNK=%uu -DVEC=1 -DROWS=1 -DVW=%u -DUNROLL=1", variant,
                  vectors, lanes);
@@ -158,7 +165,7 @@ static clops_status launch_loop(clops_operator *op, const char *variant, const c
                                 bool *tile_refused)
 {
     *tile_refused = false;
-    set_loop(op, variant, tuned->chunk, loop);
+    set_loop(op, variant, tuned, loop);
     cl_program program;
     clops_status st = clops_program_get(op->ctx, "depth_space.cl", op->options, &program, &op->program_origin);
     if (st != CLOPS_SUCCESS) return st;
@@ -188,7 +195,7 @@ static clops_status launch_block_arg(clops_operator *op, const char *variant)
     const char *end = at ? strchr(at + 1, ' ') : NULL;
     if (!at || !end) return clops_fail(CLOPS_ERROR_INTERNAL, "variant \"%s\" has no block size", variant);
     snprintf(generic, sizeof generic, "%.*s -DBLOCK_ARG=1%s", (int)(at - variant), variant, end);
-    const clops_tuning untuned = {0, {0, 0, 0}, CLOPS_LOOP_ELEMENTS};
+    const clops_tuning untuned = {0, {0, 0, 0}, CLOPS_LOOP_ELEMENTS, 0};
     bool refused;
     op->block_arg = true;
     return launch_loop(op, generic, &untuned, CLOPS_LOOP_ELEMENTS, &refused);
@@ -208,12 +215,12 @@ static clops_status prepare(clops_operator *op)
              x->elem_size, op->offset_64, p->block_size, p->order == CLOPS_ORDER_DEPTH_COLUMN_ROW, channels_inner(p),
              x->strides[3] == 1 && y->strides[3] == 1, x->strides[1] == 1 && y->strides[1] == 1);
     snprintf(op->tune_key, sizeof op->tune_key, "%s %s", op->kernel_name, variant);
-    clops_tuning tuned = {0, {0, 0, 0}, CLOPS_LOOP_DEFAULT};
+    clops_tuning tuned = {0, {0, 0, 0}, CLOPS_LOOP_DEFAULT, 0};
     if (op->forced) tuned = op->force;
     else if (y->count) clops_tuning_lookup(op->ctx, op->tune_key, &tuned);
     op->loop = resolve_loop(op->ctx, p, tuned.loop);
     if (y->count == 0) { /* nothing to launch: the options still say what would run */
-        set_loop(op, variant, tuned.chunk, op->loop);
+        set_loop(op, variant, &tuned, op->loop);
         return CLOPS_SUCCESS;
     }
     /* Past the block sizes networks use, the block-argument program: the specialised

@@ -45,6 +45,8 @@ struct clops_operator {
     clops_tuning force;
     unsigned chunk;              /* inner-axis positions per work-item (CHUNK) */
     clops_loop loop;             /* DepthToSpace/SpaceToDepth: the loop that runs (never DEFAULT) */
+    unsigned vector_bytes;       /* DepthToSpace/SpaceToDepth: bytes per vector of the vector-rows kernels
+                                    when they run (VW x element size), else 0 */
     bool block_arg;              /* DepthToSpace/SpaceToDepth: the block size is a kernel argument */
     struct {                     /* MaxUnpooling's device state (max_unpooling.c) */
         cl_mem status;           /* status words the kernels raise */

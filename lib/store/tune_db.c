@@ -4,14 +4,23 @@
  * "tune-<hash of the device identity>.txt":
  *     clops-tune 1
  *     device <device name>
- *     <kernel> <variant options>\t<chunk>\t<l0>,<l1>,<l2>\t<GB/s>\t<default GB/s>\t<loop>
- * one line per kernel variant (the build options other than CHUNK and VEC);
+ *     <kernel> <variant options>\t<chunk>\t<l0>,<l1>,<l2>\t<GB/s>\t<default GB/s>\t<loop>\t<vector bytes>
+ * one line per kernel variant (the build options other than CHUNK, VEC, ROWS and VW);
  * a file named by the tuning_db option may be shared by several devices (N18):
  * then it is "clops-tune-shared 1" followed by one "device" section per device
  * (readers of version 1 ignore it), and a writer keeps the other devices'
  * sections as they are; a file of one device stays version 1;
  * <loop> is 0 (the default), 1 (element loop), 2 (explicit vectors) or 3
- * (local-memory tile), and a line without it (written before it existed) means 0. It is
+ * (local-memory tile), and a line without it (written before it existed) means 0;
+ * <vector bytes> is the vector-rows kernels' bytes per vector (VW x element
+ * size), 0 where they do not run or a line without it (written before it
+ * existed): the device class's (cl/params.c); else a power of two from 2 to 128
+ * (one a variant's elements cannot take, as 2 bytes of 4-byte elements, leaves
+ * the class's width; any other value refuses the line). Fields after the ones a
+ * version knows are ignored: an older clops reading this file uses a line's
+ * chunk, local size and loop at its class's vector width (the results stay
+ * bit-exact), and an older tuner recording into it rewrites this device's lines
+ * without the vector bytes (the other devices' sections stay as they are). It is
  * written with the store's atomic writer (file.h), like cache entries. Lookup order:
  * this device's entry, else the heuristic (scheduler.c). A context whose tuning
  * is off (CLOPS_TUNE=off) ignores the file; one with a tuning_db option uses that
@@ -94,12 +103,13 @@ void clops_tuning_table_remove(struct clops_tuning_table *t, const char *key)
         }
 }
 
-/* Parses "<key>\t<chunk>\t<l0>,<l1>,<l2>\t<gbps>\t<default>[\t<loop>]"; false if malformed. */
+/* Parses "<key>\t<chunk>\t<l0>,<l1>,<l2>\t<gbps>\t<default>[\t<loop>[\t<vector bytes>]]" (fields
+ * after those are a later version's, ignored); false if malformed. */
 static bool parse_line(char *line, clops_tuning_entry *e)
 {
-    char *fields[6];
+    char *fields[7];
     int n = 0;
-    for (char *save = NULL, *tok = strtok_r(line, "\t\n", &save); tok && n < 6; tok = strtok_r(NULL, "\t\n", &save))
+    for (char *save = NULL, *tok = strtok_r(line, "\t\n", &save); tok && n < 7; tok = strtok_r(NULL, "\t\n", &save))
         fields[n++] = tok;
     if (n < 5 || strlen(fields[0]) >= sizeof e->key) return false;
     unsigned long long chunk, l[3];
@@ -109,11 +119,19 @@ static bool parse_line(char *line, clops_tuning_entry *e)
     for (int d = 0; d < 3; d++)
         if (l[d] == 0 || l[d] > 65536) return false;
     unsigned loop = CLOPS_LOOP_DEFAULT;
-    if (n == 6 && (sscanf(fields[5], "%u%n", &loop, &used) != 1 || fields[5][used] || loop > CLOPS_LOOP_TILE))
+    if (n >= 6 && (sscanf(fields[5], "%u%n", &loop, &used) != 1 || fields[5][used] || loop > CLOPS_LOOP_TILE))
         return false;
+    unsigned vb = 0; /* vector bytes: 0, or a power of two from 2 to 128, in at most 3 digits */
+    if (n == 7) {
+        const size_t len = strlen(fields[6]);
+        if (len > 3 || strspn(fields[6], "0123456789") != len) return false;
+        vb = (unsigned)atoi(fields[6]);
+        if (vb == 1 || vb > 128 || (vb & (vb - 1)) != 0) return false;
+    }
     snprintf(e->key, sizeof e->key, "%s", fields[0]);
     e->value.chunk = (unsigned)chunk;
     e->value.loop = (clops_loop)loop;
+    e->value.vector_bytes = vb;
     for (int d = 0; d < 3; d++) e->value.local[d] = (size_t)l[d];
     e->gbps = strtod(fields[3], NULL);
     e->default_gbps = strtod(fields[4], NULL);
@@ -230,9 +248,9 @@ clops_status clops_tuning_table_save(const clops_context *ctx, const struct clop
                           ctx->info.device_name);
         for (size_t i = 0; i < t->count; i++) {
             const clops_tuning_entry *e = &t->entries[i];
-            clops_file_printf(&w, "%s\t%u\t%zu,%zu,%zu\t%.3f\t%.3f\t%u\n", e->key, e->value.chunk,
+            clops_file_printf(&w, "%s\t%u\t%zu,%zu,%zu\t%.3f\t%.3f\t%u\t%u\n", e->key, e->value.chunk,
                               e->value.local[0], e->value.local[1], e->value.local[2], e->gbps, e->default_gbps,
-                              (unsigned)e->value.loop);
+                              (unsigned)e->value.loop, e->value.vector_bytes);
         }
         clops_file_write(&w, others.text, others.len); /* the other devices' sections, as they were */
         clops_file_commit(&w);

@@ -1,9 +1,10 @@
 /* tune.c - the tuner, on top of the operators: for each DepthToSpace/SpaceToDepth
  * kernel variant (operator, order, element width, block size) it times candidate
  * parameters (chunk length x local size x loop: elements, explicit vectors, the
- * local-memory tile), checks every output against the host kernels, measures
- * the default and the winner again alternately, and keeps a winner that beats
- * the default in the tuning database (store/tune_db.c). */
+ * local-memory tile; then the vector-rows kernels' vector width), checks every
+ * output against the host kernels, measures the default and the winner again
+ * alternately, and keeps a winner that beats the default in the tuning database
+ * (store/tune_db.c). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,44 +109,141 @@ static void discard_losers(clops_context *ctx, const compiled_set *set, const ch
     free(source);
 }
 
-/* Builds and times one candidate (`*seconds`), checking its output against
- * `want`, and gives the parameters it ran with (`used`) and its tuning key; a
- * program it compiled is added to `compiled`, and its options go to `options`.
- * A variant that cannot take the forced loop is no candidate: success with 0
- * seconds. A fallback to the host or a wrong output is an error. */
-static clops_status try_candidate(clops_context *ctx, const clops_operator_desc *desc, const clops_tuning *force,
-                                  const clops_buffers *b, size_t out_bytes, const unsigned char *want,
-                                  unsigned char *got, double *seconds, char *key, size_t key_size,
-                                  clops_tuning *used, compiled_set *compiled, char options[CLOPS_OPTIONS_MAX])
+/* What every candidate of one case shares: the operator, its buffers, the
+ * host kernels' output (`want`), room to read the device's back (`got`), and
+ * the programs compiled so far. */
+typedef struct case_run {
+    clops_context *ctx;
+    const clops_operator_desc *desc;
+    const clops_buffers *b;
+    size_t out_bytes;
+    const unsigned char *want;
+    unsigned char *got;
+    compiled_set *compiled;
+} case_run;
+
+/* A candidate measured: its seconds (0: no candidate), the parameters it ran
+ * with (`used`), its tuning key and build options. */
+typedef struct measured {
+    double seconds;
+    clops_tuning used;
+    char key[CLOPS_OPTIONS_MAX], options[CLOPS_OPTIONS_MAX];
+} measured;
+
+/* Builds and times one candidate, checking its output against `want` (the
+ * output is filled with a pattern first, so a candidate that leaves any of it
+ * unwritten fails); a program it compiled is added to `compiled`. A variant
+ * that cannot take the forced loop or vector width is no candidate: success
+ * with 0 seconds. A fallback to the host or a wrong output is an error. */
+static clops_status try_candidate(const case_run *r, const clops_tuning *force, measured *m)
 {
     clops_operator *op = NULL;
-    clops_status st = clops_operator_create_forced(ctx, desc, force, &op);
+    clops_status st = clops_operator_create_forced(r->ctx, r->desc, force, &op);
     if (st == CLOPS_SUCCESS && !op->fallback && strcmp(op->program_origin, "compiled") == 0 &&
-        compiled->count < MAX_CANDIDATES)
-        snprintf(compiled->options[compiled->count++], CLOPS_OPTIONS_MAX, "%s", op->options);
-    if (st == CLOPS_SUCCESS) snprintf(options, CLOPS_OPTIONS_MAX, "%s", op->options);
+        r->compiled->count < MAX_CANDIDATES)
+        snprintf(r->compiled->options[r->compiled->count++], CLOPS_OPTIONS_MAX, "%s", op->options);
+    if (st == CLOPS_SUCCESS) snprintf(m->options, sizeof m->options, "%s", op->options);
     if (st == CLOPS_SUCCESS && op->fallback) st = clops_fail(CLOPS_ERROR_BUILD_FAILED, "%s", op->fallback_reason);
-    *seconds = 0;
-    if (st == CLOPS_SUCCESS && force->loop != CLOPS_LOOP_DEFAULT && op->loop != force->loop) {
-        clops_operator_free(op); /* the variant cannot take this loop: not a candidate (0 seconds) */
+    m->seconds = 0;
+    if (st == CLOPS_SUCCESS && ((force->loop != CLOPS_LOOP_DEFAULT && op->loop != force->loop) ||
+                                (force->vector_bytes && op->vector_bytes != force->vector_bytes))) {
+        clops_operator_free(op); /* the variant cannot take this loop or width: not a candidate (0 seconds) */
         return CLOPS_SUCCESS;
     }
-    if (st == CLOPS_SUCCESS) st = time_op(op, b, seconds);
+    const unsigned char pattern = 0xa5;
     if (st == CLOPS_SUCCESS) {
-        const cl_int err = clEnqueueReadBuffer(ctx->queue, b->output, CL_TRUE, 0, out_bytes, got, 0, NULL, NULL);
+        const cl_int err = clEnqueueFillBuffer(r->ctx->queue, r->b->output, &pattern, 1, 0, r->out_bytes, 0, NULL,
+                                               NULL);
+        if (err != CL_SUCCESS) st = clops_fail_cl(err, "clEnqueueFillBuffer");
+    }
+    if (st == CLOPS_SUCCESS) st = time_op(op, r->b, &m->seconds);
+    if (st == CLOPS_SUCCESS) {
+        const cl_int err = clEnqueueReadBuffer(r->ctx->queue, r->b->output, CL_TRUE, 0, r->out_bytes, r->got, 0,
+                                               NULL, NULL);
         if (err != CL_SUCCESS) st = clops_fail_cl(err, "clEnqueueReadBuffer");
-        else if (memcmp(got, want, out_bytes) != 0)
-            st = clops_fail(CLOPS_ERROR_INTERNAL, "candidate chunk %u local %zu,%zu,%zu loop %d gave a wrong result",
+        else if (memcmp(r->got, r->want, r->out_bytes) != 0)
+            st = clops_fail(CLOPS_ERROR_INTERNAL,
+                            "candidate chunk %u local %zu,%zu,%zu loop %d vector bytes %u gave a wrong result",
                             op->chunk, op->launches[0].local[0], op->launches[0].local[1], op->launches[0].local[2],
-                            (int)op->loop);
+                            (int)op->loop, op->vector_bytes);
     }
     if (st == CLOPS_SUCCESS) {
-        snprintf(key, key_size, "%s", op->tune_key); /* as the operator looks itself up */
-        used->chunk = op->chunk;
-        for (int d = 0; d < 3; d++) used->local[d] = op->launches[0].local[d];
-        used->loop = op->loop;
+        snprintf(m->key, sizeof m->key, "%s", op->tune_key); /* as the operator looks itself up */
+        m->used.chunk = op->chunk;
+        for (int d = 0; d < 3; d++) m->used.local[d] = op->launches[0].local[d];
+        m->used.loop = op->loop;
+        m->used.vector_bytes = op->vector_bytes;
     }
     clops_operator_free(op);
+    return st;
+}
+
+/* The search so far: the fastest candidate (`best`), and the fastest that ran
+ * the vector-rows kernels, as forced (`rows_force`), whose vector width the
+ * last round varies. */
+typedef struct search {
+    double best_s, rows_s;
+    clops_tuning rows_force;
+    unsigned rows_width; /* the vector bytes it ran with */
+    char best_options[CLOPS_OPTIONS_MAX];
+} search;
+
+/* Tries `force` and keeps it in `best` and `s` where it is the fastest so far. */
+static clops_status consider(const case_run *r, const clops_tuning *force, search *s, clops_tuning_entry *best,
+                             measured *m)
+{
+    const clops_status st = try_candidate(r, force, m);
+    if (st != CLOPS_SUCCESS || m->seconds <= 0) return st;
+    if (s->best_s == 0 || m->seconds < s->best_s) {
+        s->best_s = m->seconds;
+        snprintf(best->key, sizeof best->key, "%s", m->key);
+        best->value = m->used;
+        memcpy(s->best_options, m->options, sizeof m->options);
+    }
+    if (m->used.vector_bytes && (s->rows_s == 0 || m->seconds < s->rows_s)) {
+        s->rows_s = m->seconds;
+        s->rows_force = *force;
+        s->rows_width = m->used.vector_bytes;
+    }
+    return st;
+}
+
+/* Times the candidates of one case into `best` and `s`: the heuristic first
+ * (the baseline, `*dflt`), then the local-memory tile (its group size is
+ * fixed), then chunk x local size x element loop or explicit vectors (where the
+ * variant allows them), and last the vector-rows kernels' other vector widths
+ * at the chunk and local size of the fastest candidate that ran them (a
+ * coordinate step, not the whole cross: at most 3 candidates more per
+ * variant, none where those kernels do not run, as on CPUs). */
+static clops_status search_case(const case_run *r, size_t es, clops_tuning_entry *best, search *s, measured *dflt)
+{
+    /* 1 position per work-item is the non-CPU default; the others suit CPUs. */
+    static const unsigned chunk_bytes[] = {0, 128, 512, 2048};
+    static const size_t locals[][3] = {{1, 16, 1}, {1, 64, 1}, {4, 64, 1}, {1, 256, 1}};
+    /* Bytes per vector; one that the variant's elements cannot take (the plan
+     * keeps the kernels' vector types: 2, 4, 8 or 16 lanes) is no candidate. */
+    static const unsigned widths[] = {4, 8, 16, 32};
+    const clops_tuning none = {0, {0, 0, 0}, CLOPS_LOOP_DEFAULT, 0};
+    clops_status st = consider(r, &none, s, best, dflt);
+    measured m;
+    const clops_tuning tile = {0, {0, 0, 0}, CLOPS_LOOP_TILE, 0};
+    if (st == CLOPS_SUCCESS) st = consider(r, &tile, s, best, &m);
+    for (size_t ci = 0; st == CLOPS_SUCCESS && ci < sizeof chunk_bytes / sizeof chunk_bytes[0]; ci++)
+        for (size_t k = 0; st == CLOPS_SUCCESS && k < 2 * sizeof locals / sizeof locals[0]; k++) {
+            clops_tuning force = {chunk_bytes[ci] > es ? (unsigned)(chunk_bytes[ci] / es) : 1,
+                                  {locals[k / 2][0], locals[k / 2][1], locals[k / 2][2]},
+                                  k % 2 ? CLOPS_LOOP_VECTORS : CLOPS_LOOP_ELEMENTS, 0};
+            if (force.loop == CLOPS_LOOP_VECTORS && force.chunk < 8) continue; /* shorter than any vector */
+            st = consider(r, &force, s, best, &m);
+        }
+    const double rows_s = s->rows_s;
+    const clops_tuning rows = s->rows_force;
+    for (size_t w = 0; st == CLOPS_SUCCESS && rows_s > 0 && w < sizeof widths / sizeof widths[0]; w++) {
+        if (widths[w] == s->rows_width) continue; /* measured already */
+        clops_tuning force = rows;
+        force.vector_bytes = widths[w];
+        st = consider(r, &force, s, best, &m);
+    }
     return st;
 }
 
@@ -179,56 +277,24 @@ static clops_status tune_case_run(clops_context *ctx, const tune_case *c, size_t
         if (b.input) b.output = clCreateBuffer(ctx->cl_ctx, CL_MEM_READ_WRITE, out_bytes, NULL, &err);
         if (!b.output) st = clops_fail_cl(err, "clCreateBuffer");
     }
-    /* Candidates: the heuristic first (the baseline), then chunk x local size x
-     * element loop or explicit vectors (where the variant allows them), then the
-     * local-memory tile (its group size is fixed). */
-    const unsigned es = (unsigned)clops_data_type_size(c->dtype);
-    /* 1 position per work-item is the non-CPU default; the others suit CPUs. */
-    const unsigned chunk_bytes[] = {0, 128, 512, 2048};
-    const size_t locals[][3] = {{1, 16, 1}, {1, 64, 1}, {4, 64, 1}, {1, 256, 1}};
-    double best_s = 0, default_s = 0;
-    char options[CLOPS_OPTIONS_MAX], best_options[CLOPS_OPTIONS_MAX] = "", default_options[CLOPS_OPTIONS_MAX] = "";
-    for (int ci = -1; st == CLOPS_SUCCESS && ci < (int)(sizeof chunk_bytes / sizeof chunk_bytes[0]); ci++)
-        for (size_t k = 0; st == CLOPS_SUCCESS && k < (ci < 0 ? 2 : 2 * sizeof locals / sizeof locals[0]); k++) {
-            clops_tuning force = {0, {0, 0, 0}, CLOPS_LOOP_DEFAULT}, used;
-            if (ci < 0 && k == 1) {
-                force.loop = CLOPS_LOOP_TILE;
-            } else if (ci >= 0) {
-                force.chunk = chunk_bytes[ci] > es ? chunk_bytes[ci] / es : 1;
-                memcpy(force.local, locals[k / 2], sizeof force.local);
-                force.loop = k % 2 ? CLOPS_LOOP_VECTORS : CLOPS_LOOP_ELEMENTS;
-                if (force.loop == CLOPS_LOOP_VECTORS && force.chunk < 8) continue; /* shorter than any vector */
-            }
-            char key[CLOPS_OPTIONS_MAX];
-            double secs = 0;
-            st = try_candidate(ctx, &desc, &force, &b, out_bytes, want, got, &secs, key, sizeof key, &used, compiled,
-                               options);
-            if (st == CLOPS_SUCCESS && secs > 0 && (best_s == 0 || secs < best_s)) {
-                best_s = secs;
-                snprintf(best->key, sizeof best->key, "%s", key);
-                best->value = used;
-                memcpy(best_options, options, sizeof options);
-            }
-            if (ci < 0 && k == 0) {
-                default_s = secs;
-                memcpy(default_options, options, sizeof options);
-            }
-        }
+    const case_run r = {ctx, &desc, &b, out_bytes, want, got, compiled};
+    search s;
+    memset(&s, 0, sizeof s);
+    measured dflt;
+    memset(&dflt, 0, sizeof dflt);
+    if (st == CLOPS_SUCCESS) st = search_case(&r, clops_data_type_size(c->dtype), best, &s, &dflt);
+    double best_s = s.best_s, default_s = dflt.seconds;
     /* The reported pair is measured afresh, default and winner alternating: the
      * best of many noisy candidates is biased upwards by the choosing itself. */
     double again_best = 0, again_default = 0;
-    for (int r = 0; st == CLOPS_SUCCESS && r < 3; r++) {
-        const clops_tuning none = {0, {0, 0, 0}, CLOPS_LOOP_DEFAULT};
-        clops_tuning used;
-        char key[CLOPS_OPTIONS_MAX];
-        double s_default = 0, s_best = 0;
-        st = try_candidate(ctx, &desc, &none, &b, out_bytes, want, got, &s_default, key, sizeof key, &used, compiled,
-                           options);
-        if (st == CLOPS_SUCCESS)
-            st = try_candidate(ctx, &desc, &best->value, &b, out_bytes, want, got, &s_best, key, sizeof key, &used,
-                               compiled, options);
-        if (st == CLOPS_SUCCESS && (again_default == 0 || s_default < again_default)) again_default = s_default;
-        if (st == CLOPS_SUCCESS && (again_best == 0 || s_best < again_best)) again_best = s_best;
+    for (int i = 0; st == CLOPS_SUCCESS && i < 3; i++) {
+        const clops_tuning none = {0, {0, 0, 0}, CLOPS_LOOP_DEFAULT, 0};
+        measured m_default, m_best;
+        st = try_candidate(&r, &none, &m_default);
+        if (st == CLOPS_SUCCESS) st = try_candidate(&r, &best->value, &m_best);
+        if (st == CLOPS_SUCCESS && (again_default == 0 || m_default.seconds < again_default))
+            again_default = m_default.seconds;
+        if (st == CLOPS_SUCCESS && (again_best == 0 || m_best.seconds < again_best)) again_best = m_best.seconds;
     }
     if (st == CLOPS_SUCCESS && again_best > 0 && again_default > 0) {
         best_s = again_best;
@@ -239,13 +305,14 @@ static clops_status tune_case_run(clops_context *ctx, const tune_case *c, size_t
     *keep = best_s > 0 && best_s < default_s;
     /* The cache keeps the default's program and a kept winner's; the other
      * candidates were compiled for this run only. */
-    discard_losers(ctx, compiled, default_options, *keep ? best_options : NULL);
+    discard_losers(ctx, compiled, dflt.options[0] ? dflt.options : NULL, *keep ? s.best_options : NULL);
     if (st == CLOPS_SUCCESS) {
         const double moved = 2.0 * (double)out_bytes;
         best->gbps = best_s > 0 ? moved / best_s * 1e-9 : 0;
         best->default_gbps = default_s > 0 ? moved / default_s * 1e-9 : 0;
         report->chunk = best->value.chunk;
         memcpy(report->local, best->value.local, sizeof report->local);
+        report->vector_bytes = best->value.vector_bytes;
         report->gbps = best->gbps;
         report->default_gbps = best->default_gbps;
     }

@@ -8,13 +8,17 @@ static const cli_option tune_options[] = {
     OPT_JSON, OPT_HELP, OPT_END};
 
 
+/* One result a line; the winner's vector width is "16B" on the vector-rows kernels, "-" elsewhere. */
 static void print_tune_progress(void *user, const clops_tune_result *r, unsigned done, unsigned total)
 {
     (void)user;
-    printf("[%2u/%u] %-14s %s %-10s block %u: chunk %4u local %zu,%zu,%zu  %7.2f GB/s (default %7.2f, x%.2f)%s\n",
+    char vector[16] = "-";
+    if (r->vector_bytes) snprintf(vector, sizeof vector, "%uB", r->vector_bytes);
+    printf("[%2u/%u] %-14s %s %-10s block %u: chunk %4u local %zu,%zu,%zu vector %3s  %7.2f GB/s (default %7.2f, "
+           "x%.2f)%s\n",
            done, total, r->operator_type == CLOPS_OPERATOR_DEPTH_TO_SPACE ? "depth-to-space" : "space-to-depth",
            r->order == CLOPS_ORDER_DEPTH_COLUMN_ROW ? "dcr" : "crd", clops_data_type_name(r->data_type),
-           r->block_size, r->chunk, r->local[0], r->local[1], r->local[2], r->gbps, r->default_gbps,
+           r->block_size, r->chunk, r->local[0], r->local[1], r->local[2], vector, r->gbps, r->default_gbps,
            r->default_gbps > 0 ? r->gbps / r->default_gbps : 0.0, r->kept ? "" : "  default kept");
     fflush(stdout);
 }
@@ -32,6 +36,7 @@ static void add_tune_result(void *user, const clops_tune_result *r, unsigned don
     cJSON_AddNumberToObject(o, "chunk", r->chunk);
     cJSON *local = cJSON_AddArrayToObject(o, "local");
     for (int d = 0; d < 3; d++) cJSON_AddItemToArray(local, cJSON_CreateNumber((double)r->local[d]));
+    cJSON_AddNumberToObject(o, "vector_bytes", r->vector_bytes); /* 0: the winner runs no vector-rows kernel */
     cJSON_AddNumberToObject(o, "gbps", r->gbps);
     cJSON_AddNumberToObject(o, "default_gbps", r->default_gbps);
     cJSON_AddBoolToObject(o, "kept", r->kept);
@@ -81,11 +86,13 @@ static int run_tune(const cli_command *cmd, const cli_args *args)
 
 const cli_command cli_tune_command = {
     "tune", "", 0,
-    "Times candidate work-group sizes and per-work-item chunk lengths of DepthToSpace\n"
-    "and SpaceToDepth on a device (median of 5 profiled runs each, every candidate's\n"
-    "output checked) and stores the winners in the device's tuning database beside\n"
-    "the program cache, each as soon as it is measured (merged with what other tuners\n"
-    "write; a winner is kept only if it beats the default when measured again). The\n"
-    "losing candidates' binaries are removed from the cache. CLOPS_TUNE=off makes\n"
+    "Times candidate work-group sizes, per-work-item chunk lengths, loops and the\n"
+    "vector-rows kernels' vector widths (GPUs) of DepthToSpace and SpaceToDepth on a\n"
+    "device (median of 5 profiled runs each, every candidate's output checked) and\n"
+    "stores the winners in the device's tuning database beside the program cache,\n"
+    "each as soon as it is measured (merged with what other tuners write; a winner is\n"
+    "kept only if it beats the default when measured again). Each line shows the\n"
+    "winner's chunk, local size and bytes per vector (\"-\": no vector-rows kernel).\n"
+    "The losing candidates' binaries are removed from the cache. CLOPS_TUNE=off makes\n"
     "operators ignore the database.",
     tune_options, NULL, run_tune};
