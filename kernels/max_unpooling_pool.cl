@@ -419,9 +419,9 @@ inline elem_t pool_tile_gather(__local const uchar *lc, __local const elem_t *lv
 #elif ELEM_BYTES == 4
 #define PT_S uint
 #define PT_K PT_N
-#else /* 8-byte elements (uint2): PX = 1 */
+#else /* 8- and 16-byte elements (uint2, uint4): PX = 1, stored as 32-bit words */
 #define PT_S uint
-#define PT_K (2 * PT_N)
+#define PT_K (ELEM_BYTES / 4u * PT_N)
 #endif
 #if PT_N == 2
 #define PT_ROW(v) (v[0], v[1])

@@ -22,6 +22,8 @@
  * CLOPS_OCLGRIND_QUICK=1 keeps one layout per width and order (a smoke run);
  * CLOPS_OCLGRIND_VERBOSE=1 names each case on stderr before it runs;
  * CLOPS_OCLGRIND_ONLY=TEXT runs only the cases whose label contains TEXT;
+ * CLOPS_OCLGRIND_KEEP=TEXT does the same beside it, CLOPS_OCLGRIND_SKIP=TEXT leaves
+ * those cases out (the script's two passes under GPU profiles);
  * CLOPS_OCLGRIND_SHARE=K/N runs only the cases whose label's hash is K modulo N
  * (and the crowded-tile case), so that runs under N device profiles that share
  * the cases out between them check each case once (tools/scripts/oclgrind.sh).
@@ -44,6 +46,7 @@
 static clops_context *ctx;
 static int cases, failures, launches, verbose;
 static const char *only; /* CLOPS_OCLGRIND_ONLY: run only the cases whose label contains it */
+static const char *keep, *skip; /* CLOPS_OCLGRIND_KEEP / _SKIP: also require / leave out this text */
 static unsigned share_k, share_n = 1; /* CLOPS_OCLGRIND_SHARE=K/N: a case runs when label_hash % N == K */
 static int unshared;                        /* set around the cases every share runs */
 static const char *want_live; /* set around a case whose work this kernel alone must do (none: NULL) */
@@ -114,7 +117,7 @@ static void run_case(const char *label, const clops_operator_desc *desc, const c
                      const clops_tensor_desc *idx, const clops_tensor_desc *out, const void *idx_data,
                      clops_status want, unsigned chunk, int vectors)
 {
-    if (only && !strstr(label, only))
+    if ((only && !strstr(label, only)) || (keep && !strstr(label, keep)) || (skip && *skip && strstr(label, skip)))
         return;
     if (label_hash(label) % share_n != share_k && !unshared)
         return;
@@ -475,6 +478,8 @@ int main(void)
     const char *q = getenv("CLOPS_OCLGRIND_QUICK"), *v = getenv("CLOPS_OCLGRIND_VERBOSE");
     verbose = v && strcmp(v, "1") == 0;
     only = getenv("CLOPS_OCLGRIND_ONLY");
+    keep = getenv("CLOPS_OCLGRIND_KEEP");
+    skip = getenv("CLOPS_OCLGRIND_SKIP");
     const char *share = getenv("CLOPS_OCLGRIND_SHARE");
     if (share && *share) {
         char end;
