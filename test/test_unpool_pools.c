@@ -328,6 +328,21 @@ START_TEST(test_repeated_executions)
 END_TEST
 
 /* ---- the sizes real networks use ------------------------------------------------------------------ */
+/* Real pool `s` of type `t` with `it` indices in `layout` (seeded), through every path. */
+static void network_case(const pool_shape *s, clops_data_type t, const index_type_info *it,
+                         clops_indices_layout layout, uint64_t seed)
+{
+    pool_case pc;
+    make_case(s, t, it, seed, &pc);
+    if (layout == CLOPS_INDICES_PER_PLANE)
+        store_indices(it, pc.plane_idx, pc.count, pc.idx);
+    char what[160];
+    snprintf(what, sizeof what, "network-sized %ux%ux%ux%u %s, indices of a real %s max pool (%s plan)", s->n, s->c,
+             s->h, s->w, tc_type(t)->name, s->what, plan_of(&pc.c, layout));
+    up_run_layout(&pc.c, layout, pc.x, pc.idx, CLOPS_SUCCESS, what, NULL);
+    free_case(&pc);
+}
+
 /* SegNet-style decoders: the indices of real 2x2/2, 3x3/2/1, 3x3/1/1 and 4x4/2/1
  * max pools of (1, 64, 128, 128) and (2, 32, 128, 128) tensors, 1 to 4 million
  * output elements, per-plane (PyTorch's) and flat, on every path. Small shapes
@@ -346,19 +361,8 @@ START_TEST(test_network_sizes)
     };
     static const clops_data_type types[] = {CLOPS_DATA_TYPE_FLOAT32, CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_TYPE_FLOAT16,
                                             CLOPS_DATA_TYPE_FLOAT64};
-    const pool_shape *s = &nets[_i];
-    const clops_data_type t = types[_i % 4];
-    const index_type_info *it = &index_types[_i % 3];
-    const clops_indices_layout layout = _i % 2 ? CLOPS_INDICES_FLAT : CLOPS_INDICES_PER_PLANE;
-    pool_case pc;
-    make_case(s, t, it, 9000u + (uint64_t)_i, &pc);
-    if (layout == CLOPS_INDICES_PER_PLANE)
-        store_indices(it, pc.plane_idx, pc.count, pc.idx);
-    char what[160];
-    snprintf(what, sizeof what, "network-sized %ux%ux%ux%u, indices of a real %s max pool (%s plan)", s->n, s->c, s->h,
-             s->w, s->what, plan_of(&pc.c, layout));
-    up_run_layout(&pc.c, layout, pc.x, pc.idx, CLOPS_SUCCESS, what, NULL);
-    free_case(&pc);
+    network_case(&nets[_i], types[_i % 4], &index_types[_i % 3],
+                 _i % 2 ? CLOPS_INDICES_FLAT : CLOPS_INDICES_PER_PLANE, 9000u + (uint64_t)_i);
 }
 END_TEST
 
@@ -379,19 +383,26 @@ START_TEST(test_network_narrow)
         {"3x3/2 pad 1", 1, 96, 128, 256, 3, 2, 1, false, ""},
         {"3x3/2 pad 1", 3, 40, 129, 249, 3, 2, 1, false, ""},
     };
-    const pool_shape *s = &nets[_i];
-    const clops_data_type t = _i % 2 ? CLOPS_DATA_TYPE_FLOAT16 : CLOPS_DATA_TYPE_UINT8;
-    const index_type_info *it = &index_types[_i % 3];
-    const clops_indices_layout layout = _i / 2 ? CLOPS_INDICES_FLAT : CLOPS_INDICES_PER_PLANE;
-    pool_case pc;
-    make_case(s, t, it, 9100u + (uint64_t)_i, &pc);
-    if (layout == CLOPS_INDICES_PER_PLANE)
-        store_indices(it, pc.plane_idx, pc.count, pc.idx);
-    char what[160];
-    snprintf(what, sizeof what, "network-sized %ux%ux%ux%u %s, indices of a real %s max pool (%s plan)", s->n, s->c,
-             s->h, s->w, tc_type(t)->name, s->what, plan_of(&pc.c, layout));
-    up_run_layout(&pc.c, layout, pc.x, pc.idx, CLOPS_SUCCESS, what, NULL);
-    free_case(&pc);
+    network_case(&nets[_i], _i % 2 ? CLOPS_DATA_TYPE_FLOAT16 : CLOPS_DATA_TYPE_UINT8, &index_types[_i % 3],
+                 _i / 2 ? CLOPS_INDICES_FLAT : CLOPS_INDICES_PER_PLANE, 9100u + (uint64_t)_i);
+}
+END_TEST
+
+/* Wide elements at network sizes (8 and 16 bytes: on GPUs windows' 8-byte vector form and pool's
+ * tile form, 16-byte since 2026-11-28), 2 to 8 million output elements: a 2x2 pool and real 3x3/2/1
+ * pools whose output is a multiple of the input or one short of it (windows first, or pool alone). */
+START_TEST(test_network_wide)
+{
+    if (tc_skip_network_sizes("test_network_wide"))
+        return;
+    static const pool_shape nets[] = {
+        {"2x2/2", 1, 32, 128, 128, 2, 2, 0, false, ""},
+        {"3x3/2 pad 1", 1, 32, 128, 128, 3, 2, 1, false, ""},
+        {"3x3/2 pad 1", 2, 16, 127, 127, 3, 2, 1, false, ""},
+        {"2x2/2", 2, 32, 96, 128, 2, 2, 0, false, ""},
+    };
+    network_case(&nets[_i], _i == 3 ? CLOPS_DATA_TYPE_FLOAT64 : CLOPS_DATA_TYPE_COMPLEX128, &index_types[_i % 3],
+                 _i % 2 ? CLOPS_INDICES_FLAT : CLOPS_INDICES_PER_PLANE, 9200u + (uint64_t)_i);
 }
 END_TEST
 
@@ -436,6 +447,7 @@ static Suite *pools_suite(void)
     /* The network sizes with the plans the device's own rule picks (planes on CPUs). */
     tcase_add_loop_test(tc_suite_case(s, "network", -1), test_network_sizes, 0, 8);
     tcase_add_loop_test(tc_suite_case(s, "network_narrow", -1), test_network_narrow, 0, 4);
+    tcase_add_loop_test(tc_suite_case(s, "network_wide", -1), test_network_wide, 0, 4);
     return s;
 }
 
