@@ -236,10 +236,12 @@ static clops_status search_case(const case_run *r, size_t es, clops_tuning_entry
             if (force.loop == CLOPS_LOOP_VECTORS && force.chunk < 8) continue; /* shorter than any vector */
             st = consider(r, &force, s, best, &m);
         }
+    /* the fastest vector-rows candidate before this round (consider() may replace it during it) */
     const double rows_s = s->rows_s;
     const clops_tuning rows = s->rows_force;
+    const unsigned rows_width = s->rows_width;
     for (size_t w = 0; st == CLOPS_SUCCESS && rows_s > 0 && w < sizeof widths / sizeof widths[0]; w++) {
-        if (widths[w] == s->rows_width) continue; /* measured already */
+        if (widths[w] == rows_width) continue; /* measured already */
         clops_tuning force = rows;
         force.vector_bytes = widths[w];
         st = consider(r, &force, s, best, &m);
