@@ -166,12 +166,18 @@ __kernel void tiles(UNPOOL_ARGS)
 #if BUCKET && INTERLEAVE
 #error "bucket takes contiguous runs of rows (INTERLEAVE=0)"
 #endif
-#if BUCKET
-/* On CPUs mark and place run only where tiles found a tile too crowded to write
- * within LOOP_BUDGET; their words follow bucket's scratch. */
+#if BUCKET || SORT
+/* Behind bucket and tiles (CPUs) mark and place run only where tiles found a
+ * tile too crowded to write within LOOP_BUDGET, behind bin and settle (GPUs)
+ * where bin found a tile full (max_unpooling_sort.cl); their words follow the
+ * other kernels' scratch. */
 #define MARK_GATE                                                                                \
     if (status[ST_HEAVY] != gen) return;
+#if BUCKET
 #define MARK_WORDS(in_sizes) (BUCKET_BOUNDS(in_sizes) + (idx_t)status[ST_GROUPS] * (status[ST_TILES] + 1))
+#else
+#define MARK_WORDS(in_sizes) SORT_MARK_WORDS
+#endif
 #else
 #define MARK_GATE GENERAL_GATE
 #define MARK_WORDS(in_sizes) (scratch)

@@ -61,12 +61,13 @@ typedef struct up_descs {
 /* As up_describe, with indices in `layout`. */
 /* The kernel a general-path plan starts with on the suites' OpenCL device, as
  * clops plans for it (a device profile may change its type: lib/cl/profile.c):
- * bucket on CPU devices, mark on the others (max_unpooling.c make_plan). Other
+ * bucket on CPU devices, on the others bin for 1- and 2-byte elements and mark for
+ * wider ones (max_unpooling.c make_plan). Other
  * plan names are the same everywhere. The suites link clops_testable. */
-static inline const char *up_plan_name(const char *plan)
+static inline const char *up_plan_name(const char *plan, size_t elem_size)
 {
     if (strcmp(plan, "bucket") == 0 && tc_dev_ctx && !(tc_dev_ctx->info.type & CL_DEVICE_TYPE_CPU))
-        return "mark";
+        return elem_size <= 2 ? "bin" : "mark"; /* packed tensors: max_unpooling.c sort_plan */
     return plan;
 }
 

@@ -214,7 +214,7 @@ START_TEST(test_general_duplicates)
         flat[k] = tc_rng_next(&s) % 600;
     store_indices(it, flat, IN_COUNT, idx);
     up_case g = {t, it, {IN_N, IN_C, IN_H, IN_W}, NULL, NULL, {IN_N, IN_C, 10, 10}, NULL, 4};
-    expect_plan(&g, up_plan_name("bucket"), "600 outputs");
+    expect_plan(&g, up_plan_name("bucket", es), "600 outputs");
     for (int run = 0; run < 3; run++)
         up_run(&g, x, idx, CLOPS_SUCCESS, "random duplicates, general plan");
 

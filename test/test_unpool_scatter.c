@@ -151,8 +151,8 @@ static void run_case(const scat_shape *s, clops_data_type t, const index_type_in
     if (!strided && layout == CLOPS_INDICES_FLAT) {
         const char *plan = plan_of(&c);
         if (plan[0])
-            ck_assert_msg(strcmp(plan, up_plan_name(s->plan)) == 0, "%s: device plan %s, want %s", what, plan,
-                          up_plan_name(s->plan));
+            ck_assert_msg(strcmp(plan, up_plan_name(s->plan, es)) == 0, "%s: device plan %s, want %s", what, plan,
+                          up_plan_name(s->plan, es));
     }
     up_run_layout(&c, layout, x, idx, pat == OUT_OF_RANGE ? CLOPS_ERROR_INDEX_OUT_OF_RANGE : CLOPS_SUCCESS, what,
                   NULL);

@@ -16,8 +16,10 @@
 /* The general path (mark, place) on GPUs (notes/unpool-scat.md): place's vector
  * form, mark and place on 2048 work-items per compute unit (an H100's or H200's
  * resident threads per SM: their gathers and atomics are latency-bound). CPUs
- * leave both 0 (the row form, as many work-items as the other kernels). */
-#define UNPOOL_GENERAL_GPU .place_vector = 1, .general_items = 2048
+ * leave both 0 (the row form, as many work-items as the other kernels). For 1-
+ * and 2-byte elements bin and settle instead (notes/gpu_plans.md, 2026-11-28
+ * third session): groups of 256, bin on 2 groups per compute unit. */
+#define UNPOOL_GENERAL_GPU .place_vector = 1, .general_items = 2048, .sort_items = 256, .sort_groups = 2
 
 static const clops_device_params TABLE[CLOPS_CLASS_COUNT] = {
     /* CPUs (PoCL): groups run as vectorised loops, a few hundred items amortise a

@@ -37,6 +37,10 @@ typedef struct clops_max_unpooling_params {
     unsigned place_vector;     /* 1: place's vector form (PLACE_VEC: 4 outputs per unit, flat); 0: off */
     unsigned general_items;    /* work-items per compute unit of mark and place (enough to hide their
                                   gathers' latency); 0: as the other row kernels */
+    unsigned sort_items;       /* work-items per group of bin and settle, the general path for 1- and
+                                  2-byte elements (max_unpooling_sort.cl); 0: off (mark and place) */
+    unsigned sort_groups;      /* bin's work-groups per compute unit (each bins a contiguous run of
+                                  the inputs: fewer groups, fewer global atomics) */
 } clops_max_unpooling_params;
 
 /* One row of the table: a device class's parameters. */

@@ -105,10 +105,10 @@ static void show_warnings(cl_program program, cl_device_id device, const char *n
 
 /* Operator files continued in other files, appended to them in this order in one
  * program (kept apart only to stay readable). */
-#define MAX_CONTINUED 2
+#define MAX_CONTINUED 3
 static const struct {
     const char *name, *continued[MAX_CONTINUED];
-} continued_files[] = {{"max_unpooling.cl", {"max_unpooling_general.cl", "max_unpooling_pool.cl"}}};
+} continued_files[] = {{"max_unpooling.cl", {"max_unpooling_sort.cl", "max_unpooling_general.cl", "max_unpooling_pool.cl"}}};
 
 /* The program's whole source: clops_common.cl, the operator's file, and the
  * files that continue it if any (continued_files), one after another. */

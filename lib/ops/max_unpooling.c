@@ -220,6 +220,59 @@ static cl_uint mark_period(const clops_op_params *p)
     return (cl_uint)(clops_unpool_mark_period && clops_unpool_mark_period < most ? clops_unpool_mark_period : most);
 }
 
+/* The general path for 1- and 2-byte elements on devices that are not CPUs
+ * (max_unpooling_sort.cl: bin, settle; mark and place behind them): tiles of
+ * 2^shift outputs and bin's counters (`hist`, the most tiles), each in 7/8 of
+ * the device's local memory and at most SORT_MAX; slots per tile (`cap`: twice
+ * what an even spread gives, and 64: indices crowded more than that into a tile
+ * go to mark and place); bin's work-groups (`groups`:
+ * sort_groups per compute unit, more under a loop limit); the scratch bytes
+ * before mark's words. All zero where it does not apply: CPUs, other element
+ * widths, strided tensors, 64-bit offsets, more tiles than counters, or a loop
+ * limit too low for a tile. */
+#define SORT_MAX 8192u
+#define SORT_SHIFT_MAX 13u /* 2^13 = SORT_MAX */
+#define SORT_U 8u          /* max_unpooling_sort.cl SORT_U */
+typedef struct sort_layout {
+    unsigned shift, hist;
+    uint64_t tiles, cap, groups, bytes;
+} sort_layout;
+
+static sort_layout sort_plan(const clops_operator *op)
+{
+    const clops_op_params *p = &op->params;
+    const clops_max_unpooling_params *up = unpool_params(op);
+    const uint64_t e = p->input.elem_size, in = p->input.count, out = p->output.count;
+    sort_layout s = {0};
+    cl_ulong local = 0;
+    if (!up->sort_items || cpu_device(op) || serial_plan(op) || e > 2 || !in || !out || !p->input.packed ||
+        !p->indices.packed || !p->output.packed || !clops_fits_u32(p) ||
+        clGetDeviceInfo(op->ctx->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, NULL) != CL_SUCCESS)
+        return s;
+    local = local / 8 * 7;
+    unsigned hist = SORT_MAX, shift = SORT_SHIFT_MAX;
+    while (hist > 256 && hist * 4u > local) hist /= 2;
+    while (shift > 8 && ((uint64_t)1 << shift) * (4 + e) + 16 > local) shift--;
+    const uint64_t tile = (uint64_t)1 << shift, tiles = (out + tile - 1) / tile;
+    if (hist * 4u > local || tile * (4 + e) + 16 > local || tiles > hist) return s;
+    const uint64_t even = (in * tile + out - 1) / out;
+    const uint64_t cap = (2 * even + 64 + 3) / 4 * 4;
+    /* Under a loop limit, as if on groups of one work-item: bin's two passes over
+     * the counters and its steps, settle's clears, passes and stores per tile. */
+    const uint64_t budget = item_budget(op), per_tile = 3 * tile + 2 * cap / SORT_U + tile * e / 16 + 16;
+    if (budget && (budget <= 2 * hist + 64 || per_tile > budget)) return s;
+    const uint64_t step = (uint64_t)up->sort_items * SORT_U, most = (in + step - 1) / step;
+    uint64_t groups = (uint64_t)compute_units(op) * up->sort_groups;
+    if (budget) {
+        const uint64_t steps = (budget - 2 * hist) / 2, least = (in + SORT_U * steps - 1) / (SORT_U * steps);
+        if (groups < least) groups = least;
+    }
+    s.shift = shift, s.hist = hist, s.tiles = tiles, s.cap = cap;
+    s.groups = groups < most ? groups : most;
+    s.bytes = (((tiles + 1) & ~(uint64_t)1) + 2 * tiles * cap) * 4;
+    return s;
+}
+
 /* Whether place takes its vector form (max_unpooling.cl PLACE_VEC): the device
  * class's choice, for a packed output with 32-bit offsets and elements of at
  * most 8 bytes. */
@@ -244,13 +297,14 @@ bool clops_max_unpooling_needs_host(const clops_operator *op, char *why, size_t 
     if (serial_plan(op) || p->output.count == 0) return false;
     const bool cpu = cpu_device(op);
     const bucket_layout bl = cpu ? bucket_plan(op) : (bucket_layout){0};
+    const sort_layout sl = sort_plan(op);
     if (p->input.count >= UINT32_MAX || bl.slots >= UINT32_MAX) {
         snprintf(why, size, "MaxUnpooling of %llu input elements: the device's scratch positions are 32-bit",
                  (unsigned long long)p->input.count);
         return true;
     }
     /* < 2^64: slots < 2^32, tiles of up to 2^32; outputs below 2^62 elements (validation) */
-    const uint64_t scratch = bl.bytes + (uses_mark(op) ? mark_bytes(p) : 0);
+    const uint64_t scratch = bl.bytes + sl.bytes + (uses_mark(op) ? mark_bytes(p) : 0);
     if (op->ctx->info.max_alloc_bytes && scratch > op->ctx->info.max_alloc_bytes) {
         snprintf(why, size, "MaxUnpooling needs %llu bytes of scratch, more than the device's maximum allocation",
                  (unsigned long long)scratch);
@@ -293,9 +347,10 @@ static clops_status zeroed_scratch(clops_operator *op, uint64_t want)
 /* A plan's shape-dependent choices (the header's plans), from which its build
  * options follow (plan_options). */
 typedef struct unpool_plan {
-    bool serial, serial_fills, windows, pool, vec, bucket, mark, planes;
+    bool serial, serial_fills, windows, pool, vec, bucket, sort, mark, planes;
     uint64_t kh, kw, sh, sw; /* windows: output rows (columns) per input row (column); pool: its cell */
     unsigned tx, ty, px;     /* pool on GPUs (POOL_TILE): the work-group's tile and inputs per item, else 0 */
+    unsigned sort_shift, sort_hist; /* bin and settle (sort_plan): the tile shift, bin's counters */
 } unpool_plan;
 
 /* Pool's vector form: 2 x 2 cells, packed, 32-bit offsets, elements of 1, 2, 4
@@ -380,6 +435,11 @@ static unpool_plan make_plan(const clops_operator *op, bool serial, bool serial_
      * work bounded whatever the indices, coalesced where they are). */
     pl.bucket = !serial && cpu_device(op);
     pl.mark = !serial && uses_mark(op);
+    /* For 1- and 2-byte elements on GPUs bin and settle, mark and place behind them
+     * for crowded tiles (sort_plan: the GPU model put mark and place at 0.21 of a
+     * copy for scattered 1-byte indices; notes/gpu_plans.md). */
+    const sort_layout sl = serial ? (sort_layout){0} : sort_plan(op);
+    pl.sort = sl.tiles != 0, pl.sort_shift = sl.shift, pl.sort_hist = sl.hist;
     return pl;
 }
 
@@ -446,12 +506,13 @@ static void plan_options(const clops_operator *op, const unpool_plan *pl, char *
     int n = snprintf(buf, size,
                      "-DELEM_BYTES=%zu -DOFFSET_64=%d -DINDEX_BYTES=%zu -DIN_PACKED=%d -DOUT_PACKED=%d -DCHUNK=%uu "
                      "-DGATED=%d -DSERIAL_FILLS=%d -DINT64_OK=%d -DPER_PLANE=%d -DPOOL_GATED=%d -DBUCKET=%d -DMARK=%d "
-                     "-DPLANES=%d -DLOOP_BUDGET=%uu -DINTERLEAVE=%d -DPLACE_VEC=%d",
+                     "-DPLANES=%d -DLOOP_BUDGET=%uu -DINTERLEAVE=%d -DPLACE_VEC=%d -DSORT=%d",
                      p->input.elem_size, op->offset_64, p->indices.elem_size, p->input.packed && p->indices.packed,
                      p->output.packed, op->chunk, pl->windows || pl->pool || pl->planes, pl->serial_fills,
                      op->ctx->info.has_int64, p->indices_layout == CLOPS_INDICES_PER_PLANE,
                      pl->windows && (pl->pool || pl->planes), pl->bucket, pl->mark, pl->planes, (unsigned)item_budget(op), !cpu_device(op),
-                     pl->mark && place_vec(op));
+                     pl->mark && place_vec(op), pl->sort);
+    if (pl->sort) n += snprintf(buf + n, size - (size_t)n, " -DSORT_SHIFT=%u -DSORT_TILES=%uu", pl->sort_shift, pl->sort_hist);
     if (pl->windows)
         n += snprintf(buf + n, size - (size_t)n, " -DKH=%lluu -DKW=%lluu -DWV=%u", (unsigned long long)pl->kh,
                       (unsigned long long)pl->kw, windows_vec(op, pl));
@@ -541,22 +602,24 @@ static clops_status prepare_plan(clops_operator *op, bool *tile_refused)
     op->offset_64 = !clops_fits_u32(p);
     op->chunk = unpool_chunk(op);
     const bucket_layout bl = bucket ? bucket_plan(op) : (bucket_layout){0};
+    const sort_layout sl = pl.sort ? sort_plan(op) : (sort_layout){0};
     plan_options(op, &pl, op->options, sizeof op->options);
     op->kernel_name = serial_fills ? "serial"
                       : windows  ? "windows"
                       : pl.planes ? "planes"
                       : pool     ? "pool"
                       : bucket   ? "bucket"
+                      : pl.sort  ? "bin"
                       : pl.mark  ? "mark"
                                  : "clear";
     if (p->output.count == 0) return CLOPS_SUCCESS; /* nothing can be written */
     cl_uint words[ST_BUFFER_WORDS] = {0};
-    words[ST_TILE_SHIFT] = bl.shift, words[ST_GROUPS] = (cl_uint)bl.groups, words[ST_TILES] = (cl_uint)bl.tiles;
-    words[ST_PAD] = bl.pad;
+    words[ST_TILE_SHIFT] = bl.shift, words[ST_GROUPS] = (cl_uint)(bl.groups + sl.groups);
+    words[ST_TILES] = (cl_uint)(bl.tiles + sl.tiles), words[ST_PAD] = bl.pad, words[ST_SORT_CAP] = (cl_uint)sl.cap;
     op->unpool.mark_period = mark_period(p);
     words[ST_MARK_SPAN] = (cl_uint)p->input.count, words[ST_MARK_PERIOD] = op->unpool.mark_period;
     clops_status st = new_buffer(op, sizeof words, words, &op->unpool.status);
-    if (st == CLOPS_SUCCESS && (bucket || pl.mark)) st = zeroed_scratch(op, bl.bytes + (pl.mark ? mark_bytes(p) : 0));
+    if (st == CLOPS_SUCCESS && (bucket || pl.mark)) st = zeroed_scratch(op, bl.bytes + sl.bytes + (pl.mark ? mark_bytes(p) : 0));
     op->unpool.mark = pl.mark;
     cl_program program;
     if (st == CLOPS_SUCCESS)
@@ -625,6 +688,16 @@ static clops_status prepare_plan(clops_operator *op, bool *tile_refused)
     }
     if (st == CLOPS_SUCCESS && bucket) st = clops_operator_add_launch(op, program, "bucket", 1, bucket_items, local);
     if (st == CLOPS_SUCCESS && bucket) st = clops_operator_add_launch(op, program, "tiles", 1, tile_items, local);
+    if (st == CLOPS_SUCCESS && pl.sort) { /* bin: sl.groups groups; settle: a group per tile */
+        const size_t group[3] = {unpool_params(op)->sort_items, 1, 1};
+        const uint64_t bin_items[3] = {sl.groups * group[0], 1, 1}, settle_items[3] = {sl.tiles * group[0], 1, 1};
+        st = clops_operator_add_launch(op, program, "bin", 1, bin_items, group);
+        if (st == CLOPS_SUCCESS) st = clops_operator_add_launch(op, program, "settle", 1, settle_items, group);
+        for (unsigned i = op->num_launches - 2; st == CLOPS_SUCCESS && i < op->num_launches; i++) {
+            clops_launch *l = &op->launches[i]; /* the scheduler may take a smaller group: as many groups */
+            l->global[0] = (size_t)((i + 2 == op->num_launches ? sl.groups : sl.tiles) * l->local[0]);
+        }
+    }
     /* mark: one run of input rows per work-item (on GPUs one position: side by side, coalesced);
      * place: as the other row kernels, or in its vector form units of PV outputs (work-item 0
      * takes the last count % PV too); on GPUs both on general_items work-items per compute unit */

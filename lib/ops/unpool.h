@@ -12,9 +12,9 @@ enum { ARG_X, ARG_INDICES, ARG_Y, ARG_STATUS, ARG_SCRATCH, ARG_DIMS, ARG_COUNT =
  * word per parity of the generation (clops_unpool_word). */
 enum { ST_GENERAL, ST_POOL = 2, ST_OUT_OF_RANGE = 4, ST_HEAVY, ST_BAD, ST_BAD_ODD, ST_WORDS };
 /* After the status words in the same buffer, set once at create time (max_unpooling.cl
- * ST_TILE_SHIFT): the bucketed path's tile shift, bucket work-items, tiles, pad, and
- * mark's span and period. */
-enum { ST_TILE_SHIFT = ST_WORDS, ST_GROUPS, ST_TILES, ST_PAD, ST_MARK_SPAN, ST_MARK_PERIOD, ST_BUFFER_WORDS };
+ * ST_TILE_SHIFT): the bucketed path's tile shift, bucket work-items (bin's work-groups),
+ * tiles, pad, mark's span and period, and bin's slots per tile (max_unpooling_sort.cl). */
+enum { ST_TILE_SHIFT = ST_WORDS, ST_GROUPS, ST_TILES, ST_PAD, ST_MARK_SPAN, ST_MARK_PERIOD, ST_SORT_CAP, ST_BUFFER_WORDS };
 
 /* The word of pair `w` that execution `gen` raises (max_unpooling.cl WORD_OF). */
 static inline unsigned clops_unpool_word(unsigned w, cl_uint gen)

@@ -225,18 +225,20 @@ clops_status clops_max_unpooling_live(clops_operator *op, unsigned count, const 
     bool gated = false, bucketed = false, has_pool = false;
     for (unsigned i = 0; i < count; i++) {
         gated |= strcmp(kernel[i], "windows") == 0 || strcmp(kernel[i], "pool") == 0 || strcmp(kernel[i], "planes") == 0;
-        bucketed |= strcmp(kernel[i], "bucket") == 0;
+        bucketed |= strcmp(kernel[i], "bucket") == 0 || strcmp(kernel[i], "bin") == 0;
         has_pool |= strcmp(kernel[i], "pool") == 0 || strcmp(kernel[i], "planes") == 0;
     }
     const bool windows_first = count && strcmp(kernel[0], "windows") == 0;
-    /* the general path ran (ST_GENERAL: gated behind windows, pool or planes), and on CPUs
-     * mark and place behind tiles for a crowded tile (ST_HEAVY), rewriting every element */
+    /* the general path ran (ST_GENERAL: gated behind windows, pool or planes), and mark and
+     * place behind tiles (CPUs) or settle (GPUs) for a crowded tile (ST_HEAVY), rewriting
+     * every element */
     const bool general = !gated || words[clops_unpool_word(ST_GENERAL, gen)] == gen;
     const bool heavy = bucketed && words[ST_HEAVY] == gen;
     const bool pool = !(windows_first && has_pool) || words[clops_unpool_word(ST_POOL, gen)] == gen; /* POOL_GATED */
     for (unsigned i = 0; i < count; i++) {
         const char *k = kernel[i];
-        if (strcmp(k, "bucket") == 0 || strcmp(k, "tiles") == 0) live[i] = general && !heavy;
+        if (strcmp(k, "bucket") == 0 || strcmp(k, "tiles") == 0 || strcmp(k, "bin") == 0 || strcmp(k, "settle") == 0)
+            live[i] = general && !heavy;
         else if (strcmp(k, "mark") == 0 || strcmp(k, "place") == 0) live[i] = general && (!bucketed || heavy);
         else if (strcmp(k, "pool") == 0 || strcmp(k, "planes") == 0) live[i] = pool && !(gated && general);
         else if (strcmp(k, "windows") == 0) live[i] = !(has_pool && pool) && !(gated && general);

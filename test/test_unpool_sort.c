@@ -1,0 +1,228 @@
+/*
+ * test_unpool_sort.c - MaxUnpooling's general path for 1- and 2-byte elements on
+ * devices clops plans for as other than CPUs (max_unpooling_sort.cl: bin, then
+ * settle; mark and place behind them for a crowded tile). Run under a device
+ * profile (CLOPS_TEST_DEVICE_PROFILE=gpu,...) or on a GPU; on a CPU device the
+ * values are checked all the same and the plan checks are skipped.
+ *   - which kernels did the work (clops_introspect_launches): bin and settle alone
+ *     for scattered indices, mark and place alone for crowded ones;
+ *   - scattered distinct indices, duplicates, out-of-range ones mixed in, per
+ *     plane and flat, every index type, on a general shape whose last tile is
+ *     partial and on a window-shaped one (windows and pool hand over);
+ *   - one operator alternating crowded and scattered indices: bin's counters are
+ *     zeroed by settle whichever path wrote the output;
+ *   - the sizes networks use (8 and 16 million outputs).
+ * Every result is compared bit for bit with the reference (test_unpool_common.h).
+ */
+#include <stdbool.h>
+
+#include "api/introspect.h"
+#include "test_unpool_common.h"
+
+typedef enum pattern { DISTINCT, DUPLICATES, OUT_OF_RANGE, CROWDED } pattern;
+static const char *const pattern_names[] = {"scattered distinct", "scattered with duplicates",
+                                            "scattered with out-of-range ones", "crowded into 256 elements"};
+static const clops_data_type types[] = {CLOPS_DATA_TYPE_UINT8, CLOPS_DATA_TYPE_FLOAT16};
+
+/* Flat (or per-plane, `plane` != 0: relative to the input's plane) indices of n
+ * inputs into `out` outputs: distinct (k * step + 17 modulo the span, the step
+ * coprime to it), random among every fifth element (duplicates all over the
+ * span: as many per tile as distinct ones give, on average), random with every
+ * 101st out of range, or all among the first 256 elements. */
+static void make_indices(pattern pat, uint64_t n, uint64_t out, uint64_t plane, uint64_t seed, uint64_t *flat)
+{
+    const uint64_t span = plane ? plane : out;
+    uint64_t step = 2654435761u % span, a = step, b = span;
+    while (b) { /* step coprime to the span: distinct */
+        const uint64_t r = a % b;
+        a = b, b = r;
+    }
+    if (a != 1) step = 1;
+    for (uint64_t k = 0; k < n; k++) {
+        const uint64_t r = tc_rng_next(&seed);
+        uint64_t v = pat == DISTINCT ? (k * step + 17) % span : pat == CROWDED ? r % 256 : r % (span / 5) * 5;
+        if (pat == OUT_OF_RANGE) v = k % 101 == 50 ? span + r % 7 : r % span;
+        flat[k] = v;
+    }
+}
+
+/* Executes `op` once on the host buffers and checks which launches did the work:
+ * every kernel named in `want` (space-separated) and no other. */
+static void expect_work(clops_operator *op, const clops_host_buffers *hb, const char *want, const char *what)
+{
+    const clops_status st = clops_operator_execute_host(op, hb);
+    ck_assert_msg(st == CLOPS_SUCCESS || st == CLOPS_ERROR_INDEX_OUT_OF_RANGE, "%s: %s", what, clops_last_error_message());
+    clops_launched l;
+    ck_assert_int_eq(clops_introspect_launches(op, &l), CLOPS_SUCCESS);
+    for (unsigned i = 0; i < l.count; i++) {
+        char name[72];
+        snprintf(name, sizeof name, " %s ", l.kernel[i]);
+        char list[160];
+        snprintf(list, sizeof list, " %s ", want);
+        ck_assert_msg(l.live[i] == (strstr(list, name) != NULL), "%s: kernel %s %s, want work from: %s", what,
+                      l.kernel[i], l.live[i] ? "did work" : "did none", want);
+    }
+}
+
+/* Whether the suites' device is planned for as a CPU (no bin and settle there). */
+static bool planned_cpu(void)
+{
+    return !tc_dev_ctx || (tc_dev_ctx->info.type & CL_DEVICE_TYPE_CPU);
+}
+
+/* One case: every path against the reference, then (not on CPUs) one execution
+ * of one operator whose launches must be `work`. */
+static void run_case(clops_data_type t, const index_type_info *it, pattern pat, clops_indices_layout layout,
+                     const uint32_t in[4], const uint32_t out[4], const char *work, uint64_t seed)
+{
+    const size_t es = tc_type(t)->size;
+    const uint64_t n = (uint64_t)in[0] * in[1] * in[2] * in[3], nout = (uint64_t)out[0] * out[1] * out[2] * out[3];
+    const uint64_t plane = layout == CLOPS_INDICES_PER_PLANE ? (uint64_t)out[2] * out[3] : 0;
+    uint64_t *flat = tc_malloc(n * sizeof *flat);
+    unsigned char *x = tc_malloc(n * es), *idx = tc_malloc(n * it->size);
+    make_indices(pat, n, nout, plane, seed, flat);
+    store_indices(it, flat, n, idx);
+    tc_fill_random(x, n * es, seed + 1);
+    up_case c = {t, it, {in[0], in[1], in[2], in[3]}, NULL, NULL, {out[0], out[1], out[2], out[3]}, NULL, 3};
+    char what[96];
+    snprintf(what, sizeof what, "%s indices", pattern_names[pat]);
+    const clops_status want = pat == OUT_OF_RANGE ? CLOPS_ERROR_INDEX_OUT_OF_RANGE : CLOPS_SUCCESS;
+    if (layout == CLOPS_INDICES_FLAT) up_run(&c, x, idx, want, what);
+    else up_run_layout(&c, layout, x, idx, want, what, NULL);
+    if (!planned_cpu()) {
+        up_descs d;
+        up_describe_layout(&c, layout, &d);
+        clops_operator *op = tc_create(tc_dev_ctx, &d.desc, what, "device");
+        const size_t yb = tc_tensor_bytes(&d.y);
+        void *y = tc_malloc(yb);
+        const clops_host_buffers hb = {x, n * es, idx, n * it->size, y, yb};
+        snprintf(what, sizeof what, "%s %s, %s%s indices", tc_type(t)->name, pattern_names[pat],
+                 plane ? "per-plane " : "", it->name);
+        expect_work(op, &hb, work, what);
+        free(y);
+        clops_operator_free(op);
+    }
+    free(flat);
+    free(x);
+    free(idx);
+}
+
+/* A general shape (output 5.3x the input, not window-shaped) whose output ends
+ * in a partial tile whatever the tile, and a window-shaped one. */
+static const uint32_t gen_in[4] = {2, 3, 61, 77}, gen_out[4] = {2, 3, 143, 181};
+static const uint32_t win_in[4] = {1, 4, 48, 64}, win_out[4] = {1, 4, 96, 128};
+
+START_TEST(test_general)
+{
+    const clops_data_type t = types[_i % 2];
+    const index_type_info *it = &index_types[_i / 2 % 3];
+    const pattern pat = (pattern)(_i / 6 % 3);
+    const clops_indices_layout layout = _i / 18 ? CLOPS_INDICES_PER_PLANE : CLOPS_INDICES_FLAT;
+    run_case(t, it, pat, layout, gen_in, gen_out, "bin settle", 900u + (uint64_t)_i);
+}
+END_TEST
+
+START_TEST(test_window_shaped)
+{
+    const clops_data_type t = types[_i % 2];
+    const index_type_info *it = &index_types[_i / 2 % 3];
+    const pattern pat = (pattern)(_i / 6 % 2);
+    /* windows and pool fail their checks and the general path rewrites everything */
+    run_case(t, it, pat, CLOPS_INDICES_FLAT, win_in, win_out, "bin settle", 950u + (uint64_t)_i);
+}
+END_TEST
+
+/* Crowded indices fill a tile past its slots: mark and place write the output. */
+START_TEST(test_crowded)
+{
+    run_case(types[_i % 2], &index_types[_i / 2], CROWDED, _i % 2 ? CLOPS_INDICES_PER_PLANE : CLOPS_INDICES_FLAT,
+             gen_in, gen_out, "mark place", 980u + (uint64_t)_i);
+}
+END_TEST
+
+/* One operator, 20 crowded executions, 20 scattered, then alternating: settle
+ * zeroes bin's counters after either path, so each execution starts from zero
+ * (a counter left over would push a scattered execution onto mark and place, or
+ * past its slots). Which path did the work is checked after the last of each. */
+START_TEST(test_alternating)
+{
+    if (tc_skip_without_device("test_alternating"))
+        return;
+    const clops_data_type t = types[_i];
+    const size_t es = tc_type(t)->size;
+    const uint64_t n = 2ull * 3 * 61 * 77, nout = 2ull * 3 * 143 * 181;
+    uint64_t *flat = tc_malloc(n * sizeof *flat);
+    unsigned char *x = tc_malloc(n * es), *idx[2], *want[2];
+    tc_fill_random(x, n * es, 4801u);
+    up_case c = {t, &index_types[0], {2, 3, 61, 77}, NULL, NULL, {2, 3, 143, 181}, NULL, 0};
+    up_descs d;
+    up_describe(&c, &d);
+    const size_t yb = tc_tensor_bytes(&d.y);
+    for (int k = 0; k < 2; k++) {
+        make_indices(k ? DISTINCT : CROWDED, n, nout, 0, 4802u + (uint64_t)k, flat);
+        idx[k] = tc_malloc(n * 4);
+        store_indices(&index_types[0], flat, n, idx[k]);
+        want[k] = tc_malloc(yb);
+        memset(want[k], 0, yb);
+        ck_assert_int_eq(up_reference(&c, CLOPS_INDICES_FLAT, x, idx[k], want[k]), 0);
+    }
+    clops_operator *op = tc_create(tc_dev_ctx, &d.desc, "alternating", "device");
+    const void *const xs[2] = {x, x}, *const idxs[2] = {idx[0], idx[1]};
+    const unsigned char *const wants[2] = {want[0], want[1]};
+    static const char *const names[2] = {"crowded", "scattered"};
+    up_run_alternating(op, xs, n * es, idxs, n * 4, wants, yb, es, names);
+    if (!planned_cpu()) {
+        void *y = tc_malloc(yb);
+        for (int k = 0; k < 2; k++) {
+            const clops_host_buffers hb = {x, n * es, idx[k], n * 4, y, yb};
+            expect_work(op, &hb, k ? "bin settle" : "mark place", names[k]);
+            tc_check_bytes(y, want[k], yb, es, names[k], "after the alternation");
+        }
+        free(y);
+    }
+    clops_operator_free(op);
+    for (int k = 0; k < 2; k++) {
+        free(idx[k]);
+        free(want[k]);
+    }
+    free(flat);
+    free(x);
+}
+END_TEST
+
+/* The sizes networks use: scattered indices with duplicates into 8 million
+ * outputs on a general shape, and distinct ones into 16 million on a SegNet-like
+ * window-shaped one (4, 64, 128, 128) -> (4, 64, 256, 256), flat and per plane. */
+START_TEST(test_network)
+{
+    if (tc_skip_network_sizes("test_network"))
+        return;
+    static const uint32_t big_in[4] = {1, 16, 250, 500}, big_out[4] = {1, 16, 707, 707};
+    static const uint32_t seg_in[4] = {4, 64, 128, 128}, seg_out[4] = {4, 64, 256, 256};
+    const bool seg = _i / 2 % 2;
+    run_case(types[_i % 2], &index_types[_i / 4], seg ? DISTINCT : DUPLICATES,
+             _i % 3 ? CLOPS_INDICES_FLAT : CLOPS_INDICES_PER_PLANE, seg ? seg_in : big_in, seg ? seg_out : big_out,
+             "bin settle", 990u + (uint64_t)_i);
+}
+END_TEST
+
+static Suite *sort_suite(void)
+{
+    Suite *s = suite_create("unpool_sort");
+    TCase *tc = tc_suite_case(s, "general", -1);
+    tcase_add_loop_test(tc, test_general, 0, 36);
+    tc = tc_suite_case(s, "window_shaped", -1);
+    tcase_add_loop_test(tc, test_window_shaped, 0, 12);
+    tc = tc_suite_case(s, "crowded", -1);
+    tcase_add_loop_test(tc, test_crowded, 0, 6);
+    tc = tc_suite_case(s, "alternating", -1);
+    tcase_add_loop_test(tc, test_alternating, 0, 2);
+    tc = tc_suite_case(s, "network", -1);
+    tcase_add_loop_test(tc, test_network, 0, 8);
+    return s;
+}
+
+int main(void)
+{
+    return tc_main(sort_suite());
+}
