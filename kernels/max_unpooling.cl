@@ -38,6 +38,10 @@
  *                            scratch, each tile written whole)
  *   -DLOOP_BUDGET=n          loop iterations a work-item may run (tiles checks it), 0
  *                            where the device has no loop limit
+ *   -DSORT=1|0               1 (devices that are not CPUs, 1- and 2-byte elements,
+ *                            packed, 32-bit offsets): the general path bin, then
+ *                            settle (max_unpooling_sort.cl, with -DSORT_SHIFT and
+ *                            -DSORT_TILES), mark and place gated behind them on ST_HEAVY
  *   -DMARK=1|0               1 (every plan but serial; on CPUs gated behind tiles on
  *                            ST_HEAVY): the general path
  *                            mark, then place (the winning input position of every
@@ -61,10 +65,11 @@
  *              window, or windows skipped itself: pool must run
  *   status[4]  an index was negative or past the output (never written)
  *   status[5]  (BUCKET) a tile had more entries than a work-item may loop over
- *              (LOOP_BUDGET): mark and place rewrite the whole output
+ *              (LOOP_BUDGET), or (SORT) more than its slots: mark and place
+ *              rewrite the whole output
  *   status[6], status[7]  the first bad index's position (ST_BAD, NEXT_BAD_CLEAR)
- *   status[8..11] (BUCKET) the tiles' layout, set by the host once (ST_TILE_SHIFT),
- *              not generations
+ *   status[8..14] the tiles' layout (BUCKET, SORT), mark's span and period, set
+ *              by the host once (ST_TILE_SHIFT..), not generations
  * `scratch` (the operator's, BUCKET plans only) holds bucket's entries and bounds,
  * which every execution that runs bucket writes before tiles reads them, so
  * nothing needs clearing between executions.
