@@ -233,6 +233,9 @@ static cl_uint mark_period(const clops_op_params *p)
 #define SORT_MAX 8192u
 #define SORT_SHIFT_MAX 13u /* 2^13 = SORT_MAX */
 #define SORT_U 8u          /* max_unpooling_sort.cl SORT_U */
+/* settle's work-groups per compute unit at most: a launch gated off costs one
+ * wave (the GPU model: pool/u32 w1 0.97 -> 0.84 with a group per tile). */
+#define SETTLE_GROUPS 8u
 typedef struct sort_layout {
     unsigned shift, hist;
     uint64_t tiles, cap, groups, bytes;
@@ -688,14 +691,18 @@ static clops_status prepare_plan(clops_operator *op, bool *tile_refused)
     }
     if (st == CLOPS_SUCCESS && bucket) st = clops_operator_add_launch(op, program, "bucket", 1, bucket_items, local);
     if (st == CLOPS_SUCCESS && bucket) st = clops_operator_add_launch(op, program, "tiles", 1, tile_items, local);
-    if (st == CLOPS_SUCCESS && pl.sort) { /* bin: sl.groups groups; settle: a group per tile */
+    if (st == CLOPS_SUCCESS && pl.sort) { /* bin: sl.groups groups; settle: SETTLE_GROUPS per compute unit
+                                           * (a gated launch starts few), each looping over tiles, or under a
+                                           * loop limit a group per tile */
         const size_t group[3] = {unpool_params(op)->sort_items, 1, 1};
-        const uint64_t bin_items[3] = {sl.groups * group[0], 1, 1}, settle_items[3] = {sl.tiles * group[0], 1, 1};
+        const uint64_t most = (uint64_t)compute_units(op) * SETTLE_GROUPS;
+        const uint64_t settle_groups = budget || sl.tiles < most ? sl.tiles : most;
+        const uint64_t bin_items[3] = {sl.groups * group[0], 1, 1}, settle_items[3] = {settle_groups * group[0], 1, 1};
         st = clops_operator_add_launch(op, program, "bin", 1, bin_items, group);
         if (st == CLOPS_SUCCESS) st = clops_operator_add_launch(op, program, "settle", 1, settle_items, group);
         for (unsigned i = op->num_launches - 2; st == CLOPS_SUCCESS && i < op->num_launches; i++) {
             clops_launch *l = &op->launches[i]; /* the scheduler may take a smaller group: as many groups */
-            l->global[0] = (size_t)((i + 2 == op->num_launches ? sl.groups : sl.tiles) * l->local[0]);
+            l->global[0] = (size_t)((i + 2 == op->num_launches ? sl.groups : settle_groups) * l->local[0]);
         }
     }
     /* mark: one run of input rows per work-item (on GPUs one position: side by side, coalesced);
