@@ -157,6 +157,18 @@ inline idx_t load_index(__global const void *indices, idx_t k, idx_t count)
     return v < count ? v : count;
 }
 
+/* One index at packed position k, UINT_MAX where an 8-byte index is 2^32 or more
+ * (negative INT64 included): the vector forms and bin (32-bit offsets). */
+inline uint load_one(__global const void *indices, idx_t k)
+{
+#if INDEX_BYTES == 4
+    return ((__global const uint *)indices)[k];
+#else
+    const uint2 raw = ((__global const uint2 *)indices)[k];
+    return raw.y ? UINT_MAX : raw.x;
+#endif
+}
+
 /* The flat output index named at offset k of the indices of input plane nc
  * (plane: H_out*W_out elements), or `count` if it is out of range. */
 inline idx_t load_flat(__global const void *indices, idx_t k, idx_t nc, idx_t plane, idx_t count)
@@ -408,17 +420,6 @@ inline lane_u load_lanes(__global const void *indices, idx_t k)
 #else
     const lane_u2 raw = VLOAD_LANES2(0, (__global const uint *)indices + 2 * k);
     return select(raw.even, (lane_u)(UINT_MAX), raw.odd != 0);
-#endif
-}
-
-/* One index at packed position k, UINT_MAX where an 8-byte index is 2^32 or more. */
-inline uint load_one(__global const void *indices, idx_t k)
-{
-#if INDEX_BYTES == 4
-    return ((__global const uint *)indices)[k];
-#else
-    const uint2 raw = ((__global const uint2 *)indices)[k];
-    return raw.y ? UINT_MAX : raw.x;
 #endif
 }
 

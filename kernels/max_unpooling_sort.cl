@@ -5,7 +5,7 @@
  * Not a program of its own: lib/cl/program.c appends it to max_unpooling.cl
  * (after it, before max_unpooling_general.cl), whose header lists the build
  * options and whose definitions these kernels use (UNPOOL_ARGS, load_index,
- * GENERAL_GATE, the status words).
+ * GENERAL_GATE, load_one, the status words).
  *
  * Why: mark and place cost one random atomic per input and a 4-byte word per
  * output, 4x a 1-byte output's own bytes, and the GPU model put scattered 1-byte
@@ -51,18 +51,6 @@
 #define SORT_PUT(p, a, b) (*(p) = (uint2)((a), (b)))
 #endif
 
-/* The index at packed position k as a uint, UINT_MAX where an 8-byte one is 2^32
- * or more (negative INT64 included). */
-inline uint sort_index(__global const void *indices, uint k)
-{
-#if INDEX_BYTES == 4
-    return ((__global const uint *)indices)[k];
-#else
-    const uint2 raw = ((__global const uint2 *)indices)[k];
-    return raw.y ? UINT_MAX : raw.x;
-#endif
-}
-
 /* The step of SORT_U inputs at positions s, s + items, ... (neighbouring
  * work-items neighbouring positions), loaded before any is used (independent
  * loads in flight): their indices (UINT_MAX at and past k1) and, where xs is
@@ -73,7 +61,7 @@ inline void sort_load(__global const void *indices, __global const elem_t *x, id
 #pragma unroll
     for (uint q = 0; q < SORT_U; q++) {
         const idx_t at = s + (idx_t)q * items;
-        raw[q] = at < k1 ? sort_index(indices, (uint)at) : UINT_MAX;
+        raw[q] = at < k1 ? load_one(indices, at) : UINT_MAX;
         if (xs) xs[q] = at < k1 ? x[at] : (elem_t)(0);
     }
 }
