@@ -86,6 +86,14 @@ inline void sort_load(__global const void *indices, __global const elem_t *x, id
 #define SORT_PLANE_NEXT
 #endif
 
+/* settle's step of SORT_U entries of a tile at j0, j0 + items, ... ((0, 0), no
+ * entry, at and past n), loaded before any is used. */
+inline void settle_load(__global const uint2 *e, uint j0, uint items, uint n, uint2 *en)
+{
+#pragma unroll
+    for (uint q = 0; q < SORT_U; q++) en[q] = j0 + q * items < n ? e[j0 + q * items] : (uint2)(0u);
+}
+
 /* Bin: work-group g takes a contiguous run of the inputs. It counts them per
  * tile in local memory, reserves each tile's share of slots with one global
  * atomic_add per tile it touched, then reads its inputs again and writes their
@@ -107,40 +115,22 @@ __kernel void bin(UNPOOL_ARGS)
     __global uint2 *entries = SORT_ENTRIES(tiles);
     for (uint t = lid; t < tiles; t += items) hist[t] = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
-    uint first_bad = UINT_MAX;
-    uint raw[SORT_U];
+    uint first_bad = UINT_MAX, raw[SORT_U];
     elem_t xs[SORT_U];
-    {
-        SORT_PLANE_START
-        for (idx_t s = (idx_t)k0 + lid; s < k1; s += step) {
-            sort_load(indices, x, s, items, k1, raw, NULL);
-#pragma unroll
-            for (uint q = 0; q < SORT_U; q++) {
-                const uint k = (uint)(s + (idx_t)q * items), v = SORT_FLAT(raw[q]);
-                if (k < k1 && v == count) first_bad = min(first_bad, k);
-                else if (k < k1) atomic_inc(&hist[v >> SORT_SHIFT]);
-                SORT_PLANE_NEXT
-            }
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
     bool full = false;
-    for (uint t = lid; t < tiles; t += items) { /* hist[t]: the group's next slot in tile t */
-        const uint c = hist[t];
-        if (c == 0u) continue;
-        const uint at = atomic_add(&fill[t], c);
-        hist[t] = at;
-        full |= at + c > cap;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    {
+    for (uint pass = 0;; pass++) { /* 0: count per tile; 1: write the entries */
         SORT_PLANE_START
         for (idx_t s = (idx_t)k0 + lid; s < k1; s += step) {
-            sort_load(indices, x, s, items, k1, raw, xs);
+            sort_load(indices, x, s, items, k1, raw, pass ? xs : NULL);
 #pragma unroll
             for (uint q = 0; q < SORT_U; q++) {
                 const uint k = (uint)(s + (idx_t)q * items), v = SORT_FLAT(raw[q]);
-                if (k < k1 && v != count) {
+                if (k >= k1) {
+                } else if (v == count) {
+                    first_bad = min(first_bad, k);
+                } else if (pass == 0) {
+                    atomic_inc(&hist[v >> SORT_SHIFT]);
+                } else {
                     const uint t = v >> SORT_SHIFT, slot = atomic_inc(&hist[t]);
                     if (slot < cap)
                         SORT_PUT(entries + (idx_t)t * cap + slot, k + 1u, (v & (SORT_TILE - 1u)) | ((uint)xs[q] << 16));
@@ -148,6 +138,16 @@ __kernel void bin(UNPOOL_ARGS)
                 SORT_PLANE_NEXT
             }
         }
+        if (pass == 1) break;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint t = lid; t < tiles; t += items) { /* hist[t]: the group's next slot in tile t */
+            const uint c = hist[t];
+            if (c == 0u) continue;
+            const uint at = atomic_add(&fill[t], c);
+            hist[t] = at;
+            full |= at + c > cap;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (full) atomic_max(&status[ST_HEAVY], gen);
     RAISE_BAD(first_bad)
@@ -167,32 +167,32 @@ __kernel void settle(UNPOOL_ARGS)
     __local uint held;
     __local elem_t *got = (__local elem_t *)got4;
     const uint tiles = status[ST_SORT_TILES], cap = status[ST_SORT_CAP], count = (uint)out_count;
-    const bool heavy = status[ST_HEAVY] == gen; /* raised by bin: mark and place write the output */
     const uint lid = (uint)get_local_id(0), items = (uint)get_local_size(0);
     volatile __global uint *fill = SORT_FILL;
     __global const uint2 *entries = SORT_ENTRIES(tiles);
     const bool aligned = ((size_t)y & 15u) == 0u;
+    if (status[ST_HEAVY] == gen) { /* raised by bin: mark and place write the output; only zero the counters */
+        for (uint t = (uint)get_global_id(0); t < tiles; t += (uint)get_global_size(0)) fill[t] = 0u;
+        return;
+    }
     for (uint t = (uint)get_group_id(0); t < tiles; t += (uint)get_num_groups(0)) {
         if (lid == 0u) held = fill[t];
-        for (uint o = lid; o < SORT_TILE / 4u && !heavy; o += items) win4[o] = (uint4)(0u);
-        for (uint o = lid; o < SORT_TILE * ELEM_BYTES / 16u && !heavy; o += items) got4[o] = (uint4)(0u);
+        for (uint o = lid; o < SORT_TILE / 4u; o += items) win4[o] = (uint4)(0u);
+        for (uint o = lid; o < SORT_TILE * ELEM_BYTES / 16u; o += items) got4[o] = (uint4)(0u);
         barrier(CLK_LOCAL_MEM_FENCE);
         const uint n = min(held, cap);
         if (lid == 0u) fill[t] = 0u; /* the next execution's bin starts from zero */
         __global const uint2 *e = entries + (idx_t)t * cap;
-        for (uint j0 = lid; j0 < n && !heavy; j0 += items * SORT_U) {
-            uint2 en[SORT_U];
-#pragma unroll
-            for (uint q = 0; q < SORT_U; q++) en[q] = j0 + q * items < n ? e[j0 + q * items] : (uint2)(0u);
+        uint2 en[SORT_U];
+        for (uint j0 = lid; j0 < n; j0 += items * SORT_U) {
+            settle_load(e, j0, items, n, en);
 #pragma unroll
             for (uint q = 0; q < SORT_U; q++)
                 if (en[q].x) atomic_max(&win[en[q].y & (SORT_TILE - 1u)], en[q].x);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint j0 = lid; j0 < n && !heavy; j0 += items * SORT_U) {
-            uint2 en[SORT_U];
-#pragma unroll
-            for (uint q = 0; q < SORT_U; q++) en[q] = j0 + q * items < n ? e[j0 + q * items] : (uint2)(0u);
+        for (uint j0 = lid; j0 < n; j0 += items * SORT_U) {
+            settle_load(e, j0, items, n, en);
 #pragma unroll
             for (uint q = 0; q < SORT_U; q++) {
                 const uint o = en[q].y & (SORT_TILE - 1u);
@@ -202,8 +202,8 @@ __kernel void settle(UNPOOL_ARGS)
         barrier(CLK_LOCAL_MEM_FENCE);
         const uint t0 = t << SORT_SHIFT, here = min(SORT_TILE, count - t0);
         const uint vecs = aligned ? here * ELEM_BYTES / 16u : 0u;
-        for (uint i = lid; i < vecs && !heavy; i += items) ((__global uint4 *)(y + t0))[i] = got4[i];
-        for (uint o = vecs * (16u / ELEM_BYTES) + lid; o < here && !heavy; o += items) y[t0 + o] = got[o];
+        for (uint i = lid; i < vecs; i += items) ((__global uint4 *)(y + t0))[i] = got4[i];
+        for (uint o = vecs * (16u / ELEM_BYTES) + lid; o < here; o += items) y[t0 + o] = got[o];
         barrier(CLK_LOCAL_MEM_FENCE); /* before the next tile's clear */
     }
 }

@@ -48,6 +48,7 @@ typedef struct clops_plan_device {
     unsigned max_loops; /* loop iterations after which the device ends a work-item, 0: none known */
     size_t max_group;
     size_t target_group;
+    uint64_t local_mem_bytes; /* CL_DEVICE_LOCAL_MEM_SIZE, 0 if the driver did not say */
     unsigned serial_max; /* test profiles only (serial=N): MaxUnpooling's serial-plan limit, 0: its own */
     char profile[96];    /* the profile in effect, "" for none */
 } clops_plan_device;

@@ -91,6 +91,9 @@ clops_status clops_device_profile_apply(clops_context *ctx)
     if (clGetDeviceInfo(ctx->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL) != CL_SUCCESS)
         units = 1;
     ctx->plan.compute_units = units ? units : 1;
+    cl_ulong local = 0;
+    if (clGetDeviceInfo(ctx->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, NULL) != CL_SUCCESS) local = 0;
+    ctx->plan.local_mem_bytes = local;
     /* Mesa's llvmpipe (rusticl; gallivm's loop limiter) ends a work-item after
      * 65535 loop iterations, all loops together, silently: measured on rusticl
      * 22.3 (issue 31: the planes kernel stopped after 65531 inner and 4 outer

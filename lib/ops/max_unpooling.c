@@ -236,7 +236,7 @@ static cl_uint mark_period(const clops_op_params *p)
 /* settle's work-groups per compute unit at most: a launch gated off costs one
  * wave (the GPU model: pool/u32 w1 0.97 -> 0.84 with a group per tile). */
 #define SETTLE_GROUPS 8u
-typedef struct sort_layout {
+typedef struct sort_layout { /* tiles == 0: bin and settle do not run */
     unsigned shift, hist;
     uint64_t tiles, cap, groups, bytes;
 } sort_layout;
@@ -246,13 +246,11 @@ static sort_layout sort_plan(const clops_operator *op)
     const clops_op_params *p = &op->params;
     const clops_max_unpooling_params *up = unpool_params(op);
     const uint64_t e = p->input.elem_size, in = p->input.count, out = p->output.count;
+    const uint64_t local = op->ctx->plan.local_mem_bytes / 8 * 7;
     sort_layout s = {0};
-    cl_ulong local = 0;
     if (!up->sort_items || cpu_device(op) || serial_plan(op) || e > 2 || !in || !out || !p->input.packed ||
-        !p->indices.packed || !p->output.packed || !clops_fits_u32(p) ||
-        clGetDeviceInfo(op->ctx->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, NULL) != CL_SUCCESS)
+        !p->indices.packed || !p->output.packed || !clops_fits_u32(p))
         return s;
-    local = local / 8 * 7;
     unsigned hist = SORT_MAX, shift = SORT_SHIFT_MAX;
     while (hist > 256 && hist * 4u > local) hist /= 2;
     while (shift > 8 && ((uint64_t)1 << shift) * (4 + e) + 16 > local) shift--;
@@ -350,10 +348,10 @@ static clops_status zeroed_scratch(clops_operator *op, uint64_t want)
 /* A plan's shape-dependent choices (the header's plans), from which its build
  * options follow (plan_options). */
 typedef struct unpool_plan {
-    bool serial, serial_fills, windows, pool, vec, bucket, sort, mark, planes;
+    bool serial, serial_fills, windows, pool, vec, bucket, mark, planes;
     uint64_t kh, kw, sh, sw; /* windows: output rows (columns) per input row (column); pool: its cell */
     unsigned tx, ty, px;     /* pool on GPUs (POOL_TILE): the work-group's tile and inputs per item, else 0 */
-    unsigned sort_shift, sort_hist; /* bin and settle (sort_plan): the tile shift, bin's counters */
+    sort_layout sort;        /* bin and settle (sort_plan), all zero where they do not run */
 } unpool_plan;
 
 /* Pool's vector form: 2 x 2 cells, packed, 32-bit offsets, elements of 1, 2, 4
@@ -441,8 +439,7 @@ static unpool_plan make_plan(const clops_operator *op, bool serial, bool serial_
     /* For 1- and 2-byte elements on GPUs bin and settle, mark and place behind them
      * for crowded tiles (sort_plan: the GPU model put mark and place at 0.21 of a
      * copy for scattered 1-byte indices; notes/gpu_plans.md). */
-    const sort_layout sl = serial ? (sort_layout){0} : sort_plan(op);
-    pl.sort = sl.tiles != 0, pl.sort_shift = sl.shift, pl.sort_hist = sl.hist;
+    if (!serial) pl.sort = sort_plan(op);
     return pl;
 }
 
@@ -514,8 +511,9 @@ static void plan_options(const clops_operator *op, const unpool_plan *pl, char *
                      p->output.packed, op->chunk, pl->windows || pl->pool || pl->planes, pl->serial_fills,
                      op->ctx->info.has_int64, p->indices_layout == CLOPS_INDICES_PER_PLANE,
                      pl->windows && (pl->pool || pl->planes), pl->bucket, pl->mark, pl->planes, (unsigned)item_budget(op), !cpu_device(op),
-                     pl->mark && place_vec(op), pl->sort);
-    if (pl->sort) n += snprintf(buf + n, size - (size_t)n, " -DSORT_SHIFT=%u -DSORT_TILES=%uu", pl->sort_shift, pl->sort_hist);
+                     pl->mark && place_vec(op), pl->sort.tiles != 0);
+    if (pl->sort.tiles)
+        n += snprintf(buf + n, size - (size_t)n, " -DSORT_SHIFT=%u -DSORT_TILES=%uu", pl->sort.shift, pl->sort.hist);
     if (pl->windows)
         n += snprintf(buf + n, size - (size_t)n, " -DKH=%lluu -DKW=%lluu -DWV=%u", (unsigned long long)pl->kh,
                       (unsigned long long)pl->kw, windows_vec(op, pl));
@@ -592,6 +590,18 @@ static uint64_t row_items(uint64_t rows, uint64_t per_row, uint64_t cap, uint64_
     return items ? items : 1;
 }
 
+/* A launch of `groups` work-groups of the device class's sort_items (bin, settle): as many groups
+ * if the scheduler takes a smaller group for the kernel. */
+static clops_status add_group_launch(clops_operator *op, cl_program program, const char *name, uint64_t groups)
+{
+    const size_t group[3] = {unpool_params(op)->sort_items, 1, 1};
+    const uint64_t items[3] = {groups * group[0], 1, 1};
+    const clops_status st = clops_operator_add_launch(op, program, name, 1, items, group);
+    clops_launch *l = &op->launches[op->num_launches - 1];
+    if (st == CLOPS_SUCCESS) l->global[0] = (size_t)(groups * l->local[0]);
+    return st;
+}
+
 /* The plan's buffers and launches; `*tile_refused` when pool's tile kernel cannot take the planned
  * tile as its work-group (op->unpool.group_limit then says what it takes; the launches are unusable). */
 static clops_status prepare_plan(clops_operator *op, bool *tile_refused)
@@ -605,20 +615,20 @@ static clops_status prepare_plan(clops_operator *op, bool *tile_refused)
     op->offset_64 = !clops_fits_u32(p);
     op->chunk = unpool_chunk(op);
     const bucket_layout bl = bucket ? bucket_plan(op) : (bucket_layout){0};
-    const sort_layout sl = pl.sort ? sort_plan(op) : (sort_layout){0};
+    const sort_layout sl = pl.sort;
     plan_options(op, &pl, op->options, sizeof op->options);
     op->kernel_name = serial_fills ? "serial"
                       : windows  ? "windows"
                       : pl.planes ? "planes"
                       : pool     ? "pool"
                       : bucket   ? "bucket"
-                      : pl.sort  ? "bin"
+                      : sl.tiles ? "bin"
                       : pl.mark  ? "mark"
                                  : "clear";
     if (p->output.count == 0) return CLOPS_SUCCESS; /* nothing can be written */
     cl_uint words[ST_BUFFER_WORDS] = {0};
-    words[ST_TILE_SHIFT] = bl.shift, words[ST_GROUPS] = (cl_uint)(bl.groups + sl.groups);
-    words[ST_TILES] = (cl_uint)(bl.tiles + sl.tiles), words[ST_PAD] = bl.pad, words[ST_SORT_CAP] = (cl_uint)sl.cap;
+    words[ST_TILE_SHIFT] = bl.shift, words[ST_GROUPS] = (cl_uint)(bucket ? bl.groups : sl.groups);
+    words[ST_TILES] = (cl_uint)(bucket ? bl.tiles : sl.tiles), words[ST_PAD] = bl.pad, words[ST_SORT_CAP] = (cl_uint)sl.cap;
     op->unpool.mark_period = mark_period(p);
     words[ST_MARK_SPAN] = (cl_uint)p->input.count, words[ST_MARK_PERIOD] = op->unpool.mark_period;
     clops_status st = new_buffer(op, sizeof words, words, &op->unpool.status);
@@ -691,20 +701,12 @@ static clops_status prepare_plan(clops_operator *op, bool *tile_refused)
     }
     if (st == CLOPS_SUCCESS && bucket) st = clops_operator_add_launch(op, program, "bucket", 1, bucket_items, local);
     if (st == CLOPS_SUCCESS && bucket) st = clops_operator_add_launch(op, program, "tiles", 1, tile_items, local);
-    if (st == CLOPS_SUCCESS && pl.sort) { /* bin: sl.groups groups; settle: SETTLE_GROUPS per compute unit
-                                           * (a gated launch starts few), each looping over tiles, or under a
-                                           * loop limit a group per tile */
-        const size_t group[3] = {unpool_params(op)->sort_items, 1, 1};
-        const uint64_t most = (uint64_t)compute_units(op) * SETTLE_GROUPS;
-        const uint64_t settle_groups = budget || sl.tiles < most ? sl.tiles : most;
-        const uint64_t bin_items[3] = {sl.groups * group[0], 1, 1}, settle_items[3] = {settle_groups * group[0], 1, 1};
-        st = clops_operator_add_launch(op, program, "bin", 1, bin_items, group);
-        if (st == CLOPS_SUCCESS) st = clops_operator_add_launch(op, program, "settle", 1, settle_items, group);
-        for (unsigned i = op->num_launches - 2; st == CLOPS_SUCCESS && i < op->num_launches; i++) {
-            clops_launch *l = &op->launches[i]; /* the scheduler may take a smaller group: as many groups */
-            l->global[0] = (size_t)((i + 2 == op->num_launches ? sl.groups : settle_groups) * l->local[0]);
-        }
-    }
+    /* bin: sl.groups groups; settle: SETTLE_GROUPS per compute unit (a gated launch starts few), each
+     * looping over tiles, or under a loop limit a group per tile */
+    const uint64_t settle_most = (uint64_t)compute_units(op) * SETTLE_GROUPS;
+    const uint64_t settle_groups = budget || sl.tiles < settle_most ? sl.tiles : settle_most;
+    if (st == CLOPS_SUCCESS && sl.tiles) st = add_group_launch(op, program, "bin", sl.groups);
+    if (st == CLOPS_SUCCESS && sl.tiles) st = add_group_launch(op, program, "settle", settle_groups);
     /* mark: one run of input rows per work-item (on GPUs one position: side by side, coalesced);
      * place: as the other row kernels, or in its vector form units of PV outputs (work-item 0
      * takes the last count % PV too); on GPUs both on general_items work-items per compute unit */
