@@ -70,9 +70,11 @@
  *   status[6], status[7]  the first bad index's position (ST_BAD, NEXT_BAD_CLEAR)
  *   status[8..14] the tiles' layout (BUCKET, SORT), mark's span and period, set
  *              by the host once (ST_TILE_SHIFT..), not generations
- * `scratch` (the operator's, BUCKET plans only) holds bucket's entries and bounds,
- * which every execution that runs bucket writes before tiles reads them, so
- * nothing needs clearing between executions.
+ * `scratch` (the operator's, general paths only) holds bucket's entries and
+ * bounds, which every execution that runs bucket writes before tiles reads them,
+ * so nothing needs clearing between executions; bin's counters and entries
+ * (max_unpooling_sort.cl: settle zeroes the counters it read); and mark's words
+ * (max_unpooling_general.cl MARK_BASE).
  *
  * NDRanges: 1-D; each kernel strides over its tensor's row chunks (FOR_ROWS),
  * serial runs on one work-item. The global size may be rounded up past the work-items
