@@ -18,7 +18,7 @@
  * library launches that is not here is added after them. */
 static const char *const known[] = {"depth_to_space", "depth_to_space_tile", "depth_to_space_rows", "space_to_depth",
                                     "space_to_depth_tile", "space_to_depth_rows", "serial", "clear", "windows", "pool",
-                                    "planes", "bucket", "tiles", "mark", "place"};
+                                    "planes", "bucket", "tiles", "mark", "place", "bin", "settle"};
 #define KNOWN (sizeof known / sizeof known[0])
 #define MAX_KERNELS 24
 #define MAX_PLANS 16
@@ -93,7 +93,10 @@ void conf_cover_record(conf_run *run, clops_operator *op)
  * clear, windows and pool (on CPUs too, for tensors with few planes) everywhere;
  * on CPUs planes and the general path bucket and tiles, and behind them, under a
  * loop limit, mark and place for crowded tiles; elsewhere the general path mark
- * and place (lib/ops/max_unpooling.c make_plan, planes_allowed, uses_mark). */
+ * and place, and for 1- and 2-byte elements bin and settle in front of them (on
+ * no device with a loop limit: bin and settle need one of about 2^16 loops at
+ * most tile sizes, which the cases do not pin) (lib/ops/max_unpooling.c
+ * make_plan, planes_allowed, uses_mark, sort_plan). */
 static uint32_t expected(conf_cover *c, int row, size_t elem_size)
 {
     const bool gpu = (c->type & CL_DEVICE_TYPE_GPU) != 0, cpu = (c->type & CL_DEVICE_TYPE_CPU) != 0;
@@ -109,6 +112,7 @@ static uint32_t expected(conf_cover *c, int row, size_t elem_size)
     for (size_t i = 0; i < sizeof unpool / sizeof unpool[0]; i++) m |= 1u << kernel_bit(c, unpool[i]);
     if (cpu) m |= 1u << kernel_bit(c, "planes") | 1u << kernel_bit(c, "bucket") | 1u << kernel_bit(c, "tiles");
     if (!cpu || c->loops) m |= 1u << kernel_bit(c, "mark") | 1u << kernel_bit(c, "place");
+    if (!cpu && elem_size <= 2 && !c->loops) m |= 1u << kernel_bit(c, "bin") | 1u << kernel_bit(c, "settle");
     return m;
 }
 
