@@ -224,8 +224,9 @@ static cl_uint mark_period(const clops_op_params *p)
  * (max_unpooling_sort.cl: bin, settle; mark and place behind them): tiles of
  * 2^shift outputs and bin's counters (`hist`, the most tiles), each in 7/8 of
  * the device's local memory and at most SORT_MAX; slots per tile (`cap`: twice
- * what an even spread gives, and 64: indices crowded more than that into a tile
- * go to mark and place); bin's work-groups (`groups`:
+ * what an even spread gives, and 64, or the inputs' count where that is less:
+ * indices crowded more than that into a tile go to mark and place); bin's
+ * work-groups (`groups`:
  * sort_groups per compute unit, more under a loop limit); the scratch bytes
  * before mark's words. All zero where it does not apply: CPUs, other element
  * widths, strided tensors, 64-bit offsets, more tiles than counters, or a loop
@@ -257,7 +258,8 @@ static sort_layout sort_plan(const clops_operator *op)
     const uint64_t tile = (uint64_t)1 << shift, tiles = (out + tile - 1) / tile;
     if (hist * 4u > local || tile * (4 + e) + 16 > local || tiles > hist) return s;
     const uint64_t even = (in * tile + out - 1) / out;
-    const uint64_t cap = (2 * even + 64 + 3) / 4 * 4;
+    /* no tile receives more entries than there are inputs (a tile wider than the output: one tile) */
+    const uint64_t spread = (2 * even + 64 + 3) / 4 * 4, all = (in + 3) / 4 * 4, cap = spread < all ? spread : all;
     /* Under a loop limit, as if on groups of one work-item: bin's two passes over
      * the counters and its steps, settle's clears, passes and stores per tile. */
     const uint64_t budget = item_budget(op), per_tile = 3 * tile + 2 * cap / SORT_U + tile * e / 16 + 16;
