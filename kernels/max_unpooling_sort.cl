@@ -21,8 +21,8 @@
  * output's offset in its tile | the value << 16), then mark's words (MARK_WORDS).
  * An entry carries its input position, so the order of entries in a tile does not
  * matter: the largest position naming an output wins, as everywhere. The host
- * sets cap (ST_SORT_CAP) to twice what an even spread gives a tile, and 64
- * (max_unpooling.c sort_plan); a work-group that finds a tile full writes no
+ * sets cap (ST_SORT_CAP) to twice what an even spread gives a tile, and 64, or
+ * the inputs' count where that is less (max_unpooling.c sort_plan); a work-group that finds a tile full writes no
  * entry past it and raises ST_HEAVY, and mark and place then write the whole
  * output instead (settle writes nothing, but still zeroes the fill counters).
  *
