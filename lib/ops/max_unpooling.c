@@ -599,8 +599,10 @@ static clops_status add_group_launch(clops_operator *op, cl_program program, con
     const size_t group[3] = {unpool_params(op)->sort_items, 1, 1};
     const uint64_t items[3] = {groups * group[0], 1, 1};
     const clops_status st = clops_operator_add_launch(op, program, name, 1, items, group);
-    clops_launch *l = &op->launches[op->num_launches - 1];
-    if (st == CLOPS_SUCCESS) l->global[0] = (size_t)(groups * l->local[0]);
+    if (st == CLOPS_SUCCESS) { /* the launch just added */
+        clops_launch *l = &op->launches[op->num_launches - 1];
+        l->global[0] = (size_t)(groups * l->local[0]);
+    }
     return st;
 }
 
