@@ -645,10 +645,9 @@ typedef struct clops_buffers {
  *  @retval other OpenCL errors (buffer and event queries, clSetKernelArg, the enqueues).
  *  @threadsafety One thread at a time per operator; the queue may be shared.
  *  @blocking Never: enqueue calls only, on every path (an operator on the host
- *  path enqueues a 1-byte read after the wait list; once it ended - its
- *  callback, or the pool's watcher reading its status - clops's pool maps the
- *  buffers and runs the host kernel; the first execution may start a pool
- *  thread). */
+ *  path enqueues a 1-byte read; once it and the wait list ended - callbacks,
+ *  or the pool's watcher reading their status - clops's pool maps the buffers
+ *  and runs the host kernel; the first execution may start a pool thread). */
 CLOPS_API clops_status clops_operator_execute(clops_operator *op, const clops_buffers *buffers,
                                     cl_uint num_events_in_wait_list, const cl_event *wait_list,
                                     cl_event *event);

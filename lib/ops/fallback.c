@@ -1,10 +1,11 @@
 /* fallback.c - an operator the device cannot run, on the caller's cl_mem
  * buffers, without ever blocking the caller (clops.h, clops_operator_execute):
  *
- *   caller's queue   [`before`: a 1-byte read of one of the job's buffers, after the wait list]
+ *   caller's queue   [`before`: a 1-byte read of one of the job's buffers]
  *                    [`after`: the same read, after the job's user event `done`]
- *   the pool         learns that `before` ended (a callback on it, or the watcher
- *                    below), takes the operator's head job: maps the buffers on
+ *   the pool         learns that `before` and every event of the caller's wait
+ *                    list ended (callbacks on them, or the watcher below), or
+ *                    that one failed, takes the operator's head job: maps the buffers on
  *                    the context's shared fallback queue, runs the host kernel,
  *                    unmaps, finishes that queue, records a failure, completes
  *                    `done`, then hands the operator back if its next job is
@@ -18,25 +19,43 @@
  *                    there behind a caller's clFinish because nothing - the
  *                    pool least of all - waits for it (fallback_flush.c).
  *
- * `before` and `after` are reads of one byte into a sink nobody reads, not
- * markers: PoCL handles a marker on an out-of-order queue in time proportional
- * to the commands pending (issue 38, Q3: 2,000 chained markers did not finish
- * in 60 s, 2,000 such reads take 0.05 s). On an in-order queue `before` waits for
+ * `before` and `after` are reads of one byte of clops's own probe (a buffer of
+ * the shared queue's, never written) into a sink nobody reads, not markers:
+ * PoCL handles a marker on an out-of-order queue in time proportional to the
+ * commands pending (issue 38, Q3: 2,000 chained markers did not finish in 60 s,
+ * 2,000 such reads take 0.05 s). Not of the caller's buffers: on an
+ * out-of-order queue `before` runs at once, while an earlier execution may
+ * still be writing them. On an in-order queue `before` waits for
  * every earlier command and everything enqueued later waits for `after`, as for
  * a device kernel; on an out-of-order queue only the events say what waits.
  *
+ * No command of clops's waits for the caller's wait list: `before` waits for
+ * nothing but, on an in-order queue, the command before it. PoCL 3.1 fails a
+ * command as soon as one event it waits for fails, and leaves it listed on the
+ * others; when one of those ends after the failed command's last release, PoCL
+ * locks a freed event and aborts ("pocl_lock_events_inorder(): Invalid
+ * argument", stop 42's CI). So each of clops's commands waits for at most one
+ * event that can fail: `before` for the command before it, `after` for `done`
+ * (which never fails) and the command before it. The job holds `after` until
+ * it has set `done`, since `after` may fail (behind a failed `before`) while
+ * listed on `done`.
+ *
  * Nothing relies on a callback: a driver calls none for a command ended by a
  * failed wait list (PoCL, rusticl: issue 38, Q1), and one may call none at all.
- * The callback on `before` is the fast path; its argument is a ticket (a slot
- * of a table and the slot's generation), never a pointer, so a callback that
- * comes late or never costs nothing. One pool thread at a time, when it has no
- * job to run, watches every execution still waiting (the pending list): it
- * reads their `before`'s execution status after an interval growing from
- * WATCH_MIN_NS to WATCH_MAX_NS, so its cost is one status query per pending
- * execution per interval, whatever the number of operators. A failed `before`
- * is taken at once; a complete one only when a second look finds it still
- * without its callback (the callback usually comes first, so the watcher
- * rarely races it). An operator whose job is not ready costs no thread.
+ * The callbacks on `before` and on the wait list's events are the fast path;
+ * their argument is a ticket (a slot of a table and the slot's generation),
+ * never a pointer, so a callback that comes late or never costs nothing. One
+ * pool thread at a time, when it has no job to run, watches every execution
+ * still waiting (the pending list): it reads the execution status of the
+ * events each still waits for after an interval growing from WATCH_MIN_NS to
+ * WATCH_MAX_NS, so its cost is one status query per such event per interval,
+ * whatever the number of operators. A failed event is taken at once; a complete
+ * one only when a second look finds it still without its callback (the
+ * callback usually comes first, so the watcher rarely races it). PoCL 3.1 calls
+ * a callback set on an event that has already ended at once with CL_COMPLETE,
+ * even when the event failed, so execute reads the events' status once after
+ * setting the callbacks, before the job can run. An operator whose job is not
+ * ready costs no thread.
  *
  * One process-wide pool of at most CLOPS_FB_POOL_THREADS threads, started on demand,
  * serves every fallback operator; each operator keeps its jobs in a list and is
@@ -128,7 +147,7 @@ static clops_status job_new(clops_operator *op, const clops_buffers *b, cl_uint 
                             host_job **out)
 {
     const clops_op_params *p = &op->params;
-    host_job *j = calloc(1, sizeof *j);
+    host_job *j = calloc(1, sizeof *j + (size_t)nwait + 1); /* seen[]: `before` and the wait list */
     *out = NULL;
     if (!j) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "host fallback job of %zu bytes", sizeof *j);
     const cl_mem m[3] = {b->input, b->indices, b->output};
@@ -161,17 +180,16 @@ static clops_status job_new(clops_operator *op, const clops_buffers *b, cl_uint 
         clops_fb_job_free(j);
         return st;
     }
+    j->left = nwait + 1; /* none seen ending yet; wait_status CL_COMPLETE (0) */
     *out = j;
     return CLOPS_SUCCESS;
 }
 
-/* `before` or `after`: a read of one byte of `probe` into the sink, after `wait`
- * (a marker only when the operator uses no buffer at all). */
-static cl_int enqueue_probe(cl_command_queue q, cl_mem probe, cl_uint nwait, const cl_event *wait, size_t at,
+/* `before` or `after`: a read of one byte of the context's probe into the sink, after `wait`. */
+static cl_int enqueue_probe(cl_command_queue q, const host_queue *hq, cl_uint nwait, const cl_event *wait, size_t at,
                             cl_event *event)
 {
-    if (!probe) return clEnqueueMarkerWithWaitList(q, nwait, nwait ? wait : NULL, event);
-    return clEnqueueReadBuffer(q, probe, CL_FALSE, 0, 1, g_sink + at, nwait, nwait ? wait : NULL, event);
+    return clEnqueueReadBuffer(q, hq->probe, CL_FALSE, 0, 1, g_sink + at, nwait, nwait ? wait : NULL, event);
 }
 
 clops_status clops_host_execute_cl(clops_operator *op, const clops_buffers *b, cl_uint nwait, const cl_event *wait,
@@ -200,18 +218,21 @@ clops_status clops_host_execute_cl(clops_operator *op, const clops_buffers *b, c
         clops_fb_job_free(j);
         return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "the host fallback's table of pending executions");
     }
-    const cl_mem probe = j->b.input ? j->b.input : j->b.output ? j->b.output : j->b.indices;
-    /* `before`: after the wait list (and, on an in-order queue, after every earlier command). */
-    cl_int err = enqueue_probe(q, probe, nwait, wait, 0, &j->before);
+    /* `before`: on an in-order queue, after every earlier command. The wait list is
+     * the pool's to watch, not `before`'s (the top comment says why). */
+    cl_int err = enqueue_probe(q, w->hq, 0, NULL, 0, &j->before);
     if (err != CL_SUCCESS) st = clops_fail_cl(err, "clEnqueueReadBuffer(before the host fallback)");
     /* Submitted, so that it completes. Before `after` is enqueued: Oclgrind's
      * clFlush runs the queue to its end. */
     if (st == CLOPS_SUCCESS && (err = clFlush(q)) != CL_SUCCESS) st = clops_fail_cl(err, "clFlush");
     cl_event after = NULL;
-    if (st == CLOPS_SUCCESS && (err = enqueue_probe(q, probe, 1, &j->done, 1, &after)) != CL_SUCCESS)
+    if (st == CLOPS_SUCCESS && (err = enqueue_probe(q, w->hq, 1, &j->done, 1, &after)) != CL_SUCCESS)
         st = clops_fail_cl(err, "clEnqueueReadBuffer(after the host fallback)");
-    if (st == CLOPS_SUCCESS && event && (err = clRetainEvent(after)) != CL_SUCCESS)
-        st = clops_fail_cl(err, "clRetainEvent(host fallback)");
+    if (st == CLOPS_SUCCESS) { /* the job's reference (until `done` is set), then the caller's */
+        if ((err = clRetainEvent(after)) == CL_SUCCESS) j->after = after;
+        if (err == CL_SUCCESS && event) err = clRetainEvent(after);
+        if (err != CL_SUCCESS) st = clops_fail_cl(err, "clRetainEvent(host fallback)");
+    }
     if (st != CLOPS_SUCCESS) {
         pthread_mutex_lock(&clops_fb_lock);
         clops_fb_slot_give(j);
@@ -225,10 +246,12 @@ clops_status clops_host_execute_cl(clops_operator *op, const clops_buffers *b, c
         return st;
     }
     /* The fast path; without it (it failed, or the driver never calls it) the
-     * watcher finds `before` ended. It may come at once, on this thread or
+     * watcher finds the events ended. They may come at once, on this thread or
      * another, before the job is listed: the job is then ready and the listing
      * below schedules it. */
-    clSetEventCallback(j->before, CL_COMPLETE, clops_fb_before_done, (void *)j->ticket);
+    for (cl_uint k = 0; k <= nwait; k++)
+        clSetEventCallback(k ? wait[k - 1] : j->before, CL_COMPLETE, clops_fb_event_ended, (void *)j->ticket);
+    clops_fb_failed_by_now(j);
     /* The pool takes it from here: this thread makes no more OpenCL call on the job. */
     pthread_mutex_lock(&clops_fb_lock);
     if (w->reported) w->failures = 0, w->bad = 0, w->reported = false;

@@ -43,12 +43,13 @@ clops_status clops_fb_thread_start(void *(*run)(void *), bool joinable, const ch
 
 struct clops_host_worker;
 
-/* One shared fallback queue of a cl_context and device (under the pool's lock). */
+/* One shared fallback queue of a cl_context and device, and its probe (under the pool's lock). */
 typedef struct host_queue {
     struct host_queue *next;
     cl_context cl;
     cl_device_id device;
     cl_command_queue queue; /* retains cl */
+    cl_mem probe;           /* what `before` and `after` read a byte of (fallback.c) */
     unsigned users;         /* operators' lists that use it */
 } host_queue;
 
@@ -57,16 +58,19 @@ typedef struct host_job {
     struct host_job *pend_prev, *pend_next; /* the pool's pending list, while `pending` */
     struct clops_host_worker *w;
     uint64_t seq;           /* 1, 2, ... in execute order */
-    uintptr_t ticket;       /* the callback's argument */
+    uintptr_t ticket;       /* the callbacks' argument */
     clops_buffers b;        /* those the operator uses (retained), else NULL */
-    cl_event before, done;  /* retained; `after` is the caller's and the operator's */
+    cl_event before, done;  /* retained */
+    cl_event after;         /* retained until `done` is set (fallback.c's top comment says why) */
     cl_uint nwait;
-    cl_event *wait;         /* the caller's wait list (retained): a failure names its status */
+    cl_event *wait;         /* the caller's wait list (retained), watched by the pool, not by `before` */
     clops_fb_flush *flush;  /* the caller's queue, flushed after `done` (posted by the pool) */
-    cl_int before_status;   /* CL_COMPLETE or a failure, once ready */
-    bool ready;             /* `before` ended (callback or watcher) */
+    cl_int wait_status;     /* CL_COMPLETE, or the first failure seen among `before` and the wait list */
+    cl_uint failed_at;      /* that failure's event: 0 `before`, k wait[k - 1] */
+    cl_uint left;           /* of those, how many have not been seen ending */
+    bool ready;             /* every one ended, or one failed (a callback or the watcher) */
     bool pending;           /* in the pending list */
-    bool seen_complete;     /* the watcher saw `before` complete once */
+    unsigned char seen[];   /* per watched event (0: `before`, k: wait[k - 1]): SEEN_* (fallback_pool.c) */
 } host_job;
 
 /* An operator's jobs and failures. Every field but the owner's is under the pool's lock. */
@@ -110,12 +114,14 @@ unsigned clops_fb_generation(void);
 bool clops_fb_slot_take(host_job *j);
 /* Under the lock: the ticket no longer finds the job. */
 void clops_fb_slot_give(const host_job *j);
-/* Under the lock: `j`, just listed on its operator, is watched until `before` ended. */
+/* Under the lock: `j`, just listed on its operator, is watched until it is ready. */
 void clops_fb_pending_add(host_job *j);
 /* Under the lock: hands `w` to the pool if its head job can be taken. */
 void clops_fb_schedule(clops_host_worker *w);
-/* The callback on `before`; its argument is the job's ticket. */
-void CL_CALLBACK clops_fb_before_done(cl_event event, cl_int status, void *ticket);
+/* The callback on `before` and on each event of the wait list; its argument is the job's ticket. */
+void CL_CALLBACK clops_fb_event_ended(cl_event event, cl_int status, void *ticket);
+/* After the callbacks are set, before the job is listed: the events that have failed by now. */
+void clops_fb_failed_by_now(host_job *j);
 /* The shared queue of `cl` and `device` in *out, one more user. */
 clops_status clops_fb_queue_get(cl_context cl, cl_device_id device, host_queue **out);
 /* Releases what a job holds (a flush request not posted included) and frees it. */

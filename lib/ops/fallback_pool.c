@@ -1,6 +1,7 @@
 /* fallback_pool.c - the host fallback's process-wide pool (fallback.h; the design is
  * fallback.c's top comment): the tickets the callback on `before` gets, the
- * pending executions and the watcher that reads their `before`'s status, the
+ * pending executions and the watcher that reads the status of the events they
+ * wait for (`before` and the caller's wait list), the
  * host work itself (map on the context's shared queue, host kernel, unmap,
  * finish, complete `done`, then a flush request to the flusher), the pool's
  * threads, the shared queues, and the pool's side of fork. A pool thread makes
@@ -136,59 +137,98 @@ static void pending_remove(host_job *j)
     g_pool.npending--;
 }
 
-/* Under the lock: `before` ended with `status`. */
-static void job_ready(host_job *j, cl_int status)
+/* A watched event's state (host_job.seen): not seen ending, seen complete once by
+ * the watcher (which takes it at its second look), ended. */
+enum { SEEN_NOT, SEEN_COMPLETE_ONCE, SEEN_ENDED };
+
+/* The job's watched event k: `before`, then the wait list. */
+static cl_event watched(const host_job *j, cl_uint k) { return k ? j->wait[k - 1] : j->before; }
+
+/* Under the lock: `j`'s watched event k ended with `status`. The job is ready
+ * once every one ended, or at the first failure (that execution then fails,
+ * and nothing it would do waits for the rest). */
+static void event_ended(host_job *j, cl_uint k, cl_int status)
 {
-    if (j->ready) return;
+    if (j->seen[k] == SEEN_ENDED) return;
+    j->seen[k] = SEEN_ENDED;
+    j->left--;
+    if (status < 0 && j->wait_status == CL_COMPLETE) j->wait_status = status, j->failed_at = k;
+    if (j->ready || (j->left && status >= 0)) return;
     j->ready = true;
-    j->before_status = status;
     pending_remove(j);
     clops_fb_schedule(j->w);
 }
 
-/* `before` completed: on the driver's thread, which must not block, so only the hand-over. */
-void CL_CALLBACK clops_fb_before_done(cl_event event, cl_int status, void *ticket)
+/* A watched event completed: on the driver's thread, which must not block, so only the hand-over. */
+void CL_CALLBACK clops_fb_event_ended(cl_event event, cl_int status, void *ticket)
 {
-    (void)event;
     pthread_mutex_lock(&clops_fb_lock);
     host_job *j = slot_job((uintptr_t)ticket);
-    if (j) job_ready(j, status);
+    for (cl_uint k = 0; j && k <= j->nwait; k++) /* an event listed twice ended twice */
+        if (watched(j, k) == event) event_ended(j, k, status);
     pthread_mutex_unlock(&clops_fb_lock);
 }
 
-/* The watcher's look at every pending job (a pool thread with nothing to run).
- * Called and returns with the lock held; while it queries, no job is freed
- * (serve waits for `scanning` to end). */
+/* Before `j` is listed (so before it can run): the events that have failed by
+ * now. PoCL 3.1 calls a callback set on an event that has ended at once, with
+ * the status it was set for (CL_COMPLETE), even when the event failed; one
+ * that fails later gets no callback, and the watcher sees it. */
+void clops_fb_failed_by_now(host_job *j)
+{
+    for (cl_uint k = 0; k <= j->nwait; k++) {
+        cl_int s = CL_COMPLETE;
+        if (clGetEventInfo(watched(j, k), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL) != CL_SUCCESS ||
+            s >= 0)
+            continue;
+        pthread_mutex_lock(&clops_fb_lock);
+        if (j->wait_status == CL_COMPLETE) j->wait_status = s, j->failed_at = k; /* a callback may have said 0 */
+        event_ended(j, k, s);
+        pthread_mutex_unlock(&clops_fb_lock);
+    }
+}
+
+/* The watcher's look at every event a pending job still waits for (a pool thread
+ * with nothing to run). Called and returns with the lock held; while it queries,
+ * no job is freed (serve waits for `scanning` to end). */
 static void watch(void)
 {
-    const size_t n = g_pool.npending;
-    uintptr_t *tickets = malloc(n * (sizeof *tickets + sizeof(cl_event) + sizeof(cl_int)) + 1);
-    if (!tickets) return; /* the next interval tries again */
-    cl_event *events = (cl_event *)(tickets + n);
-    cl_int *status = (cl_int *)(events + n);
-    size_t k = 0;
-    for (host_job *j = g_pool.pending; j && k < n; j = j->pend_next, k++) tickets[k] = j->ticket, events[k] = j->before;
+    size_t n = 0;
+    for (const host_job *j = g_pool.pending; j; j = j->pend_next) n += j->left;
+    struct look {
+        uintptr_t ticket;
+        cl_event event;
+        cl_uint k;
+        cl_int status;
+    } *looks = malloc(n * sizeof *looks + 1);
+    if (!looks) return; /* the next interval tries again */
+    size_t m = 0;
+    for (const host_job *j = g_pool.pending; j; j = j->pend_next)
+        for (cl_uint k = 0; k <= j->nwait && m < n; k++)
+            if (j->seen[k] != SEEN_ENDED) looks[m++] = (struct look){j->ticket, watched(j, k), k, CL_QUEUED};
     g_pool.scanning = true;
     pthread_mutex_unlock(&clops_fb_lock);
-    for (size_t i = 0; i < k; i++)
-        if (clGetEventInfo(events[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status[i], &status[i], NULL) !=
-            CL_SUCCESS)
-            status[i] = CL_QUEUED; /* no answer: look again later */
+    for (size_t i = 0; i < m; i++)
+        if (clGetEventInfo(looks[i].event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof looks[i].status,
+                           &looks[i].status, NULL) != CL_SUCCESS)
+            looks[i].status = CL_QUEUED; /* no answer: look again later */
     pthread_mutex_lock(&clops_fb_lock);
     g_pool.scanning = false;
     pthread_cond_broadcast(&g_pool.scanned);
     bool found = false;
-    for (size_t i = 0; i < k; i++) {
-        host_job *j = slot_job(tickets[i]);
+    for (size_t i = 0; i < m; i++) {
+        host_job *j = slot_job(looks[i].ticket);
+        const cl_int s = looks[i].status;
         if (!j || j->ready) continue;
-        if (status[i] < 0 || (status[i] == CL_COMPLETE && j->seen_complete)) {
-            job_ready(j, status[i]);
+        unsigned char *seen = &j->seen[looks[i].k];
+        if (*seen == SEEN_ENDED) continue; /* its callback came while this thread queried */
+        if (s < 0 || (s == CL_COMPLETE && *seen == SEEN_COMPLETE_ONCE)) {
+            event_ended(j, looks[i].k, s);
             found = true;
-        } else if (status[i] == CL_COMPLETE) {
-            j->seen_complete = true;
+        } else if (s == CL_COMPLETE) {
+            *seen = SEEN_COMPLETE_ONCE;
         }
     }
-    free(tickets);
+    free(looks);
     g_pool.watch_ns = found ? WATCH_MIN_NS : g_pool.watch_ns * 2 > WATCH_MAX_NS ? WATCH_MAX_NS : g_pool.watch_ns * 2;
 }
 
@@ -203,6 +243,7 @@ void clops_fb_job_free(host_job *j)
     free(j->wait);
     if (j->before) clReleaseEvent(j->before);
     if (j->done) clReleaseEvent(j->done);
+    if (j->after) clReleaseEvent(j->after); /* after `done`: set by now, or never listed */
     clops_fb_flush_drop(j->flush); /* only on the caller's thread: the pool posts it */
     free(j);
 }
@@ -227,17 +268,23 @@ clops_status clops_fb_queue_get(cl_context cl, cl_device_id device, host_queue *
         free(h);
         return clops_fail_cl(err, "clCreateCommandQueue(host fallback)");
     }
+    /* Never written, so never migrated (a buffer with a host copy would be, at its first read). */
+    cl_mem probe = clCreateBuffer(cl, CL_MEM_READ_ONLY, 64, NULL, &err);
+    if (!probe) {
+        clReleaseCommandQueue(q), free(h);
+        return clops_fail_cl(err, "clCreateBuffer(the host fallback's probe)");
+    }
     pthread_mutex_lock(&clops_fb_lock);
     host_queue *other = g_pool.queues;
     while (other && !(other->cl == cl && other->device == device)) other = other->next;
     if (other) { /* another thread made one meanwhile */
         other->users++;
     } else {
-        *h = (host_queue){g_pool.queues, cl, device, q, 1};
+        *h = (host_queue){g_pool.queues, cl, device, q, probe, 1};
         g_pool.queues = h;
     }
     pthread_mutex_unlock(&clops_fb_lock);
-    if (other) clReleaseCommandQueue(q), free(h);
+    if (other) clReleaseMemObject(probe), clReleaseCommandQueue(q), free(h);
     *out = other ? other : h;
     return CLOPS_SUCCESS;
 }
@@ -253,6 +300,7 @@ static void queue_put(host_queue *h)
     }
     pthread_mutex_unlock(&clops_fb_lock);
     if (!last) return;
+    clReleaseMemObject(h->probe);
     clReleaseCommandQueue(h->queue);
     free(h);
 }
@@ -264,31 +312,28 @@ void clops_fb_worker_free(clops_host_worker *w)
     free(w);
 }
 
-/* A failed wait list: the first failed event's status (the driver may give
- * `before` another one: -14, or PoCL's -1). */
-static clops_status wait_list_failed(const clops_host_worker *w, const host_job *j)
+/* The execution behind a failed event: which one, and its status. */
+static clops_status wait_failed(const clops_host_worker *w, const host_job *j)
 {
-    cl_int status = j->before_status;
-    for (cl_uint i = 0; i < j->nwait; i++) {
-        cl_int s = CL_COMPLETE;
-        if (clGetEventInfo(j->wait[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL) == CL_SUCCESS && s < 0) {
-            status = s;
-            break;
-        }
+    char label[256], which[96];
+    clops_status_label(j->wait_status, label, sizeof label);
+    if (j->failed_at) {
+        snprintf(which, sizeof which, "event %u of the host fallback's wait list", (unsigned)j->failed_at - 1);
+        return clops_fail(CLOPS_ERROR_DEVICE_LOST, "device \"%s\": %s failed with execution status %s; that "
+                          "execution did not run and its output was not written", w->device, which, label);
     }
-    char label[256];
-    return clops_fail(CLOPS_ERROR_DEVICE_LOST, "device \"%s\": an event of the host fallback's wait list failed "
-                      "with execution status %s; that execution did not run and its output was not written",
-                      w->device, clops_status_label(status, label, sizeof label));
+    return clops_fail(CLOPS_ERROR_DEVICE_LOST, "device \"%s\": a command before the host fallback on its in-order "
+                      "queue failed (the fallback's first command then ended with execution status %s); that "
+                      "execution did not run and its output was not written", w->device, label);
 }
 
 /* One job: its status; *bad the bad indices it skipped. */
 static clops_status run_job(clops_host_worker *w, host_job *j, uint64_t *bad)
 {
-    if (j->before_status < 0) return wait_list_failed(w, j);
+    if (j->wait_status < 0) return wait_failed(w, j);
     cl_command_queue q = w->hq->queue;
     clops_host_buffers mapped = {0};
-    clops_status st = clops_map_buffers(q, &w->params, &j->b, 0, NULL, &mapped); /* `before` ended: no wait list */
+    clops_status st = clops_map_buffers(q, &w->params, &j->b, 0, NULL, &mapped); /* all ended: no wait list */
     if (st == CLOPS_SUCCESS)
         st = w->entry->run_mapped ? w->entry->run_mapped(&w->params, &mapped, bad)
                                   : w->entry->host_run(&w->params, &mapped);
