@@ -1,10 +1,8 @@
 /*
  * test_fallback_pool.c - the host fallback's one pool of threads (issue 32, P1 and P4).
  *
- * The operators fall back because their context has no compiler and no cache to
- * find a binary in (options.disable = CLOPS_CAPABILITY_COMPILER, cache off);
- * each is a DepthToSpace uint32 1x4x2x2, block 2, whose output is checked bit
- * for bit against the rule written out below.
+ * The operators and outputs are fallback_fixture.h's. A failed event before an
+ * execution is test_fallback_failed.c's.
  *
  * - A pool thread that cannot start (EAGAIN, as at RLIMIT_NPROC, through the
  *   seam's thread_create): the execute fails with CL_OUT_OF_RESOURCES and a
@@ -23,9 +21,6 @@
  * - A last_status that times out behind an unset gate gives the executions up
  *   (while their callbacks have not come); nothing is written after the gate,
  *   also with the operator and context freed before it.
- * - A failed event before an execution whose caller keeps no event (in its wait
- *   list, or the caller's own command before it on an in-order queue): reported
- *   by last_status, other outputs written, and no abort inside PoCL 3.1.
  * - fork: in a child of a process whose fallback operator ran, execute and
  *   last_status on that operator return CLOPS_ERROR_DEVICE_LOST instead of
  *   hanging (the child is killed by an alarm if they hang).
@@ -40,31 +35,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cl_api.h"
-#include "fixture.h"
+#include "fallback_fixture.h"
 
 #define POOL_THREADS 5 /* lib/ops/fallback.h: the pool's 4 and the flusher */
 #define MARGIN 4       /* threads the driver may start meanwhile */
-
-static clops_context *g_dflt; /* the default device's OpenCL objects */
-static cl_context g_cl;
-static cl_device_id g_dev;
-
-static void setup(void)
-{
-    const clops_status st = tc_context_create_test_device(&g_dflt); /* rusticl in CI too */
-    ck_assert_msg(st == CLOPS_SUCCESS && clops_context_backend(g_dflt) == CLOPS_BACKEND_OPENCL,
-                  "clops_context_create: %s (%s)", clops_status_name(st), clops_last_error_message());
-    g_cl = clops_context_cl_context(g_dflt);
-    ck_assert_int_eq(clGetContextInfo(g_cl, CL_CONTEXT_DEVICES, sizeof g_dev, &g_dev, NULL), CL_SUCCESS);
-}
-
-static void teardown(void)
-{
-    clops_cl = clops_cl_real;
-    clops_context_free(g_dflt);
-    g_dflt = NULL;
-}
 
 static int thread_count(void)
 {
@@ -75,64 +49,6 @@ static int thread_count(void)
         if (e->d_name[0] != '.') n++;
     closedir(d);
     return n;
-}
-
-/* A context around `q` whose operators fall back, with the deadline `timeout` (0: none). */
-static clops_context *fallback_timed(cl_command_queue q, double timeout)
-{
-    clops_context_options o;
-    ck_assert_int_eq(clops_context_options_init(&o, sizeof o), CLOPS_SUCCESS);
-    o.disable = CLOPS_CAPABILITY_COMPILER;
-    o.cache = CLOPS_CACHE_POLICY_OFF;
-    o.timeout_seconds = timeout;
-    clops_context *ctx = NULL;
-    const clops_status st = clops_context_create_from_cl_with_options(g_cl, g_dev, q, &o, &ctx);
-    ck_assert_msg(st == CLOPS_SUCCESS, "context: %s (%s)", clops_status_name(st), clops_last_error_message());
-    return ctx;
-}
-
-static clops_context *fallback_around(cl_command_queue q)
-{
-    return fallback_timed(q, 0);
-}
-
-static const clops_tensor_desc g_x = {CLOPS_DATA_TYPE_UINT32, {1, 4, 2, 2}, NULL};
-static const clops_tensor_desc g_y = {CLOPS_DATA_TYPE_UINT32, {1, 1, 4, 4}, NULL};
-static const clops_depth_to_space_desc g_d2s = {&g_x, &g_y, 2, CLOPS_ORDER_DEPTH_COLUMN_ROW};
-
-static clops_operator *fallback_op(clops_context *ctx)
-{
-    const clops_operator_desc desc = {CLOPS_OPERATOR_DEPTH_TO_SPACE, &g_d2s};
-    clops_operator *op = NULL;
-    const clops_status st = clops_operator_create(ctx, &desc, &op);
-    ck_assert_msg(st == CLOPS_SUCCESS, "create: %s (%s)", clops_status_name(st), clops_last_error_message());
-    clops_operator_info info;
-    ck_assert_int_eq(clops_operator_get_info(op, &info), CLOPS_SUCCESS);
-    ck_assert_msg(info.backend == CLOPS_BACKEND_HOST, "the operator did not fall back to the host");
-    return op;
-}
-
-/* Input `tag`: 16 values tag*16 + k. */
-static cl_mem input_with(uint32_t tag)
-{
-    uint32_t v[16];
-    for (uint32_t k = 0; k < 16; k++) v[k] = tag * 16u + k;
-    cl_int err = CL_SUCCESS;
-    cl_mem m = clCreateBuffer(g_cl, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof v, v, &err);
-    ck_assert_msg(m && err == CL_SUCCESS, "clCreateBuffer: %d", (int)err);
-    return m;
-}
-
-static const uint32_t SENTINEL = 0xA5A5A5A5u;
-
-static cl_mem output_new(void)
-{
-    uint32_t v[16];
-    for (int k = 0; k < 16; k++) v[k] = SENTINEL;
-    cl_int err = CL_SUCCESS;
-    cl_mem m = clCreateBuffer(g_cl, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof v, v, &err);
-    ck_assert_msg(m && err == CL_SUCCESS, "clCreateBuffer: %d", (int)err);
-    return m;
 }
 
 /* n fallback operators on a new in-order queue's context, each with its input
@@ -148,30 +64,6 @@ static void many_operators(int n, cl_command_queue *q, clops_context **ctx, clop
     *in = tc_malloc((size_t)n * sizeof **in), *out = tc_malloc((size_t)n * sizeof **out);
     for (int i = 0; i < n; i++)
         (*ops)[i] = fallback_op(*ctx), (*in)[i] = input_with((uint32_t)i), (*out)[i] = output_new();
-}
-
-/* Output `out` holds DepthToSpace (DCR, block 2) of input `tag`: y[h][w] = x[(h%2)*2 + w%2][h/2][w/2];
- * with tag < 0, the sentinel. */
-static void expect_output(cl_command_queue q, cl_mem out, long tag, const char *what, long which)
-{
-    uint32_t got[16];
-    ck_assert_int_eq(clEnqueueReadBuffer(q, out, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL), CL_SUCCESS);
-    for (uint32_t h = 0; h < 4; h++)
-        for (uint32_t w = 0; w < 4; w++) {
-            const uint32_t c = (h % 2) * 2 + w % 2;
-            const uint32_t want = tag < 0 ? SENTINEL : (uint32_t)tag * 16u + c * 4u + (h / 2) * 2u + w / 2;
-            ck_assert_msg(got[h * 4 + w] == want, "%s %ld: y[%u][%u] = %#x, want %#x", what, which, h, w,
-                          got[h * 4 + w], want);
-        }
-}
-
-static cl_event execute(clops_operator *op, cl_mem in, cl_mem out, cl_uint nwait, const cl_event *wait)
-{
-    const clops_buffers b = {in, NULL, out};
-    cl_event ev = NULL;
-    const clops_status st = clops_operator_execute(op, &b, nwait, wait, &ev);
-    ck_assert_msg(st == CLOPS_SUCCESS && ev, "execute: %s (%s)", clops_status_name(st), clops_last_error_message());
-    return ev;
 }
 
 /* ---- a pool thread that cannot start ---------------------------------------------------------- */
@@ -276,16 +168,6 @@ static int first_map(cl_mem m)
     if (i == g_nmapped) i = -1;
     pthread_mutex_unlock(&g_seam);
     return i;
-}
-
-/* Whether the device has out-of-order queues (rusticl 22.3 has none: those cases are skipped, saying so). */
-static int out_of_order_queues(const char *test)
-{
-    cl_command_queue_properties props = 0;
-    ck_assert_int_eq(clGetDeviceInfo(g_dev, CL_DEVICE_QUEUE_PROPERTIES, sizeof props, &props, NULL), CL_SUCCESS);
-    if (!(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE))
-        fprintf(stderr, "%s: the device has no out-of-order queues: that part skipped\n", test);
-    return (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0;
 }
 
 START_TEST(test_fifo_per_operator_interleaved)
@@ -406,181 +288,6 @@ START_TEST(test_given_up_behind_a_gate)
 {
     given_up(0);
     given_up(1);
-}
-END_TEST
-
-/* ---- a failed wait list (issue 38, Q1) -------------------------------------------------------- */
-
-/* Execution 1 waits for a gate that fails (-5), execution 2 for nothing: last_status says
- * CLOPS_ERROR_DEVICE_LOST with the gate's status (bounded: the context's deadline is a
- * generous 60 s, so b8552b2's hang ends as CLOPS_ERROR_DEVICE_TIMEOUT, a failure here),
- * output 1 untouched, output 2 written, both events complete, and the operator goes on.
- * PoCL and rusticl call no CL_COMPLETE callback for a command whose wait list failed. */
-static void failed_wait_list(cl_command_queue_properties props)
-{
-    cl_int err;
-    cl_command_queue q = clCreateCommandQueue(g_cl, g_dev, props, &err);
-    ck_assert(q && err == CL_SUCCESS);
-    clops_context *ctx = fallback_timed(q, 60);
-    clops_operator *op = fallback_op(ctx);
-    cl_mem in[2] = {input_with(11), input_with(12)}, out[2] = {output_new(), output_new()};
-    cl_event gate = clCreateUserEvent(g_cl, &err);
-    ck_assert(gate && err == CL_SUCCESS);
-    cl_event e1 = execute(op, in[0], out[0], 1, &gate);
-    ck_assert_int_eq(clSetUserEventStatus(gate, CL_OUT_OF_RESOURCES), CL_SUCCESS);
-    cl_event e2 = execute(op, in[1], out[1], 0, NULL);
-    clops_status st = clops_operator_last_status(op);
-    const char *msg = clops_last_error_message();
-    ck_assert_msg(st == CLOPS_ERROR_DEVICE_LOST && strstr(msg, "wait list") && strstr(msg, "(-5)"),
-                  "queue %#llx: last_status after a failed wait list: %s (%s), want CLOPS_ERROR_DEVICE_LOST naming "
-                  "the wait list and the event's status -5", (unsigned long long)props, clops_status_name(st), msg);
-    ck_assert_msg(clops_operator_last_status(op) == CLOPS_ERROR_DEVICE_LOST, "asked again: %s",
-                  clops_last_error_message());
-    cl_int s[2] = {CL_QUEUED, CL_QUEUED};
-    ck_assert_int_eq(clGetEventInfo(e1, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s[0], &s[0], NULL), CL_SUCCESS);
-    ck_assert_int_eq(clGetEventInfo(e2, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s[1], &s[1], NULL), CL_SUCCESS);
-    /* Both complete: no command of clops's waits for the gate (720bdf8's `before` did, and PoCL failed
-     * execution 1's event, -1). The failure is last_status's. */
-    ck_assert_msg(s[0] == CL_COMPLETE && s[1] == CL_COMPLETE, "the executions' events: %d and %d, want both "
-                  "complete (0)", (int)s[0], (int)s[1]);
-    expect_output(q, out[0], -1, "queue kind", (long)props);
-    expect_output(q, out[1], 12, "queue kind", (long)props);
-    cl_event e3 = execute(op, in[0], out[0], 0, NULL); /* the operator goes on */
-    st = clops_operator_last_status(op);
-    ck_assert_msg(st == CLOPS_SUCCESS, "an execution after the failed one: %s (%s)", clops_status_name(st),
-                  clops_last_error_message());
-    expect_output(q, out[0], 11, "queue kind", (long)props);
-    /* Behind the gate that has already failed: PoCL 3.1 calls a callback set then at once, with
-     * the status asked for (CL_COMPLETE), not the event's; the failure is still seen. */
-    cl_mem late = output_new();
-    cl_event e4 = execute(op, in[1], late, 1, &gate);
-    st = clops_operator_last_status(op);
-    msg = clops_last_error_message();
-    ck_assert_msg(st == CLOPS_ERROR_DEVICE_LOST && strstr(msg, "(-5)"), "queue %#llx: last_status behind a gate "
-                  "that had failed before execute: %s (%s)", (unsigned long long)props, clops_status_name(st), msg);
-    expect_output(q, late, -1, "behind a gate failed before execute, queue kind", (long)props);
-    clReleaseEvent(e1), clReleaseEvent(e2), clReleaseEvent(e3), clReleaseEvent(e4), clReleaseEvent(gate);
-    clops_operator_free(op);
-    clops_context_free(ctx);
-    clReleaseMemObject(late);
-    for (int i = 0; i < 2; i++) clReleaseMemObject(in[i]), clReleaseMemObject(out[i]);
-    clReleaseCommandQueue(q);
-}
-
-START_TEST(test_failed_wait_list)
-{
-    failed_wait_list(0);
-    if (out_of_order_queues("test_failed_wait_list")) failed_wait_list(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
-}
-END_TEST
-
-/* Whether the driver fails a command behind a failed one on the in-order queue `q`
- * (PoCL 3.1 does, rusticl 22.3 does not): the test's own two reads, the first behind a
- * gate set to -5. */
-static bool fails_behind_a_failed_command(cl_command_queue q)
-{
-    cl_int err;
-    cl_event gate = clCreateUserEvent(g_cl, &err), ev[2];
-    ck_assert(gate && err == CL_SUCCESS);
-    cl_mem m = input_with(0);
-    unsigned char sink[2];
-    ck_assert_int_eq(clEnqueueReadBuffer(q, m, CL_FALSE, 0, 1, sink, 1, &gate, &ev[0]), CL_SUCCESS);
-    ck_assert_int_eq(clEnqueueReadBuffer(q, m, CL_FALSE, 1, 1, sink + 1, 0, NULL, &ev[1]), CL_SUCCESS);
-    ck_assert_int_eq(clSetUserEventStatus(gate, CL_OUT_OF_RESOURCES), CL_SUCCESS);
-    ck_assert_int_eq(clFlush(q), CL_SUCCESS);
-    cl_int s = CL_QUEUED;
-    for (int ms = 0; ms < 60000; ms++) { /* a bound on a hang, not a timing */
-        ck_assert_int_eq(clGetEventInfo(ev[1], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL), CL_SUCCESS);
-        if (s <= CL_COMPLETE) break;
-        const struct timespec pause = {0, 1000000};
-        nanosleep(&pause, NULL);
-    }
-    ck_assert_msg(s <= CL_COMPLETE, "a read behind a failed one on an in-order queue has not ended in 60 s");
-    clReleaseEvent(ev[0]), clReleaseEvent(ev[1]), clReleaseEvent(gate);
-    clReleaseMemObject(m);
-    return s < 0;
-}
-
-/* A failed event before a fallback execution, with the caller keeping no event,
- * on an in-order queue, ROUNDS times: (a) in its wait list, (b) as the caller's
- * own command just before it (a read behind a gate, its event kept; the queue
- * finished first, so that the read waits for nothing else). Each is followed by
- * an execution behind nothing, whose execute releases clops's reference to the
- * failed one's `after`. PoCL 3.1 fails a command as soon as one event it waits
- * for fails and leaves it listed on the others: 720bdf8's `before` waited for
- * the wait list and for the previous execution's `after` (not yet complete), and
- * its `after` for `done` (not yet set), so PoCL locked freed events and aborted
- * ("PTHREAD ERROR in pocl_lock_events_inorder(): Invalid argument", stop 42's CI
- * under ASan). (a) fails its execution everywhere; (b) where the driver fails a
- * command behind a failed one (PoCL), else it runs. Every failed execution is
- * reported, the others' outputs written. */
-START_TEST(test_failed_event_no_event_kept)
-{
-    enum { ROUNDS = 16 };
-    cl_int err;
-    cl_command_queue q = clCreateCommandQueue(g_cl, g_dev, 0, &err);
-    ck_assert(q && err == CL_SUCCESS);
-    const bool behind = fails_behind_a_failed_command(q);
-    clops_context *ctx = fallback_timed(q, 60);
-    clops_operator *op = fallback_op(ctx);
-    cl_mem in[2] = {input_with(21), input_with(22)}, out[4 * ROUNDS + 1];
-    unsigned char sink[4];
-    /* The test's own reads keep their events: PoCL 3.1 frees a command without one that fails
-     * after a later command on its buffer, and aborts (no clops call needed for that). */
-    cl_event read[ROUNDS + 1];
-    for (int r = 0; r < ROUNDS; r++) {
-        for (int k = 0; k < 4; k++) out[4 * r + k] = output_new();
-        cl_event gate[2] = {clCreateUserEvent(g_cl, &err), clCreateUserEvent(g_cl, &err)};
-        ck_assert(gate[0] && gate[1] && err == CL_SUCCESS);
-        const clops_buffers b[4] = {{in[0], NULL, out[4 * r]}, {in[1], NULL, out[4 * r + 1]},
-                                    {in[0], NULL, out[4 * r + 2]}, {in[1], NULL, out[4 * r + 3]}};
-        ck_assert_int_eq(clops_operator_execute(op, &b[0], 1, &gate[0], NULL), CLOPS_SUCCESS); /* (a) */
-        ck_assert_int_eq(clSetUserEventStatus(gate[0], CL_OUT_OF_RESOURCES), CL_SUCCESS);
-        ck_assert_int_eq(clops_operator_execute(op, &b[1], 0, NULL, NULL), CLOPS_SUCCESS);
-        ck_assert_int_eq(clFinish(q), CL_SUCCESS); /* (b) */
-        ck_assert_int_eq(clEnqueueReadBuffer(q, in[1], CL_FALSE, 0, sizeof sink, sink, 1, &gate[1], &read[r]),
-                         CL_SUCCESS);
-        ck_assert_int_eq(clops_operator_execute(op, &b[2], 0, NULL, NULL), CLOPS_SUCCESS);
-        ck_assert_int_eq(clSetUserEventStatus(gate[1], CL_OUT_OF_RESOURCES), CL_SUCCESS);
-        ck_assert_int_eq(clops_operator_execute(op, &b[3], 0, NULL, NULL), CLOPS_SUCCESS);
-        clReleaseEvent(gate[0]), clReleaseEvent(gate[1]);
-    }
-    clops_status st = clops_operator_last_status(op);
-    const char *msg = clops_last_error_message();
-    char want[64];
-    snprintf(want, sizeof want, "host work of %d executions failed", ROUNDS * (behind ? 2 : 1));
-    ck_assert_msg(st == CLOPS_ERROR_DEVICE_LOST && strstr(msg, want) && strstr(msg, "event 0 of the host "
-                  "fallback's wait list failed with execution status CL_OUT_OF_RESOURCES (-5)"),
-                  "last_status after %d failed events: %s (%s)", 2 * ROUNDS, clops_status_name(st), msg);
-    /* (b) alone: where it fails, named as the command before it. */
-    out[4 * ROUNDS] = output_new();
-    cl_event gate = clCreateUserEvent(g_cl, &err);
-    ck_assert(gate && err == CL_SUCCESS);
-    ck_assert_int_eq(clFinish(q), CL_SUCCESS);
-    ck_assert_int_eq(clEnqueueReadBuffer(q, in[1], CL_FALSE, 0, sizeof sink, sink, 1, &gate, &read[ROUNDS]),
-                     CL_SUCCESS);
-    const clops_buffers alone = {in[1], NULL, out[4 * ROUNDS]};
-    ck_assert_int_eq(clops_operator_execute(op, &alone, 0, NULL, NULL), CLOPS_SUCCESS);
-    ck_assert_int_eq(clSetUserEventStatus(gate, CL_OUT_OF_RESOURCES), CL_SUCCESS);
-    clReleaseEvent(gate);
-    st = clops_operator_last_status(op);
-    msg = clops_last_error_message();
-    ck_assert_msg(behind ? st == CLOPS_ERROR_DEVICE_LOST && strstr(msg, "a command before the host fallback on its "
-                  "in-order queue failed") : st == CLOPS_SUCCESS, "last_status after (b) alone: %s (%s), the "
-                  "driver %s a command behind a failed one", clops_status_name(st), msg, behind ? "fails" : "runs");
-    expect_output(q, out[4 * ROUNDS], behind ? -1 : 22, "(b) alone", 0);
-    for (int r = 0; r < ROUNDS; r++) {
-        expect_output(q, out[4 * r], -1, "(a) the execution behind the failed event, round", r);
-        expect_output(q, out[4 * r + 1], 22, "(a) the execution after it, round", r);
-        expect_output(q, out[4 * r + 2], behind ? -1 : 21, "(b) the execution behind the failed command, round", r);
-        expect_output(q, out[4 * r + 3], 22, "(b) the execution after it, round", r);
-    }
-    for (int r = 0; r <= ROUNDS; r++) clReleaseEvent(read[r]);
-    clops_operator_free(op);
-    clops_context_free(ctx);
-    for (int i = 0; i <= 4 * ROUNDS; i++) clReleaseMemObject(out[i]);
-    clReleaseMemObject(in[0]), clReleaseMemObject(in[1]);
-    clReleaseCommandQueue(q);
 }
 END_TEST
 
@@ -900,11 +607,10 @@ int main(void)
     const int need = tc_need_devices(1, "the fallback from a device cannot be tested");
     if (need >= 0) return need;
     Suite *s = suite_create("fallback_pool");
-    TCase *tc = tc_fixture_case(s, "pool", setup, teardown);
+    TCase *tc = tc_fixture_case(s, "pool", fb_setup, fb_teardown);
     /* test_thread_limit_named first: later ones leave the pool with threads. */
     TC_TESTS(tc, test_thread_limit_named, test_ten_thousand_operators, test_fifo_per_operator_interleaved,
-             test_given_up_behind_a_gate, test_failed_wait_list, test_failed_event_no_event_kept,
-             test_out_of_order_chain_without_markers,
+             test_given_up_behind_a_gate, test_out_of_order_chain_without_markers,
              test_thousand_operators_behind_a_gate, test_flusher_flushes_the_callers_queue,
              test_forked_child_does_not_hang);
     return tc_run_nofork(s);
