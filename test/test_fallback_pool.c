@@ -242,13 +242,7 @@ static void given_up(int free_early)
     cl_int err;
     cl_command_queue q = clCreateCommandQueue(g_cl, g_dev, 0, &err), side = clCreateCommandQueue(g_cl, g_dev, 0, &err);
     ck_assert(q && side);
-    clops_context_options o;
-    ck_assert_int_eq(clops_context_options_init(&o, sizeof o), CLOPS_SUCCESS);
-    o.disable = CLOPS_CAPABILITY_COMPILER;
-    o.cache = CLOPS_CACHE_POLICY_OFF;
-    o.timeout_seconds = 0.1;
-    clops_context *ctx = NULL;
-    ck_assert_int_eq(clops_context_create_from_cl_with_options(g_cl, g_dev, q, &o, &ctx), CLOPS_SUCCESS);
+    clops_context *ctx = fallback_timed(q, 0.1);
     clops_operator *op = fallback_op(ctx);
     cl_mem in = input_with(5), out[2] = {output_new(), output_new()};
     cl_event gate = clCreateUserEvent(g_cl, &err);

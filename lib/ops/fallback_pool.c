@@ -144,16 +144,15 @@ enum { SEEN_NOT, SEEN_COMPLETE_ONCE, SEEN_ENDED };
 /* The job's watched event k: `before`, then the wait list. */
 static cl_event watched(const host_job *j, cl_uint k) { return k ? j->wait[k - 1] : j->before; }
 
-/* Under the lock: `j`'s watched event k ended with `status`. The job is ready
+/* Under the lock: `j`'s watched event k ended with `status` (a failure also for
+ * an event a callback said complete: clops_fb_failed_by_now). The job is ready
  * once every one ended, or at the first failure (that execution then fails,
  * and nothing it would do waits for the rest). */
 static void event_ended(host_job *j, cl_uint k, cl_int status)
 {
-    if (j->seen[k] == SEEN_ENDED) return;
-    j->seen[k] = SEEN_ENDED;
-    j->left--;
     if (status < 0 && j->wait_status == CL_COMPLETE) j->wait_status = status, j->failed_at = k;
-    if (j->ready || (j->left && status >= 0)) return;
+    if (j->seen[k] != SEEN_ENDED) j->seen[k] = SEEN_ENDED, j->left--;
+    if (j->ready || (j->left && j->wait_status == CL_COMPLETE)) return;
     j->ready = true;
     pending_remove(j);
     clops_fb_schedule(j->w);
@@ -181,7 +180,6 @@ void clops_fb_failed_by_now(host_job *j)
             s >= 0)
             continue;
         pthread_mutex_lock(&clops_fb_lock);
-        if (j->wait_status == CL_COMPLETE) j->wait_status = s, j->failed_at = k; /* a callback may have said 0 */
         event_ended(j, k, s);
         pthread_mutex_unlock(&clops_fb_lock);
     }
@@ -315,13 +313,12 @@ void clops_fb_worker_free(clops_host_worker *w)
 /* The execution behind a failed event: which one, and its status. */
 static clops_status wait_failed(const clops_host_worker *w, const host_job *j)
 {
-    char label[256], which[96];
+    char label[256];
     clops_status_label(j->wait_status, label, sizeof label);
-    if (j->failed_at) {
-        snprintf(which, sizeof which, "event %u of the host fallback's wait list", (unsigned)j->failed_at - 1);
-        return clops_fail(CLOPS_ERROR_DEVICE_LOST, "device \"%s\": %s failed with execution status %s; that "
-                          "execution did not run and its output was not written", w->device, which, label);
-    }
+    if (j->failed_at)
+        return clops_fail(CLOPS_ERROR_DEVICE_LOST, "device \"%s\": event %u of the host fallback's wait list failed "
+                          "with execution status %s; that execution did not run and its output was not written",
+                          w->device, (unsigned)j->failed_at - 1, label);
     return clops_fail(CLOPS_ERROR_DEVICE_LOST, "device \"%s\": a command before the host fallback on its in-order "
                       "queue failed (the fallback's first command then ended with execution status %s); that "
                       "execution did not run and its output was not written", w->device, label);
