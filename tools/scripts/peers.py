@@ -550,7 +550,9 @@ class OrtPeer(Peer):
 
     def prepare(self, row, inputs):
         np, onnx, helper = inputs.np, self.onnx, self.onnx.helper
-        elem = helper.np_dtype_to_tensor_dtype(inputs.x.dtype)
+        # helper.np_dtype_to_tensor_dtype is onnx >= 1.13; onnx 1.12 (Debian 12's python3-onnx) has the table.
+        to_elem = getattr(helper, "np_dtype_to_tensor_dtype", None)
+        elem = to_elem(inputs.x.dtype) if to_elem else onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[inputs.x.dtype]
         op, order, b = row["op_short"], row["order"], row["block"]
         in_shape, out_shape = list(row["input_shape"]), list(row["output_shape"])
         feeds = {"x": inputs.x}
