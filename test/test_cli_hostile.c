@@ -6,7 +6,9 @@
  * malformed lines refused by their numbers, JSON outputs that
  * stay valid UTF-8 whatever bytes a path holds (N17), and the watchdog taking
  * CLOPS_TIMEOUT as the default of --timeout; strict --windows sides and device
- * indices past INT32_MAX (issue 38 Q6, Q7). Shared fixtures: cli_fixture.h.
+ * indices past INT32_MAX (issue 38 Q6, Q7); a pack-add --list that names no
+ * binary and conformance on an index past the devices (findings of 2026-12-07,
+ * R4 and R6). Shared fixtures: cli_fixture.h.
  */
 #define _XOPEN_SOURCE 700
 #include "cli_fixture.h"
@@ -338,6 +340,62 @@ START_TEST(test_device_index_past_int32)
 }
 END_TEST
 
+/* R4: a --list of only comments and blank lines (or an empty file) names no
+ * binary: pack-add says so on one line and exits 1, writing nothing (it said
+ * "CLOPS_ERROR_NULL_ARGUMENT: clops_pack_add_binaries: NULL argument"). */
+START_TEST(test_pack_add_list_names_nothing)
+{
+    char pack[512], list[512];
+    tmp_path(pack, sizeof pack, "empty-list.pack");
+    tmp_path(list, sizeof list, "empty-list.txt");
+    static const char *const lists[] = {"# SOURCE<TAB>OPTIONS<TAB>BINARY\n\n# nothing yet\n", "", "\n\n"};
+    const char *args[] = {"kernels", "pack-add", pack, "--device", "0", "--list", list, NULL};
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+        write_bytes(list, lists[i], strlen(lists[i]));
+        run_argv(args);
+        ck_assert_msg(res.exit_code == 1, "list %zu: exit %d: %.400s%.400s", i, res.exit_code, res.out, res.err);
+        ck_assert_msg(strstr(res.err, "empty-list.txt: names no binary") != NULL && strstr(res.err, "NULL") == NULL,
+                      "list %zu: %.400s", i, res.err);
+        assert_error_line("pack-add --list naming no binary");
+        ck_assert_msg(!file_exists(pack), "list %zu created the pack", i);
+        assert_no_temp_files();
+    }
+    unlink(list);
+}
+END_TEST
+
+/* R6: `conformance --device N` with N past the devices is a usage error naming
+ * the index and the devices there are, before anything runs or a report is
+ * written; N above INT32_MAX wrapped (4294967294 ran the whole suite on the host
+ * and exited 0, 4294967295 on the default device, 2147483648 was "device
+ * -2147483648"). Bounded: before the fix 4294967295 ran the suite on a device. */
+START_TEST(test_conformance_device_past_the_devices)
+{
+    size_t count = 0;
+    ck_assert_int_eq(clops_device_list(NULL, 0, &count), CLOPS_SUCCESS);
+    char want[128], report[512], first[24];
+    if (count == 0)
+        snprintf(want, sizeof want, "but no OpenCL platform has a device");
+    else
+        snprintf(want, sizeof want, "requested, %zu device%s available", count, count == 1 ? "" : "s");
+    tmp_path(report, sizeof report, "past-the-devices.json");
+    snprintf(first, sizeof first, "%zu", count);
+    const char *const indices[] = {first, "2147483647", "2147483648", "4294967294", "4294967295"};
+    for (size_t i = 0; i < sizeof indices / sizeof indices[0]; i++) {
+        const char *args[] = {"conformance", "--device", indices[i], "--quick", "--json", report, NULL};
+        run_argv_bounded(120, args);
+        char head[64];
+        snprintf(head, sizeof head, "device %s ", indices[i]);
+        ck_assert_msg(res.exit_code == 2, "conformance --device %s: exit %d (-1: still running): %.400s%.400s",
+                      indices[i], res.exit_code, res.out, res.err);
+        ck_assert_msg(strstr(res.err, head) && strstr(res.err, want) && strstr(res.err, "clops conformance --help"),
+                      "conformance --device %s: %.400s", indices[i], res.err);
+        ck_assert_msg(strstr(res.out, "passed") == NULL, "conformance --device %s ran: %.400s", indices[i], res.out);
+        ck_assert_msg(!file_exists(report), "conformance --device %s wrote a report", indices[i]);
+    }
+}
+END_TEST
+
 static Suite *cli_hostile_suite(void)
 {
     Suite *s = suite_create("cli_hostile");
@@ -345,7 +403,8 @@ static Suite *cli_hostile_suite(void)
     TC_TESTS(tc, test_cache_list_short_keys, test_conformance_json_targets, test_pack_add_binary_not_regular,
              test_pack_add_list_malformed_line,
              test_json_non_utf8_path, test_timeout_from_environment, test_windows_strict_sides,
-             test_device_index_past_int32);
+             test_device_index_past_int32, test_pack_add_list_names_nothing,
+             test_conformance_device_past_the_devices);
     return s;
 }
 

@@ -208,16 +208,14 @@ static int opt_blocks(cli_args *a, const char *v, char *e, size_t n) { return op
 static int opt_layouts(cli_args *a, const char *v, char *e, size_t n) { return opt_words(a, v, e, n, 3); }
 static int opt_windows(cli_args *a, const char *v, char *e, size_t n) { return opt_words(a, v, e, n, 4); }
 
-/* --device N: an OpenCL device (the host backend runs no kernels). */
+/* --device N: an OpenCL device (the host backend runs no kernels); opt_device's
+ * parsing, less host. */
 static int opt_cl_device(cli_args *args, const char *value, char *err, size_t err_size)
 {
-    uint64_t v;
-    if (parse_uint(value, UINT32_MAX, &v) != 0) {
+    if (strcmp(value, "host") == 0 || opt_device(args, value, err, err_size) != 0) {
         set_err(err, err_size, "--device needs a device index from 'clops devices', not '%s'", value);
         return -1;
     }
-    args->device = DEVICE_INDEX;
-    args->device_index = (unsigned)v;
     return 0;
 }
 
@@ -570,7 +568,10 @@ static int pack_add_items(const cli_command *cmd, const cli_args *args, char **t
     if (*text) memcpy(*text, bytes, len), (*text)[len] = '\0';
     free(bytes);
     if (!*text) return fail_line(args->list, "out of memory"), -1;
-    return read_list(args->list, *text, len, items, n);
+    if (read_list(args->list, *text, len, items, n) != 0) return -1;
+    if (*n == 0) /* only comments and blank lines: nothing to add, and the pack is left as it was */
+        return fail_line(args->list, "names no binary (only comments and blank lines): nothing added"), -1;
+    return 0;
 }
 
 static int run_pack_add(const cli_command *cmd, const cli_args *args)

@@ -590,20 +590,18 @@ static bool find_info(clops_context *ctx, clops_device_info *out)
     return found;
 }
 
-/* Opens a context on `device` ("host", an index, or NULL for the default) and
- * runs everything on it; false when the context cannot be made. */
-static bool run_on(conf_report *report, const char *device, bool quick, const run_settings *settings)
+/* Opens a context on `index` (a device of clops_device_list, CLOPS_DEVICE_HOST
+ * or CLOPS_DEVICE_DEFAULT; `label` names it) and runs everything on it; false
+ * when the context cannot be made. */
+static bool run_on(conf_report *report, int index, const char *label, bool quick, const run_settings *settings)
 {
     clops_context *ctx = NULL;
     clops_context_options o;
-    const int index = !device ? CLOPS_DEVICE_DEFAULT
-                      : strcmp(device, "host") == 0 ? CLOPS_DEVICE_HOST
-                                                    : (int)strtoul(device, NULL, 10);
     clops_status st = run_settings_options(settings, index, &o);
     if (st == CLOPS_SUCCESS) st = clops_context_create_with_options(&o, &ctx);
     if (st == CLOPS_SUCCESS) run_watchdog_device(clops_context_device_name(ctx));
     if (st != CLOPS_SUCCESS) {
-        fprintf(stderr, "clops: conformance: device %s: %s: %s\n", device ? device : "(default)",
+        fprintf(stderr, "clops: conformance: device %s: %s: %s\n", label,
                 clops_status_name(st), clops_last_error_message());
         return false;
     }
@@ -617,6 +615,22 @@ static bool run_on(conf_report *report, const char *device, bool quick, const ru
     run_device(report, ctx, opencl ? &info : NULL, quick);
     clops_context_free(ctx);
     return true;
+}
+
+/* Whether device `index` is one of clops_device_list()'s (parsed by opt_device,
+ * the parser of every command's --device); -1 with "device N requested, M
+ * devices available" in err where it is not. */
+static int device_index_check(unsigned index, char *err, size_t err_size)
+{
+    size_t count = 0;
+    if (clops_device_list(NULL, 0, &count) != CLOPS_SUCCESS) count = 0;
+    if (index < count) return 0;
+    if (count == 0)
+        set_err(err, err_size, "device %u requested, but no OpenCL platform has a device", index);
+    else
+        set_err(err, err_size, "device %u requested, %zu device%s available ('clops devices' lists them)", index,
+                count, count == 1 ? "" : "s");
+    return -1;
 }
 
 /* --device N|host|all */
@@ -643,13 +657,11 @@ static int opt_json_file(cli_args *args, const char *value, char *err, size_t er
 
 static int run_conformance(const cli_command *cmd, const cli_args *args)
 {
-    (void)cmd;
-    char index[24] = "";
-    const char *device = args->device == DEVICE_HOST ? "host" : args->device == DEVICE_ALL ? "all" : NULL;
-    if (args->device == DEVICE_INDEX) {
-        snprintf(index, sizeof index, "%u", args->device_index);
-        device = index;
-    }
+    /* An index past the devices is refused before anything runs: as an int it
+     * could read as CLOPS_DEVICE_HOST or CLOPS_DEVICE_DEFAULT (4294967294, 4294967295). */
+    char err[ERR_SIZE];
+    if (args->device == DEVICE_INDEX && device_index_check(args->device_index, err, sizeof err) != 0)
+        return usage_error(cmd, err);
     const bool quick = args->quick != 0;
     /* What the report says it ran: this very command line, quoted for a shell. */
     char *command = shell_command_line("clops conformance", args->argc, args->argv);
@@ -665,16 +677,22 @@ static int run_conformance(const cli_command *cmd, const cli_args *args)
         return 1;
     }
     run_watchdog_start(&args->settings);
-    if (device && strcmp(device, "all") == 0) {
+    if (args->device == DEVICE_ALL) {
         size_t count = 0;
-        ok = clops_device_list(NULL, 0, &count) == CLOPS_SUCCESS;
+        ok = clops_device_list(NULL, 0, &count) == CLOPS_SUCCESS && count <= INT32_MAX;
         for (size_t i = 0; ok && i < count; i++) {
-            snprintf(index, sizeof index, "%zu", i);
-            ok = run_on(report, index, quick, &args->settings);
+            char label[24];
+            snprintf(label, sizeof label, "%zu", i);
+            ok = run_on(report, (int)i, label, quick, &args->settings);
         }
-        if (ok) ok = run_on(report, "host", quick, &args->settings);
+        if (ok) ok = run_on(report, CLOPS_DEVICE_HOST, "host", quick, &args->settings);
+    } else if (args->device == DEVICE_INDEX) { /* checked above: below the count, so an int */
+        char label[24];
+        snprintf(label, sizeof label, "%u", args->device_index);
+        ok = run_on(report, (int)args->device_index, label, quick, &args->settings);
     } else {
-        ok = run_on(report, device, quick, &args->settings);
+        ok = args->device == DEVICE_HOST ? run_on(report, CLOPS_DEVICE_HOST, "host", quick, &args->settings)
+                                         : run_on(report, CLOPS_DEVICE_DEFAULT, "(default)", quick, &args->settings);
     }
     run_watchdog_stop(); /* the device work is done: what follows writes the report */
     if (ok && args->json_file) ok = conf_report_write_json(report);
