@@ -3,11 +3,6 @@
  * Build options (besides clops_common.cl's):
  *   -DBLOCK=b            block size, a compile-time constant: / and % by it become
  *                        shifts or multiplies, and the loops over a block unroll
- *   -DBLOCK_ARG=1        instead of BLOCK: the block size is the kernels' last
- *                        argument (uint), so one binary per element width, order
- *                        and layout serves every block size (for devices that
- *                        load only offline-compiled binaries; element loop only:
- *                        VEC=0, no TILE)
  *   -DORDER_DCR=1|0      1: depth-column-row; 0: column-row-depth
  *   -DCHUNK=k            positions of the inner axis each work-item walks
  *   -DCHANNELS_INNER=0|1 the inner axis: 0: W (packed NCHW), 1: C (NHWC through strides)
@@ -33,19 +28,6 @@
  * NDRange dimension 2; the global size is rounded up to the work-group size and
  * every kernel guards its range (OpenCL 1.2: no non-uniform work-groups).
  */
-#ifndef BLOCK_ARG
-#define BLOCK_ARG 0
-#endif
-#if BLOCK_ARG
-#if VEC || defined(TILE) || defined(BLOCK)
-#error "BLOCK_ARG takes the element loop only (VEC=0, no TILE) and no BLOCK"
-#endif
-#define BLOCK_PARAM , uint block_arg
-#define B ((idx_t)block_arg)
-#else
-#define BLOCK_PARAM
-#endif
-
 #if UNIT_W
 #define XS3 ((idx_t)1)
 #define YS3 ((idx_t)1)
@@ -229,7 +211,7 @@ inline void shuffle_rows(vec_t v[BLOCK], const int inverse)
     y[YOFF(n, C_AT(p), h, W_AT(p) * B + (j))] = x[XOFF(n, DEPTH_CHANNEL(i, (j), C_AT(p), cout), hi, W_AT(p))]
 
 __kernel void depth_to_space(__global const elem_t *restrict x, __global elem_t *restrict y,
-                             dims4 sizes, dims4 xs, dims4 ys BLOCK_PARAM)
+                             dims4 sizes, dims4 xs, dims4 ys)
 {
     ITEM_COORDS(sizes)
     const idx_t cout = DIM(sizes, 1), i = h % B, hi = h / B;
@@ -263,7 +245,7 @@ __kernel void depth_to_space(__global const elem_t *restrict x, __global elem_t 
     y[YOFF(n, DEPTH_CHANNEL((i), (j), C_AT(p), cin), h, W_AT(p))] = x[XOFF(n, C_AT(p), h * B + (i), W_AT(p) * B + (j))]
 
 __kernel void space_to_depth(__global const elem_t *restrict x, __global elem_t *restrict y,
-                             dims4 sizes, dims4 xs, dims4 ys BLOCK_PARAM)
+                             dims4 sizes, dims4 xs, dims4 ys)
 {
     ITEM_COORDS(sizes)
     const idx_t cin = DIM(sizes, 1);

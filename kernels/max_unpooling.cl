@@ -85,29 +85,9 @@
  * (max_unpooling.c ITEM_LOOP_BUDGET): Mesa's llvmpipe (rusticl) stops a work-item
  * after 65535 (its loop limiter), silently leaving the rest unwritten.
  */
-/* The word of pair `w` that execution g raises. */
-#define WORD_OF(w, g) ((w) + ((g) & 1u))
-#define ST_GENERAL WORD_OF(0u, gen)
-#define ST_POOL WORD_OF(2u, gen)
-#define ST_OUT_OF_RANGE 4
-#define ST_HEAVY 5
-#define ST_BAD 6 /* and 7 */
-/* Whether the operator's previous execution raised pair `w` (0: general, 2:
- * pool), read where this execution never writes. */
-#define PREVIOUS(w) (status[WORD_OF(w, gen - 1u)] == gen - 1u)
-
-/* The first bad index's row-major input position, for the message
- * (clops_operator_last_status): execution gen keeps the complement of the
- * smallest in status[ST_BAD + gen % 2] (atomic_max of ~position: 0 is none), and
- * every kernel's work-item 0 clears the other slot, which only the next
- * execution uses (executions of an operator run one after another). */
-#define NEXT_BAD_CLEAR                                                                           \
-    if (get_global_id(0) == 0) status[ST_BAD + ((gen + 1u) & 1u)] = 0u;
-#define RAISE_BAD(first_bad)                                                                     \
-    if ((first_bad) != UINT_MAX) {                                                               \
-        atomic_max(&status[ST_OUT_OF_RANGE], gen);                                               \
-        atomic_max(&status[ST_BAD + (gen & 1u)], ~(first_bad));                                  \
-    }
+/* The status words' names and protocol (WORD_OF, ST_*, PREVIOUS, NEXT_BAD_CLEAR,
+ * RAISE_BAD, MARK_BASE) are in unpool_words.cl, which the program puts before this
+ * file: the portable program (portable.cl) keeps the same words. */
 
 /* Windows and pool (only gated plans have them) skip themselves when the general
  * path ran in the operator's previous execution, except every 16th execution

@@ -160,9 +160,7 @@ __kernel void tiles(UNPOOL_ARGS)
  * == 0 but the first (max_unpooling.c enqueue_chain). place therefore reads
  * the words and writes nothing back (it zeroed every word it read before:
  * scattered stores, a quarter of its memory traffic in the GPU model). */
-#define ST_MARK_SPAN 12
-#define ST_MARK_PERIOD 13
-#define MARK_BASE (((gen - 1u) % status[ST_MARK_PERIOD]) * status[ST_MARK_SPAN])
+/* (ST_MARK_SPAN, ST_MARK_PERIOD and MARK_BASE: unpool_words.cl) */
 #if BUCKET && INTERLEAVE
 #error "bucket takes contiguous runs of rows (INTERLEAVE=0)"
 #endif

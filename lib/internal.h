@@ -70,6 +70,8 @@ struct clops_context {
     clops_plan_device plan;      /* what plans and work sizes are chosen from (cl/profile.c) */
     pthread_mutex_t lock;        /* guards the program table and the tuning table */
     clops_program_entry *programs;
+    bool own_program;            /* the application's program is the portable program
+                                    (clops_context_use_program): nothing else is built or loaded */
     struct clops_tuning_table *tuning; /* loaded on first lookup */
     /* Whether the context can still reach its device (cl/wait.c, clops_context_usable):
      * `pid` is getpid() at creation, set once (read without a lock): in a child

@@ -290,6 +290,11 @@ typedef enum clops_fallback_policy {
 /** clops_context_options::disable bit: never compile; load cached or imported
  *  binaries only (CLOPS_DISABLE=compiler). */
 #define CLOPS_CAPABILITY_COMPILER 8u
+/** clops_context_options::disable bit: never use the programs specialised per
+ *  shape; every operator on the device runs the portable program's kernels, one
+ *  program built with no option (CLOPS_DISABLE=specialised; see "The portable
+ *  program" in docs/cache-and-tuning.md). */
+#define CLOPS_CAPABILITY_SPECIALISED 16u
 
 /** clops_context_options::device: the default rule of clops_context_create(). */
 #define CLOPS_DEVICE_DEFAULT (-1)

@@ -35,3 +35,13 @@ clops_status clops_introspect_device(const clops_context *ctx, cl_device_type *t
     *max_loops = ctx->plan.max_loops;
     return CLOPS_SUCCESS;
 }
+
+bool clops_introspect_portable(const clops_context *ctx)
+{
+    return ctx && ctx->backend == CLOPS_BACKEND_OPENCL && clops_portable_only(ctx);
+}
+
+const char *clops_introspect_kernel_role(const char *kernel, char *buf, size_t size)
+{
+    return clops_kernel_role(kernel, buf, size);
+}

@@ -45,6 +45,7 @@ void clops_operator_free(clops_operator *op)
     /* In a forked child: no release that would call the driver (cl/wait.c,
      * clops_context_forked), its kernels, events and worker state are left. */
     if (!clops_context_forked(op->ctx)) clops_op_release(op);
+    free(op->fallback_reason);
     free(op);
 }
 
@@ -146,7 +147,7 @@ clops_status clops_operator_get_info(const clops_operator *op, clops_operator_in
     info->build_options = op->fallback ? "" : op->options;
     info->program_origin = op->program_origin;
     info->local_size_origin = op->local_size_origin;
-    info->fallback_reason = op->fallback_reason;
+    info->fallback_reason = op->fallback_reason ? op->fallback_reason : "";
     /* The first launch: the one named by kernel_name. */
     if (op->num_launches) {
         const clops_launch *l = &op->launches[0];

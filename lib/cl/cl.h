@@ -92,7 +92,12 @@ clops_status clops_program_from_binary(clops_context *ctx, const char *options, 
 clops_status clops_program_get(clops_context *ctx, const char *source_name, const char *options,
                                cl_program *out, const char **origin);
 void clops_programs_release(clops_context *ctx);
-/* clops_common.cl followed by `source_name` (malloc'd, NUL-terminated). */
+/* The portable program (kernels/portable.cl): built with CLOPS_PORTABLE_OPTIONS,
+ * whatever the operator. */
+#define CLOPS_PORTABLE_SOURCE "portable.cl"
+#define CLOPS_PORTABLE_OPTIONS "-cl-std=CL1.2"
+/* The whole source of program `source_name`: its kernels/ files one after another
+ * (program.c program_files; malloc'd, NUL-terminated). */
 clops_status clops_program_source(const char *source_name, char **out, size_t *out_len);
 /* The disk-cache key of the program built from `source` with `options` on ctx's
  * device (malloc'd; NULL when out of memory). */

@@ -103,25 +103,31 @@ static void show_warnings(cl_program program, cl_device_id device, const char *n
     free(log);
 }
 
-/* Operator files continued in other files, appended to them in this order in one
- * program (kept apart only to stay readable). */
-#define MAX_CONTINUED 3
+/* Each program's files, concatenated in this order (kept apart only to stay
+ * readable, or shared: unpool_words.cl is MaxUnpooling's status words in both
+ * max_unpooling.cl's specialised programs and the portable program). */
+#define MAX_PARTS 6
 static const struct {
-    const char *name, *continued[MAX_CONTINUED];
-} continued_files[] = {{"max_unpooling.cl", {"max_unpooling_sort.cl", "max_unpooling_general.cl", "max_unpooling_pool.cl"}}};
+    const char *name, *parts[MAX_PARTS];
+} program_files[] = {
+    {"depth_space.cl", {"clops_common.cl", "depth_space.cl"}},
+    {"max_unpooling.cl",
+     {"clops_common.cl", "unpool_words.cl", "max_unpooling.cl", "max_unpooling_sort.cl", "max_unpooling_general.cl",
+      "max_unpooling_pool.cl"}},
+    {CLOPS_PORTABLE_SOURCE, {"unpool_words.cl", "portable.cl"}},
+};
 
-/* The program's whole source: clops_common.cl, the operator's file, and the
- * files that continue it if any (continued_files), one after another. */
+/* The program's whole source: its files (program_files) one after another. */
 clops_status clops_program_source(const char *name, char **out, size_t *out_len)
 {
-    const char *names[2 + MAX_CONTINUED] = {"clops_common.cl", name};
-    size_t nparts = 2;
-    for (size_t i = 0; i < sizeof continued_files / sizeof continued_files[0]; i++)
-        if (strcmp(continued_files[i].name, name) == 0)
-            for (size_t k = 0; k < MAX_CONTINUED && continued_files[i].continued[k]; k++)
-                names[nparts++] = continued_files[i].continued[k];
-    char *parts[2 + MAX_CONTINUED] = {NULL};
-    size_t lens[2 + MAX_CONTINUED] = {0}, total = 0;
+    const char *const *names = NULL;
+    for (size_t i = 0; i < sizeof program_files / sizeof program_files[0] && !names; i++)
+        if (strcmp(program_files[i].name, name) == 0) names = program_files[i].parts;
+    if (!names) return clops_fail(CLOPS_ERROR_KERNEL_SOURCE_UNAVAILABLE, "no program named %s", name);
+    size_t nparts = 0;
+    while (nparts < MAX_PARTS && names[nparts]) nparts++;
+    char *parts[MAX_PARTS] = {NULL};
+    size_t lens[MAX_PARTS] = {0}, total = 0;
     clops_status st = CLOPS_SUCCESS;
     for (size_t i = 0; i < nparts && st == CLOPS_SUCCESS; i++) {
         st = load_source(names[i], &parts[i], &lens[i]);

@@ -132,7 +132,7 @@ static clops_status parse_seconds(const char *name, const char *s, double *out)
 /* A comma-separated list of capabilities, no spaces. */
 static clops_status parse_disable(const char *name, const char *s, unsigned *out)
 {
-    static const char *const caps[] = {"fp64", "int64", "fp16", "compiler", NULL};
+    static const char *const caps[] = {"fp64", "int64", "fp16", "compiler", "specialised", NULL};
     unsigned mask = 0;
     for (const char *p = s;;) {
         const size_t len = strcspn(p, ",");
@@ -143,7 +143,7 @@ static clops_status parse_disable(const char *name, const char *s, unsigned *out
             word[len] = '\0';
             i = keyword(word, caps);
         }
-        if (i < 0) return bad(name, s, "expected a comma-separated list of fp64, int64, fp16, compiler");
+        if (i < 0) return bad(name, s, "expected a comma-separated list of fp64, int64, fp16, compiler, specialised");
         mask |= 1u << i; /* CLOPS_CAPABILITY_* in the order of caps */
         p += len;
         if (!*p) break;
@@ -257,7 +257,7 @@ clops_status clops_options_resolve(const clops_context_options *in, clops_contex
     if (out->tuning != 0 && out->tuning != 1)
         return clops_fail(CLOPS_ERROR_INVALID_SETTING, "options: tuning %d is neither 0 nor 1", out->tuning);
     const unsigned all = CLOPS_CAPABILITY_FP64 | CLOPS_CAPABILITY_INT64 | CLOPS_CAPABILITY_FP16 |
-                         CLOPS_CAPABILITY_COMPILER;
+                         CLOPS_CAPABILITY_COMPILER | CLOPS_CAPABILITY_SPECIALISED;
     if (out->disable & ~all)
         return clops_fail(CLOPS_ERROR_INVALID_SETTING, "options: disable 0x%x names unknown capabilities",
                           out->disable);

@@ -182,25 +182,6 @@ static clops_status launch_loop(clops_operator *op, const char *variant, const c
     return st;
 }
 
-/* The block-argument program (kernels/depth_space.cl BLOCK_ARG): the variant with
- * -DBLOCK_ARG=1 for -DBLOCK=b, the element loop at the default chunk, so one
- * binary per width, order and layout serves every block size. Used for blocks past
- * CLOPS_SPECIALISED_BLOCK_MAX, and when the specialised program can be neither
- * loaded nor compiled (a device that takes offline-compiled binaries only; it is
- * then loaded from the disk cache). */
-static clops_status launch_block_arg(clops_operator *op, const char *variant)
-{
-    char generic[CLOPS_OPTIONS_MAX - 64];
-    const char *at = strstr(variant, " -DBLOCK=");
-    const char *end = at ? strchr(at + 1, ' ') : NULL;
-    if (!at || !end) return clops_fail(CLOPS_ERROR_INTERNAL, "variant \"%s\" has no block size", variant);
-    snprintf(generic, sizeof generic, "%.*s -DBLOCK_ARG=1%s", (int)(at - variant), variant, end);
-    const clops_tuning untuned = {0, {0, 0, 0}, CLOPS_LOOP_ELEMENTS, 0};
-    bool refused;
-    op->block_arg = true;
-    return launch_loop(op, generic, &untuned, CLOPS_LOOP_ELEMENTS, &refused);
-}
-
 static clops_status prepare(clops_operator *op)
 {
     const clops_op_params *p = &op->params;
@@ -223,11 +204,11 @@ static clops_status prepare(clops_operator *op)
         set_loop(op, variant, &tuned, op->loop);
         return CLOPS_SUCCESS;
     }
-    /* Past the block sizes networks use, the block-argument program: the specialised
-     * one unrolls over the block, and its build time grows with it (16 s at 256, minutes
-     * at 3000: a model's blocksize attribute would stall creation); this one is built
-     * once per width, order and layout, whatever the block. */
-    if (p->block_size > CLOPS_SPECIALISED_BLOCK_MAX && !op->forced) return launch_block_arg(op, variant);
+    /* Past the block sizes networks use, the portable program (portable.c): the
+     * specialised one unrolls over the block, and its build time grows with it (16 s at
+     * 256, minutes at 3000: a model's blocksize attribute would stall creation); the
+     * portable one is built once, whatever the operator. */
+    if (p->block_size > CLOPS_SPECIALISED_BLOCK_MAX && !op->forced) return clops_portable_depth_space(op);
     bool refused;
     clops_status st = launch_loop(op, variant, &tuned, op->loop, &refused);
     if (st == CLOPS_ERROR_COMPILER_UNAVAILABLE && op->loop == CLOPS_LOOP_TILE &&
@@ -240,13 +221,6 @@ static clops_status prepare(clops_operator *op)
         op->num_launches = 0;
         st = launch_loop(op, variant, &tuned, CLOPS_LOOP_ELEMENTS, &refused);
     }
-    if (st == CLOPS_ERROR_COMPILER_UNAVAILABLE && !op->forced) {
-        char why[512];
-        snprintf(why, sizeof why, "%s", clops_last_error_message());
-        st = launch_block_arg(op, variant);
-        if (st == CLOPS_ERROR_COMPILER_UNAVAILABLE) /* neither binary: say so about the specialised one */
-            st = clops_fail(st, "%s; nor of the block-argument variant \"%s\"", why, op->options);
-    }
     return st;
 }
 
@@ -254,6 +228,7 @@ static clops_status enqueue(clops_operator *op, const clops_buffers *b, cl_uint 
                             cl_event *event)
 {
     if (op->num_launches == 0) return clops_enqueue_nothing(op->ctx, nwait, wait, event); /* empty tensors */
+    if (op->portable) return clops_portable_depth_space_enqueue(op, b, nwait, wait, event);
     const clops_op_params *p = &op->params;
     const clops_launch *l = &op->launches[0];
     uint64_t sizes[4], items[3];
@@ -262,8 +237,6 @@ static clops_status enqueue(clops_operator *op, const clops_buffers *b, cl_uint 
     clops_status st = clops_set_arg(l->kernel, 0, sizeof(cl_mem), &b->input);
     if (st == CLOPS_SUCCESS) st = clops_set_arg(l->kernel, 1, sizeof(cl_mem), &b->output);
     if (st == CLOPS_SUCCESS) st = clops_set_dims_args(op, l->kernel, 2, 3, dims);
-    const cl_uint block = p->block_size;
-    if (st == CLOPS_SUCCESS && op->block_arg) st = clops_set_arg(l->kernel, 5, sizeof block, &block);
     if (st == CLOPS_SUCCESS) st = clops_enqueue_launch(op, l, nwait, wait, event);
     return st;
 }
@@ -338,8 +311,10 @@ static clops_status check(const clops_op_params *p)
 const clops_op_entry clops_depth_to_space_op = {
     .type = CLOPS_OPERATOR_DEPTH_TO_SPACE, .unpack = unpack, .output_sizes = output_sizes, .check = check,
     .host_run = clops_host_depth_to_space, .prepare = prepare, .enqueue = enqueue, .tunes_local_size = true,
+    .portable = clops_portable_depth_space,
 };
 const clops_op_entry clops_space_to_depth_op = {
     .type = CLOPS_OPERATOR_SPACE_TO_DEPTH, .unpack = unpack, .output_sizes = output_sizes, .check = check,
     .host_run = clops_host_space_to_depth, .prepare = prepare, .enqueue = enqueue, .tunes_local_size = true,
+    .portable = clops_portable_depth_space,
 };

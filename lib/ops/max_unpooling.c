@@ -347,6 +347,18 @@ static clops_status zeroed_scratch(clops_operator *op, uint64_t want)
     return op->unpool.scratch ? CLOPS_SUCCESS : clops_fail_cl(err, "clCreateBuffer(MaxUnpooling scratch)");
 }
 
+clops_status clops_max_unpooling_state(clops_operator *op, cl_uint words[ST_BUFFER_WORDS], uint64_t scratch,
+                                       bool mark)
+{
+    const clops_op_params *p = &op->params;
+    op->unpool.mark_period = mark_period(p);
+    op->unpool.mark = mark;
+    words[ST_MARK_SPAN] = (cl_uint)p->input.count, words[ST_MARK_PERIOD] = op->unpool.mark_period;
+    clops_status st = new_buffer(op, ST_BUFFER_WORDS * sizeof(cl_uint), words, &op->unpool.status);
+    if (st == CLOPS_SUCCESS && (scratch || mark)) st = zeroed_scratch(op, scratch + (mark ? mark_bytes(p) : 0));
+    return st;
+}
+
 /* A plan's shape-dependent choices (the header's plans), from which its build
  * options follow (plan_options). */
 typedef struct unpool_plan {
@@ -633,11 +645,7 @@ static clops_status prepare_plan(clops_operator *op, bool *tile_refused)
     cl_uint words[ST_BUFFER_WORDS] = {0};
     words[ST_TILE_SHIFT] = bl.shift, words[ST_GROUPS] = (cl_uint)(bucket ? bl.groups : sl.groups);
     words[ST_TILES] = (cl_uint)(bucket ? bl.tiles : sl.tiles), words[ST_PAD] = bl.pad, words[ST_SORT_CAP] = (cl_uint)sl.cap;
-    op->unpool.mark_period = mark_period(p);
-    words[ST_MARK_SPAN] = (cl_uint)p->input.count, words[ST_MARK_PERIOD] = op->unpool.mark_period;
-    clops_status st = new_buffer(op, sizeof words, words, &op->unpool.status);
-    if (st == CLOPS_SUCCESS && (bucket || pl.mark)) st = zeroed_scratch(op, bl.bytes + sl.bytes + (pl.mark ? mark_bytes(p) : 0));
-    op->unpool.mark = pl.mark;
+    clops_status st = clops_max_unpooling_state(op, words, bucket || pl.mark ? bl.bytes + sl.bytes : 0, pl.mark);
     cl_program program;
     if (st == CLOPS_SUCCESS)
         st = clops_program_get(op->ctx, "max_unpooling.cl", op->options, &program, &op->program_origin);
@@ -793,6 +801,7 @@ const clops_op_entry clops_max_unpooling_op = {
     .type = CLOPS_OPERATOR_MAX_UNPOOLING, .unpack = unpack, .check = check,
     .host_run = clops_host_max_unpooling, .run_mapped = clops_max_unpooling_run_mapped,
     .record_host = clops_max_unpooling_record, .needs_host = clops_max_unpooling_needs_host,
-    .prepare = clops_max_unpooling_prepare, .enqueue = clops_max_unpooling_enqueue,
+    .prepare = clops_max_unpooling_prepare, .portable = clops_portable_max_unpooling,
+    .enqueue = clops_max_unpooling_enqueue,
     .last_status = clops_max_unpooling_status, .release = clops_max_unpooling_release,
 };

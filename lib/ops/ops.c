@@ -1,6 +1,7 @@
 /* ops.c - what the operator objects do through the table of operators
  * (op_table.c): prepare on the device (or fall back to the host, fallback.c),
  * enqueue, run on the host, report the last status, release. */
+#define _POSIX_C_SOURCE 200809L /* strdup */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,18 +37,52 @@ static clops_status fall_back(clops_operator *op, const char *why)
     if (op->ctx->options.fallback == CLOPS_FALLBACK_NEVER)
         return clops_fail(CLOPS_ERROR_FALLBACK_REFUSED, "%s cannot run on device \"%s\" (%s) and the fallback "
                           "policy is never", op_name(op->params.type), op->ctx->info.device_name, why);
+    free(op->fallback_reason);
+    op->fallback_reason = strdup(why);
+    if (!op->fallback_reason)
+        return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "the fallback's reason (%zu bytes)", strlen(why));
     op->fallback = true;
+    op->portable = false;
     op->kernel_name = "";
     op->program_origin = "";
     op->local_size_origin = "";
-    snprintf(op->fallback_reason, sizeof op->fallback_reason, "%s", why);
     return CLOPS_SUCCESS;
 }
 
+/* Releases a plan's launches and state, for another plan. */
+static void release_plan(clops_operator *op)
+{
+    for (unsigned i = 0; i < op->num_launches; i++) clReleaseKernel(op->launches[i].kernel);
+    op->num_launches = 0;
+    const clops_op_entry *e = clops_op_lookup(op->params.type);
+    if (e->release) e->release(op);
+}
+
+/* The specialised plan, else the portable program's (portable.c): always under
+ * clops_portable_only, and where the specialised program can be neither loaded
+ * nor built (not while programs are listed: a listing names the specialised
+ * programs). A failure of both says why for each, whole. */
+static clops_status prepare_plan(clops_operator *op, const clops_op_entry *e)
+{
+    if (clops_portable_only(op->ctx)) return e->portable(op);
+    const clops_status st = e->prepare(op);
+    if ((st != CLOPS_ERROR_COMPILER_UNAVAILABLE && st != CLOPS_ERROR_BUILD_FAILED) ||
+        clops_program_list_case(CLOPS_LIST_WIDE_OFFSETS) >= 0)
+        return st;
+    char *specialised = strdup(clops_last_error_message());
+    if (!specialised) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "a build's message");
+    release_plan(op);
+    const clops_status portable = e->portable(op);
+    if (portable != CLOPS_SUCCESS && portable != CLOPS_ERROR_OUT_OF_HOST_MEMORY)
+        clops_fail(st, "%s; nor the portable program: %s", specialised, clops_last_error_message());
+    free(specialised);
+    return portable == CLOPS_SUCCESS ? CLOPS_SUCCESS : portable == CLOPS_ERROR_OUT_OF_HOST_MEMORY ? portable : st;
+}
 
 /* The OpenCL plan, or the host path where the device cannot run it: tensors
- * past 2^32 elements without 64-bit integers, no compiler and no cached binary,
- * or a failed build (errors under the fallback policy never). Other failures are errors. */
+ * past 2^32 elements without 64-bit integers, no compiler and no binary of
+ * either the specialised or the portable program, or failed builds (errors
+ * under the fallback policy never). Other failures are errors. */
 static clops_status prepare_on_device(clops_operator *op)
 {
     if (!clops_fits_u32(&op->params) && !op->ctx->info.has_int64) {
@@ -61,13 +96,15 @@ static clops_status prepare_on_device(clops_operator *op)
     if (e->needs_host && e->needs_host(op, why, sizeof why)) {
         return fall_back(op, why);
     }
-    const clops_status st = e->prepare(op);
+    const clops_status st = prepare_plan(op, e);
     if (st == CLOPS_SUCCESS && !e->tunes_local_size && strcmp(op->local_size_origin, "tuned") == 0)
         op->local_size_origin = "heuristic"; /* the plan's own size, not the tuner's (ops.h) */
     if (st == CLOPS_ERROR_COMPILER_UNAVAILABLE || st == CLOPS_ERROR_BUILD_FAILED) {
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", clops_last_error_message());
-        return fall_back(op, msg);
+        char *msg = strdup(clops_last_error_message());
+        if (!msg) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "a build's message");
+        const clops_status fb = fall_back(op, msg);
+        free(msg);
+        return fb;
     }
     return st;
 }

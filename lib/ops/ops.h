@@ -32,7 +32,7 @@ struct clops_operator {
     const char *program_origin;  /* "compiled", "disk cache", "in-process" */
     const char *local_size_origin; /* "tuned", "heuristic" or "fixed by the tile kernel" */
     bool fallback;               /* runs on the host although the context is OpenCL */
-    char fallback_reason[512];
+    char *fallback_reason;       /* why (malloc'd, whole), or NULL */
     struct clops_host_worker *host_worker; /* fallback: its jobs and failures (fallback.c), or NULL */
     bool reading_back;           /* in execute_host on a device: last_status's messages say nothing was written */
     struct {                     /* the caller's wait-list events since the last last_status (ops.c) */
@@ -48,6 +48,8 @@ struct clops_operator {
     unsigned vector_bytes;       /* DepthToSpace/SpaceToDepth: bytes per vector of the vector-rows kernels
                                     when they run (VW x element size), else 0 */
     bool block_arg;              /* DepthToSpace/SpaceToDepth: the block size is a kernel argument */
+    bool portable;               /* the plan runs the portable program's kernels (portable.c) */
+    char portable_kernels[CLOPS_MAX_LAUNCHES][32]; /* their names, kernel_name pointing at the first */
     struct {                     /* MaxUnpooling's device state (max_unpooling.c) */
         cl_mem status;           /* status words the kernels raise */
         cl_mem scratch;          /* the general path's buckets (bucket_plan) or mark's words, NULL for serial */
@@ -174,6 +176,21 @@ bool clops_fits_u32(const clops_op_params *p);
  * 2 to 8, 16 at most; a hostile model's blocksize must not cost minutes of builds. */
 #define CLOPS_SPECIALISED_BLOCK_MAX 16u
 
+/* ---- the portable program (portable.c) -------------------------------------------------------- */
+
+/* Whether every operator of ctx runs the portable program: CLOPS_DISABLE=specialised,
+ * or the application's own program (clops_context_use_program). */
+bool clops_portable_only(const clops_context *ctx);
+/* The portable plans of a validated operator (an entry's `portable`); COMPILER_UNAVAILABLE
+ * where the portable program cannot take its tensors (offsets past 32 bits). */
+clops_status clops_portable_depth_space(clops_operator *op);
+clops_status clops_portable_max_unpooling(clops_operator *op);
+/* A kernel's role in its plan, into `buf` (api/introspect.h): the portable
+ * program's clops_windows_4 is "windows", clops_permute_4 "permute". */
+const char *clops_kernel_role(const char *kernel, char *buf, size_t size);
+clops_status clops_portable_depth_space_enqueue(clops_operator *op, const clops_buffers *b, cl_uint nwait,
+                                                const cl_event *wait, cl_event *event);
+
 /* ---- the table ------------------------------------------------------------------------------- */
 
 typedef struct clops_op_entry {
@@ -202,6 +219,8 @@ typedef struct clops_op_entry {
     bool (*needs_host)(const clops_operator *op, char *why, size_t size);
     /* The OpenCL plan: program, kernels and work sizes; then one execution. */
     clops_status (*prepare)(clops_operator *op);
+    /* The plan on the portable program (portable.c), where the specialised one cannot be had. */
+    clops_status (*portable)(clops_operator *op);
     clops_status (*enqueue)(clops_operator *op, const clops_buffers *b, cl_uint nwait, const cl_event *wait,
                             cl_event *event);
     /* The last execution's status (NULL: always success); the plan's own state freed. */

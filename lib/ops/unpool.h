@@ -16,6 +16,12 @@ enum { ST_GENERAL, ST_POOL = 2, ST_OUT_OF_RANGE = 4, ST_HEAVY, ST_BAD, ST_BAD_OD
  * tiles, pad, mark's span and period, and bin's slots per tile (max_unpooling_sort.cl). */
 enum { ST_TILE_SHIFT = ST_WORDS, ST_GROUPS, ST_TILES, ST_PAD, ST_MARK_SPAN, ST_MARK_PERIOD, ST_SORT_CAP, ST_BUFFER_WORDS };
 
+/* MaxUnpooling's device state for a plan (max_unpooling.c): the status buffer from
+ * `words` (mark's span and period filled in here), and a zeroed scratch buffer of
+ * `scratch` bytes, followed with `mark` by mark's words (op->unpool.mark). */
+clops_status clops_max_unpooling_state(clops_operator *op, cl_uint words[ST_BUFFER_WORDS], uint64_t scratch,
+                                       bool mark);
+
 /* The word of pair `w` that execution `gen` raises (max_unpooling.cl WORD_OF). */
 static inline unsigned clops_unpool_word(unsigned w, cl_uint gen)
 {

@@ -143,7 +143,7 @@ static clops_status try_candidate(const case_run *r, const clops_tuning *force, 
         r->compiled->count < MAX_CANDIDATES)
         snprintf(r->compiled->options[r->compiled->count++], CLOPS_OPTIONS_MAX, "%s", op->options);
     if (st == CLOPS_SUCCESS) snprintf(m->options, sizeof m->options, "%s", op->options);
-    if (st == CLOPS_SUCCESS && op->fallback) st = clops_fail(CLOPS_ERROR_BUILD_FAILED, "%s", op->fallback_reason);
+    if (st == CLOPS_SUCCESS && op->fallback) st = clops_fail(CLOPS_ERROR_BUILD_FAILED, "%s", op->fallback_reason ? op->fallback_reason : "");
     m->seconds = 0;
     if (st == CLOPS_SUCCESS && ((force->loop != CLOPS_LOOP_DEFAULT && op->loop != force->loop) ||
                                 (force->vector_bytes && op->vector_bytes != force->vector_bytes))) {
@@ -353,9 +353,12 @@ clops_status clops_tune_with_options(const clops_context_options *opts, unsigned
     if (cl_ctx) clReleaseContext(cl_ctx);
     free(infos);
     if (st != CLOPS_SUCCESS) return st;
-    if (ctx->cache.mode != CLOPS_CACHE_READ_WRITE) {
+    if (ctx->cache.mode != CLOPS_CACHE_READ_WRITE)
         st = clops_fail(CLOPS_ERROR_CACHE_UNAVAILABLE, "cannot store tuning results: program cache %s",
                         ctx->cache.status);
+    else /* a file that is not a tuning database fails now, not after the first measurement (R3) */
+        st = clops_tuning_db_check(ctx);
+    if (st != CLOPS_SUCCESS) {
         clops_context_free(ctx);
         return st;
     }

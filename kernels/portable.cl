@@ -1,0 +1,225 @@
+/* portable.cl - the portable program: every operator clops offers, from one build
+ * with no build option at all.
+ *
+ * For devices that compile nothing at run time (FPGA boards: Intel's FPGA SDK for
+ * OpenCL, AMD Vitis), where every -D is another offline compile into another board
+ * image, and as the fallback of every device whose specialised program can be
+ * neither loaded nor built. Shapes, strides, element widths, block sizes, orders,
+ * index widths and layouts, windows and generations are kernel arguments; only the
+ * element width chooses a kernel (each kernel moves one width as one OpenCL type,
+ * so no byte loops). OpenCL C 1.2 (it builds as 1.1 too); no extension; sizes and
+ * offsets are 32-bit (lib/ops/portable.c plans it for tensors whose offsets fit
+ * 32 bits: clops_fits_u32), so 64-bit integers are never needed. The only atomics
+ * are MaxUnpooling's: atomic_max on global uints (mark's words, the status words).
+ *
+ * Kernels (every name starts with clops_, so they cannot collide with a vendor's
+ * kernels in one image; W is the element width in bytes, 1, 2, 4, 8 or 16):
+ *   clops_permute_W   DepthToSpace and SpaceToDepth, both orders, any block and
+ *                     layout: a copy over six axes with run-time strides
+ *   clops_windows_W   MaxUnpooling whose output H, W are multiples of the input's
+ *                     (non-overlapping pools): every output element once
+ *   clops_mark        MaxUnpooling's general path, any indices: each output
+ *                     element's largest input position naming it (atomic_max)
+ *   clops_place_W     ... then every output element from that position, or zero
+ * All are NDRange kernels over two or three axes: each work-item finds its place
+ * with a few divisions once, then walks a run of positions with counters (no
+ * division per element). On an FPGA an NDRange kernel is one pipeline that
+ * work-items stream through; the loops carry no dependence from one iteration to
+ * the next but mark's atomics. The global size may be rounded up past the planned
+ * work-items: every kernel guards its ranges.
+ */
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+
+/* ---- DepthToSpace and SpaceToDepth ----------------------------------------------------------
+ * Both are the same walk: a destination element at axes (k0 .. k5) takes the
+ * source element at sum(k_i * src_i). The host (lib/ops/portable.c) gives the
+ * six axes' sizes and both tensors' strides (elements) in the operator's terms:
+ * DepthToSpace walks (n, c, h, i, j, w) of its output, SpaceToDepth (n, i, j, c,
+ * h, w) for DCR or (n, c, i, j, h, w) for CRD, so that the inner axis is a row.
+ * NDRange (axis 5 in runs of `run`, axes 3 x 4, axes 0 x 1 x 2). */
+typedef struct {
+    uint size[6];
+    uint src[6];
+    uint dst[6];
+    uint run;  /* positions of axis 5 per work-item */
+    uint runs; /* work-items along axis 5: ceil(size[5] / run) */
+} clops_walk;
+
+/* The loop over one run, for a source and destination stride known here (the
+ * common rows: contiguous copies, block 2 to 4 interleaves, which compilers then
+ * vectorise) or not (-1: run-time strides). */
+#define WALK_RUN(SS, DS)                                                                         \
+    for (uint t = 0; t < n; t++) y[d + t * (DS)] = x[s + t * (SS)];
+
+#define PERMUTE(W, T)                                                                            \
+    __kernel void CAT(clops_permute_, W)(__global const T *restrict x, __global T *restrict y, clops_walk a) \
+    {                                                                                            \
+        const uint g0 = get_global_id(0), g1 = get_global_id(1), g2 = get_global_id(2);          \
+        if (g0 >= a.runs || g1 >= a.size[3] * a.size[4] || g2 >= a.size[0] * a.size[1] * a.size[2]) return; \
+        const uint k4 = g1 / a.size[3], k3 = g1 - k4 * a.size[3];                                \
+        const uint k01 = g2 / a.size[2], k2 = g2 - k01 * a.size[2];                              \
+        const uint k0 = k01 / a.size[1], k1 = k01 - k0 * a.size[1];                              \
+        const uint k5 = g0 * a.run, n = min(a.run, a.size[5] - k5);                              \
+        const uint s = k0 * a.src[0] + k1 * a.src[1] + k2 * a.src[2] + k3 * a.src[3] + k4 * a.src[4] + k5 * a.src[5]; \
+        const uint d = k0 * a.dst[0] + k1 * a.dst[1] + k2 * a.dst[2] + k3 * a.dst[3] + k4 * a.dst[4] + k5 * a.dst[5]; \
+        const uint ss = a.src[5], ds = a.dst[5];                                                 \
+        if (ss == 1 && ds == 1) WALK_RUN(1u, 1u)                                                 \
+        else if (ss == 1 && ds == 2) WALK_RUN(1u, 2u)                                            \
+        else if (ss == 2 && ds == 1) WALK_RUN(2u, 1u)                                            \
+        else if (ss == 1 && ds == 3) WALK_RUN(1u, 3u)                                            \
+        else if (ss == 3 && ds == 1) WALK_RUN(3u, 1u)                                            \
+        else if (ss == 1 && ds == 4) WALK_RUN(1u, 4u)                                            \
+        else if (ss == 4 && ds == 1) WALK_RUN(4u, 1u)                                            \
+        else WALK_RUN(ss, ds)                                                                    \
+    }
+
+PERMUTE(1, uchar)
+PERMUTE(2, ushort)
+PERMUTE(4, uint)
+PERMUTE(8, uint2)
+PERMUTE(16, uint4)
+
+/* ---- MaxUnpooling ----------------------------------------------------------------------------
+ * The specialised programs' arguments (max_unpooling.cl UNPOOL_ARGS, with 32-bit
+ * sizes), then the plan's: index width in words (1: 4-byte, 2: 8-byte indices,
+ * read as uint pairs), indices per plane (PyTorch) or flat, window height and
+ * width (windows), whether mark and place wait for windows (gated), whether the
+ * input is packed (place), and positions per work-item (`run`). The status
+ * words, the bad-index report and mark's words are the specialised programs'
+ * (unpool_words.cl), so the host reads them alike (lib/ops/unpool_exec.c). */
+typedef struct { uint v[4]; } clops_dims;
+
+typedef struct {
+    uint index_words, per_plane, kh, kw, gated, x_packed, run, pad;
+} clops_unpool_plan;
+
+#define UNPOOL_ARGS(T)                                                                           \
+    __global const T *restrict x, __global const uint *restrict indices, __global T *restrict y, \
+        volatile __global uint *restrict status, __global uint *restrict scratch, clops_dims in_sizes, \
+        clops_dims x_strides, clops_dims i_strides, clops_dims out_sizes, clops_dims y_strides,  \
+        uint out_count, uint gen, clops_unpool_plan pl
+
+/* The index at offset k of the indices (in elements), UINT_MAX where an 8-byte
+ * one is 2^32 or more (a negative INT64 included; a negative INT32 reads as
+ * 2^31 or more, past every output). */
+inline uint load_index(__global const uint *indices, uint k, uint words)
+{
+    if (words == 1) return indices[k];
+    const uint2 v = vload2(k, indices);
+    return v.y ? UINT_MAX : v.x;
+}
+
+/* The flat output index named by index v of input plane nc, or `count` if it
+ * is out of range (per plane: v counts within the plane). */
+inline uint flat_index(uint v, uint nc, uint plane, uint count, uint per_plane)
+{
+    if (per_plane) return v < plane ? nc * plane + v : count;
+    return v < count ? v : count;
+}
+
+/* A row kernel's work-item: input or output row g1 (of N*C*H rows of `sz`), its
+ * positions [w0, w1) and coordinates; false past the planned rows. */
+#define ROW_ITEM(sz)                                                                             \
+    const uint g0 = get_global_id(0), g1 = get_global_id(1);                                     \
+    const uint rows_ = sz.v[0] * sz.v[1] * sz.v[2];                                              \
+    const uint w0 = g0 * pl.run;                                                                 \
+    if (g1 >= rows_ || w0 >= sz.v[3]) return;                                                    \
+    const uint w1 = min(w0 + pl.run, sz.v[3]);                                                   \
+    const uint nc = g1 / sz.v[2], h = g1 - nc * sz.v[2];                                         \
+    const uint n = nc / sz.v[1], c = nc - n * sz.v[1];
+
+/* Windows: each input position (n, c, h, w) owns the kh x kw window of output
+ * rows h*kh.., columns w*kw..; its value goes where its index points inside the
+ * window and zeros everywhere else. An index outside its window (or bad) raises
+ * ST_GENERAL: mark and place then rewrite the whole output. */
+#define WINDOWS(W, T)                                                                            \
+    __kernel void CAT(clops_windows_, W)(UNPOOL_ARGS(T))                                        \
+    {                                                                                            \
+        NEXT_BAD_CLEAR                                                                           \
+        ROW_ITEM(in_sizes)                                                                       \
+        const uint ow = out_sizes.v[3], plane = out_sizes.v[2] * ow;                            \
+        const uint base = pl.per_plane ? 0u : nc * plane;                                        \
+        uint xo = n * x_strides.v[0] + c * x_strides.v[1] + h * x_strides.v[2] + w0 * x_strides.v[3]; \
+        uint io = n * i_strides.v[0] + c * i_strides.v[1] + h * i_strides.v[2] + w0 * i_strides.v[3]; \
+        uint yo = n * y_strides.v[0] + c * y_strides.v[1] + h * pl.kh * y_strides.v[2] + w0 * pl.kw * y_strides.v[3]; \
+        uint r0 = h * pl.kh * ow + w0 * pl.kw; /* the window's first element in its plane */   \
+        bool outside = false;                                                                    \
+        for (uint w = w0; w < w1; w++) {                                                         \
+            const uint r = load_index(indices, io, pl.index_words) - base;     \
+            const T v = x[xo];                                                                   \
+            bool found = false;                                                                  \
+            for (uint i = 0; i < pl.kh; i++) {                                                   \
+                const uint ri = r0 + i * ow, yi = yo + i * y_strides.v[2];                       \
+                for (uint j = 0; j < pl.kw; j++) {                                               \
+                    const bool here = r == ri + j;                                               \
+                    y[yi + j * y_strides.v[3]] = here ? v : (T)(0);                              \
+                    found |= here;                                                               \
+                }                                                                                \
+            }                                                                                    \
+            outside |= !found;                                                                   \
+            xo += x_strides.v[3], io += i_strides.v[3], yo += pl.kw * y_strides.v[3], r0 += pl.kw; \
+        }                                                                                        \
+        if (outside) atomic_max(&status[ST_GENERAL], gen);                                       \
+    }
+
+/* mark and place return at once in a gated plan unless windows asked for them. */
+#define GATE                                                                                     \
+    if (pl.gated && status[ST_GENERAL] != gen) return;
+
+/* Mark: every valid index's output word keeps the largest input position
+ * naming it (base + position + 1); bad indices are reported, never written. */
+__kernel void clops_mark(UNPOOL_ARGS(uint))
+{
+    NEXT_BAD_CLEAR
+    GATE
+    ROW_ITEM(in_sizes)
+    const uint plane = out_sizes.v[2] * out_sizes.v[3], base = MARK_BASE + 1u;
+    const uint k0 = g1 * in_sizes.v[3]; /* row-major position of (n, c, h, 0) */
+    uint io = n * i_strides.v[0] + c * i_strides.v[1] + h * i_strides.v[2] + w0 * i_strides.v[3];
+    uint first_bad = UINT_MAX;
+    for (uint w = w0; w < w1; w++, io += i_strides.v[3]) {
+        const uint v = flat_index(load_index(indices, io, pl.index_words), nc, plane, out_count,
+                                  pl.per_plane);
+        if (v == out_count) first_bad = min(first_bad, k0 + w);
+        else atomic_max(&scratch[v], base + k0 + w);
+    }
+    RAISE_BAD(first_bad)
+}
+
+/* Offset in x of row-major input position k. */
+inline uint input_offset(uint k, clops_dims sz, clops_dims st, uint packed)
+{
+    if (packed) return k;
+    const uint w = k % sz.v[3], r = k / sz.v[3], h = r % sz.v[2], nc = r / sz.v[2];
+    return nc / sz.v[1] * st.v[0] + nc % sz.v[1] * st.v[1] + h * st.v[2] + w * st.v[3];
+}
+
+/* Place: every output element of a row from the input position its word names,
+ * zero where this execution named none. */
+#define PLACE(W, T)                                                                              \
+    __kernel void CAT(clops_place_, W)(UNPOOL_ARGS(T))                                          \
+    {                                                                                            \
+        NEXT_BAD_CLEAR                                                                           \
+        GATE                                                                                     \
+        ROW_ITEM(out_sizes)                                                                      \
+        const uint base = MARK_BASE + 1u, span = status[ST_MARK_SPAN];                          \
+        const uint v0 = g1 * out_sizes.v[3];                                                     \
+        uint yo = n * y_strides.v[0] + c * y_strides.v[1] + h * y_strides.v[2] + w0 * y_strides.v[3]; \
+        for (uint w = w0; w < w1; w++, yo += y_strides.v[3]) {                                   \
+            const uint k = scratch[v0 + w] - base;                                               \
+            y[yo] = k < span ? x[input_offset(k, in_sizes, x_strides, pl.x_packed)] : (T)(0);   \
+        }                                                                                        \
+    }
+
+WINDOWS(1, uchar)
+WINDOWS(2, ushort)
+WINDOWS(4, uint)
+WINDOWS(8, uint2)
+WINDOWS(16, uint4)
+PLACE(1, uchar)
+PLACE(2, ushort)
+PLACE(4, uint)
+PLACE(8, uint2)
+PLACE(16, uint4)
