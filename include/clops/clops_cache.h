@@ -244,6 +244,36 @@ CLOPS_API clops_status clops_cache_import_pack_report_with_options(const clops_c
  * build options.
  * @{ */
 
+/** The portable program's kernel source file, for clops_program_source_text(),
+ *  clops_pack_add_binary() and `clops kernels list --portable`: one program whose
+ *  kernels run every operator, shape and type (docs/cache-and-tuning.md, "The
+ *  portable program"). Its kernels' names all start with "clops_". */
+#define CLOPS_PORTABLE_SOURCE "portable.cl"
+/** The portable program's build options, the same for every operator: OpenCL C 1.2. */
+#define CLOPS_PORTABLE_OPTIONS "-cl-std=CL1.2"
+
+/** Hands clops the application's own build of the portable program: a
+ *  cl_program built for the context's device from clops_program_source_text(
+ *  CLOPS_PORTABLE_SOURCE) (with CLOPS_PORTABLE_OPTIONS or equivalent), alone or
+ *  with the application's own kernels in the same program - an FPGA board's one
+ *  image, say. Operators created on `ctx` afterwards take their kernels from it
+ *  and build or load no other program (clops_operator_get_info() names the
+ *  kernel; the program origin is "in-process"); operators created before keep
+ *  their plans. Tensors whose offsets do not fit 32 bits run on the host (under
+ *  the fallback policy). The program is retained until the context is freed.
+ *  @param ctx an OpenCL context (not the host backend).
+ *  @param program built for ctx's device, in ctx's cl_context.
+ *  @return ::CLOPS_SUCCESS, or:
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `ctx` or `program` is NULL.
+ *  @retval CLOPS_ERROR_INVALID_DEVICE_SELECTION `ctx` is the host backend.
+ *  @retval CLOPS_ERROR_BUILD_FAILED the program is of another cl_context, is not
+ *          built for the device, or lacks one of the portable program's kernels
+ *          (the message names it).
+ *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY an allocation failed.
+ *  @threadsafety Not while another thread creates operators on `ctx`.
+ *  @blocking The driver's answers to program queries. */
+CLOPS_API clops_status clops_context_use_program(clops_context *ctx, cl_program program);
+
 /** One program, for clops_operator_programs(): its kernel source file
  *  ("depth_space.cl") and build options.
  *  @param user the caller's pointer, as given.
@@ -311,10 +341,12 @@ CLOPS_API clops_status clops_program_source_text(const char *source_name, char *
  *          pack is malformed (the message says where), or it holds 65,536 other
  *          entries already, as many as a pack may (nothing is written).
  *  @retval CLOPS_ERROR_KERNEL_SOURCE_UNAVAILABLE unknown `source_name`.
- *  @retval CLOPS_ERROR_CACHE_IO the pack cannot be read or written (the message says why).
+ *  @retval CLOPS_ERROR_CACHE_IO the pack cannot be read, locked or written (the message says why).
  *  @retval other as clops_context_create_device() (the device's identity is part of the entry).
- *  @threadsafety Any thread; reads the environment. Two writers of one pack at
- *  once: the last rename wins.
+ *  @threadsafety Any thread; reads the environment. Writers of one pack at
+ *  once (threads or processes) wait for each other: each reads, merges and
+ *  replaces the pack under a lock ("<pack_path>.lock", removed afterwards), so
+ *  every writer's entries stay.
  *  @blocking Creating a context on the device (the driver); the file system. */
 CLOPS_API clops_status clops_pack_add_binary(const char *pack_path, unsigned device_index, const char *source_name,
                                              const char *build_options, const void *binary, size_t binary_size,
@@ -349,10 +381,12 @@ typedef struct clops_pack_binary {
  *          entries (nothing is written).
  *  @retval CLOPS_ERROR_KERNEL_SOURCE_UNAVAILABLE an item's unknown `source_name`.
  *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY an allocation failed.
- *  @retval CLOPS_ERROR_CACHE_IO the pack cannot be read or written (the message says why).
+ *  @retval CLOPS_ERROR_CACHE_IO the pack cannot be read, locked or written (the message says why).
  *  @retval other as clops_context_create_device() (the device's identity is part of each entry).
- *  @threadsafety Any thread; reads the environment. Two writers of one pack at
- *  once: the last rename wins.
+ *  @threadsafety Any thread; reads the environment. Writers of one pack at
+ *  once (threads or processes) wait for each other: each reads, merges and
+ *  replaces the pack under a lock ("<pack_path>.lock", removed afterwards), so
+ *  every writer's entries stay.
  *  @blocking Creating a context on the device (the driver); the file system. */
 CLOPS_API clops_status clops_pack_add_binaries(const char *pack_path, unsigned device_index,
                                                const clops_pack_binary *binaries, size_t n, size_t *count);
@@ -495,7 +529,10 @@ typedef void (*clops_tune_progress_fn)(void *user, const clops_tune_result *resu
 /** Tunes device `device_index` of clops_device_list(); `quick` tunes a small
  *  subset (uint8 and float32, block 2). Calls `progress` (may be NULL) after
  *  each variant. Needs a writable cache directory. Each result is stored as
- *  soon as it is measured.
+ *  soon as it is measured. An existing database file that is not one this
+ *  version knows (a user's file, a newer format) or cannot be read is never
+ *  replaced: tuning fails before it measures anything; only a missing (or
+ *  empty) file is created.
  *  @param device_index the device.
  *  @param quick nonzero: the small subset.
  *  @param progress called after each variant, or NULL.
@@ -503,7 +540,9 @@ typedef void (*clops_tune_progress_fn)(void *user, const clops_tune_result *resu
  *  @return ::CLOPS_SUCCESS, or:
  *  @retval CLOPS_ERROR_INVALID_DEVICE_SELECTION `device_index` is past the list.
  *  @retval CLOPS_ERROR_CACHE_UNAVAILABLE the cache is not read-write.
- *  @retval CLOPS_ERROR_CACHE_IO the tuning database cannot be locked or written.
+ *  @retval CLOPS_ERROR_CACHE_IO the tuning database cannot be read, locked or
+ *          written, or the file it names is not a tuning database this version
+ *          knows (the message names the file, which is left as it was).
  *  @retval CLOPS_ERROR_INVALID_SETTING a bad setting.
  *  @retval CLOPS_ERROR_OUT_OF_HOST_MEMORY an allocation failed.
  *  @retval other as clops_operator_create() and clops_operator_execute(); OpenCL errors.

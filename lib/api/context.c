@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cl/cl.h"
+#include "ops/ops.h"
 #include "store/tune_db.h"
 
 static clops_status context_alloc(clops_backend backend, const clops_context_options *o, clops_context **out)
@@ -297,4 +298,27 @@ const char *clops_context_tuning_db(const clops_context *ctx, char *buf, size_t 
     buf[0] = '\0';
     if (ctx && ctx->backend == CLOPS_BACKEND_OPENCL) clops_tuning_db_file(ctx, buf, size);
     return buf;
+}
+
+clops_status clops_context_use_program(clops_context *ctx, cl_program program)
+{
+    if (!ctx || !program) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_context_use_program: NULL argument");
+    if (ctx->backend != CLOPS_BACKEND_OPENCL)
+        return clops_fail(CLOPS_ERROR_INVALID_DEVICE_SELECTION, "clops_context_use_program: the context is the host "
+                          "backend, which runs no OpenCL program");
+    cl_context owner = NULL;
+    cl_int err = clGetProgramInfo(program, CL_PROGRAM_CONTEXT, sizeof owner, &owner, NULL);
+    if (err != CL_SUCCESS) return clops_fail_cl(err, "clGetProgramInfo(CL_PROGRAM_CONTEXT)");
+    if (owner != ctx->cl_ctx)
+        return clops_fail(CLOPS_ERROR_BUILD_FAILED, "clops_context_use_program: the program belongs to another "
+                          "cl_context than the clops context's");
+    cl_build_status built = CL_BUILD_NONE;
+    err = clGetProgramBuildInfo(program, ctx->device, CL_PROGRAM_BUILD_STATUS, sizeof built, &built, NULL);
+    if (err != CL_SUCCESS || built != CL_BUILD_SUCCESS)
+        return clops_fail(CLOPS_ERROR_BUILD_FAILED, "clops_context_use_program: the program is not built for "
+                          "device \"%s\"", ctx->info.device_name);
+    clops_status st = clops_portable_check(program);
+    if (st == CLOPS_SUCCESS) st = clops_program_adopt(ctx, program);
+    if (st == CLOPS_SUCCESS) ctx->own_program = true;
+    return st;
 }

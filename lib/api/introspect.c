@@ -1,5 +1,6 @@
 /* introspect.c - what an operator's OpenCL plan launched and which launches did
  * the work (api/introspect.h), for `clops conformance`'s coverage report. */
+#include <stdio.h>
 #include <string.h>
 
 #include "api/introspect.h"
@@ -17,9 +18,10 @@ clops_status clops_introspect_launches(clops_operator *op, clops_launched *out)
         out->live[i] = true;
         out->count++;
     }
-    return op->params.type == CLOPS_OPERATOR_MAX_UNPOOLING && out->count
-               ? clops_max_unpooling_live(op, out->count, out->kernel, out->live)
-               : CLOPS_SUCCESS;
+    if (op->params.type != CLOPS_OPERATOR_MAX_UNPOOLING || !out->count) return CLOPS_SUCCESS;
+    char roles[CLOPS_LAUNCHED_MAX][64]; /* the portable program's kernels by their roles */
+    for (unsigned i = 0; i < out->count; i++) clops_introspect_kernel_role(out->kernel[i], roles[i], sizeof roles[i]);
+    return clops_max_unpooling_live(op, out->count, (const char (*)[64])roles, out->live);
 }
 
 clops_status clops_introspect_device(const clops_context *ctx, cl_device_type *type, unsigned *compute_units,
@@ -36,12 +38,14 @@ clops_status clops_introspect_device(const clops_context *ctx, cl_device_type *t
     return CLOPS_SUCCESS;
 }
 
-bool clops_introspect_portable(const clops_context *ctx)
-{
-    return ctx && ctx->backend == CLOPS_BACKEND_OPENCL && clops_portable_only(ctx);
-}
-
 const char *clops_introspect_kernel_role(const char *kernel, char *buf, size_t size)
 {
-    return clops_kernel_role(kernel, buf, size);
+    const char *role = strncmp(kernel, "clops_", 6) == 0 ? kernel + 6 : kernel;
+    size_t len = strlen(role);
+    const char *last = strrchr(role, '_');
+    if (role != kernel && last && last[1] && strspn(last + 1, "0123456789") == strlen(last + 1))
+        len = (size_t)(last - role);
+    snprintf(buf, size, "%.*s", (int)len, role);
+    return buf;
 }
+

@@ -38,9 +38,6 @@ CLOPS_API clops_status clops_introspect_launches(clops_operator *op, clops_launc
 CLOPS_API clops_status clops_introspect_device(const clops_context *ctx, cl_device_type *type,
                                                unsigned *compute_units, unsigned *max_loops);
 
-/* Whether every operator of ctx runs the portable program (lib/ops/portable.c). */
-CLOPS_API bool clops_introspect_portable(const clops_context *ctx);
-
 /* A kernel's role in its plan, into `buf`: the name itself, or for the portable
  * program's kernels (clops_windows_4) the name without its prefix and width
  * (windows); the portable DepthToSpace/SpaceToDepth kernel is "permute". */

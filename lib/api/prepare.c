@@ -179,21 +179,17 @@ typedef struct prepare_run {
     job *jobs;
     size_t count, capacity, next, done;
     bool oom;
-    bool block_arg; /* a selected block runs the block-argument program: it is built */
     pthread_mutex_t lock;
     clops_prepare_fn fn;
     void *user;
     clops_prepare_report *report;
 } prepare_run;
 
-/* The listing's callback: each program once; DepthToSpace's block-argument
- * variants are left out unless a selected block is past CLOPS_SPECIALISED_BLOCK_MAX
- * (they are what such blocks run; for the others they are used only where the
- * specialised program can be neither loaded nor compiled: nothing a compiler needs warmed). */
+/* The listing's callback: each program once (the portable program only where a
+ * selected block is past CLOPS_SPECIALISED_BLOCK_MAX: what such blocks run). */
 static void add_job(void *user, const char *source, const char *options)
 {
     prepare_run *r = user;
-    if (!r->block_arg && strcmp(source, "depth_space.cl") == 0 && strstr(options, "-DBLOCK_ARG=1")) return;
     for (size_t i = 0; i < r->count; i++)
         if (strcmp(r->jobs[i].source, source) == 0 && strcmp(r->jobs[i].options, options) == 0) return;
     if (r->count == r->capacity) {
@@ -295,8 +291,6 @@ clops_status clops_programs_prepare(unsigned device_index, const clops_program_s
     prepare_run r;
     memset(&r, 0, sizeof r);
     r.device = device_index, r.fn = fn, r.user = user, r.report = report;
-    for (size_t i = 0; sel && sel->blocks && i < sel->block_count; i++)
-        r.block_arg |= sel->blocks[i] > CLOPS_SPECIALISED_BLOCK_MAX;
     st = clops_programs_list(ctx, sel, add_job, &r);
     clops_context_free(ctx);
     if (st == CLOPS_SUCCESS && r.oom) st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "clops_programs_prepare: out of memory");

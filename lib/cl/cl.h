@@ -92,10 +92,10 @@ clops_status clops_program_from_binary(clops_context *ctx, const char *options, 
 clops_status clops_program_get(clops_context *ctx, const char *source_name, const char *options,
                                cl_program *out, const char **origin);
 void clops_programs_release(clops_context *ctx);
-/* The portable program (kernels/portable.cl): built with CLOPS_PORTABLE_OPTIONS,
- * whatever the operator. */
-#define CLOPS_PORTABLE_SOURCE "portable.cl"
-#define CLOPS_PORTABLE_OPTIONS "-cl-std=CL1.2"
+/* The portable program (kernels/portable.cl): CLOPS_PORTABLE_SOURCE built with
+ * CLOPS_PORTABLE_OPTIONS whatever the operator (clops_cache.h). Puts `program`
+ * (retained) in ctx's table under that key, in place of one built before. */
+clops_status clops_program_adopt(clops_context *ctx, cl_program program);
 /* The whole source of program `source_name`: its kernels/ files one after another
  * (program.c program_files; malloc'd, NUL-terminated). */
 clops_status clops_program_source(const char *source_name, char **out, size_t *out_len);

@@ -330,6 +330,30 @@ clops_status clops_program_get(clops_context *ctx, const char *source_name, cons
     return st;
 }
 
+clops_status clops_program_adopt(clops_context *ctx, cl_program program)
+{
+    static const char key[] = CLOPS_PORTABLE_SOURCE "\n" CLOPS_PORTABLE_OPTIONS;
+    const cl_int err = clRetainProgram(program);
+    if (err != CL_SUCCESS) return clops_fail_cl(err, "clRetainProgram");
+    pthread_mutex_lock(&ctx->lock);
+    clops_program_entry *e = ctx->programs;
+    while (e && strcmp(e->key, key) != 0) e = e->next;
+    if (!e && (e = calloc(1, sizeof *e)) && !(e->key = malloc(sizeof key))) free(e), e = NULL;
+    if (e && !e->program) {
+        memcpy(e->key, key, sizeof key);
+        e->next = ctx->programs;
+        ctx->programs = e;
+    }
+    if (e) {
+        if (e->program) clReleaseProgram(e->program);
+        e->program = program;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    if (e) return CLOPS_SUCCESS;
+    clReleaseProgram(program);
+    return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "program table entry");
+}
+
 void clops_programs_release(clops_context *ctx)
 {
     clops_program_entry *e = ctx->programs;

@@ -97,7 +97,7 @@ static uint64_t item_budget(const clops_operator *op)
 #define BUCKET_PAD 16u
 
 unsigned clops_unpool_tile_shift;
-unsigned clops_unpool_mark_period;
+
 int clops_unpool_planes;
 
 static bool windows_shaped(const clops_op_params *p)
@@ -205,21 +205,6 @@ static bucket_layout bucket_plan(const clops_operator *op)
     return b;
 }
 
-/* Scratch bytes of the mark plans' general path: one word per output element. */
-static uint64_t mark_bytes(const clops_op_params *p)
-{
-    return (p->output.count + 3) / 4 * 16;
-}
-
-/* Executions between clears of mark's words (max_unpooling.cl MARK_BASE): each
- * writes its positions above base = ((gen - 1) % period) * span, span being the
- * input's element count, below 2^32 - 1 (needs_host). */
-static cl_uint mark_period(const clops_op_params *p)
-{
-    const uint64_t span = p->input.count ? p->input.count : 1, most = UINT32_MAX / span;
-    return (cl_uint)(clops_unpool_mark_period && clops_unpool_mark_period < most ? clops_unpool_mark_period : most);
-}
-
 /* The general path for 1- and 2-byte elements on devices that are not CPUs
  * (max_unpooling_sort.cl: bin, settle; mark and place behind them): tiles of
  * 2^shift outputs and bin's counters (`hist`, the most tiles), each in 7/8 of
@@ -307,56 +292,13 @@ bool clops_max_unpooling_needs_host(const clops_operator *op, char *why, size_t 
         return true;
     }
     /* < 2^64: slots < 2^32, tiles of up to 2^32; outputs below 2^62 elements (validation) */
-    const uint64_t scratch = bl.bytes + sl.bytes + (uses_mark(op) ? mark_bytes(p) : 0);
+    const uint64_t scratch = bl.bytes + sl.bytes + (uses_mark(op) ? clops_unpool_mark_bytes(p) : 0);
     if (op->ctx->info.max_alloc_bytes && scratch > op->ctx->info.max_alloc_bytes) {
         snprintf(why, size, "MaxUnpooling needs %llu bytes of scratch, more than the device's maximum allocation",
                  (unsigned long long)scratch);
         return true;
     }
     return false;
-}
-
-/* A device buffer of `bytes`, a copy of `init` unless NULL. */
-static clops_status new_buffer(clops_operator *op, uint64_t bytes, const void *init, cl_mem *out)
-{
-    cl_int err = CL_OUT_OF_HOST_MEMORY;
-    *out = bytes <= SIZE_MAX ? clCreateBuffer(op->ctx->cl_ctx, CL_MEM_READ_WRITE | (init ? CL_MEM_COPY_HOST_PTR : 0),
-                                              (size_t)bytes, (void *)(uintptr_t)init, &err)
-                             : NULL;
-    if (*out) return CLOPS_SUCCESS;
-    char what[96];
-    snprintf(what, sizeof what, "clCreateBuffer(MaxUnpooling state, %llu bytes)", (unsigned long long)bytes);
-    return clops_fail_cl(err, what);
-}
-
-/* Creates the general path's scratch buffer of `want` bytes, all zero. */
-static clops_status zeroed_scratch(clops_operator *op, uint64_t want)
-{
-    const size_t bytes = want <= SIZE_MAX ? (size_t)want : 0;
-    /* The bucketed path writes before it reads and needs no zeros, but Oclgrind
-     * 21.10 then reports its counters as uninitialised on buffers after the
-     * first of a process (measured: clean when zeroed; notes/max_unpooling.md). */
-    void *zeros = bytes ? calloc(bytes, 1) : NULL;
-    if (!zeros)
-        return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "%llu bytes for MaxUnpooling's scratch",
-                          (unsigned long long)want);
-    cl_int err;
-    op->unpool.scratch =
-        clCreateBuffer(op->ctx->cl_ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, zeros, &err);
-    free(zeros);
-    return op->unpool.scratch ? CLOPS_SUCCESS : clops_fail_cl(err, "clCreateBuffer(MaxUnpooling scratch)");
-}
-
-clops_status clops_max_unpooling_state(clops_operator *op, cl_uint words[ST_BUFFER_WORDS], uint64_t scratch,
-                                       bool mark)
-{
-    const clops_op_params *p = &op->params;
-    op->unpool.mark_period = mark_period(p);
-    op->unpool.mark = mark;
-    words[ST_MARK_SPAN] = (cl_uint)p->input.count, words[ST_MARK_PERIOD] = op->unpool.mark_period;
-    clops_status st = new_buffer(op, ST_BUFFER_WORDS * sizeof(cl_uint), words, &op->unpool.status);
-    if (st == CLOPS_SUCCESS && (scratch || mark)) st = zeroed_scratch(op, scratch + (mark ? mark_bytes(p) : 0));
-    return st;
 }
 
 /* A plan's shape-dependent choices (the header's plans), from which its build

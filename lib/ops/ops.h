@@ -107,7 +107,8 @@ bool clops_max_unpooling_needs_host(const clops_operator *op, char *why, size_t 
 void clops_max_unpooling_record(clops_operator *op, cl_event last, uint64_t bad);
 /* The status of the last execution (waits for its event). */
 clops_status clops_max_unpooling_status(clops_operator *op);
-/* For the `count` launches of op's plan, named in kernel[] (api/introspect.h):
+/* For the `count` launches of op's plan, named by role in kernel[] (api/introspect.h
+ * clops_introspect_kernel_role: the portable program's clops_windows_4 as windows):
  * whether each one's work reached the output of the last execution, from the
  * status words: the general path when it ran, windows, pool or planes when
  * nothing after them rewrote the output. */
@@ -185,9 +186,8 @@ bool clops_portable_only(const clops_context *ctx);
  * where the portable program cannot take its tensors (offsets past 32 bits). */
 clops_status clops_portable_depth_space(clops_operator *op);
 clops_status clops_portable_max_unpooling(clops_operator *op);
-/* A kernel's role in its plan, into `buf` (api/introspect.h): the portable
- * program's clops_windows_4 is "windows", clops_permute_4 "permute". */
-const char *clops_kernel_role(const char *kernel, char *buf, size_t size);
+/* Whether `program` has every kernel of the portable program (BUILD_FAILED naming one it lacks). */
+clops_status clops_portable_check(cl_program program);
 clops_status clops_portable_depth_space_enqueue(clops_operator *op, const clops_buffers *b, cl_uint nwait,
                                                 const cl_event *wait, cl_event *event);
 

@@ -27,15 +27,26 @@ bool clops_portable_only(const clops_context *ctx)
     return (ctx->options.disable & CLOPS_CAPABILITY_SPECIALISED) != 0 || ctx->own_program;
 }
 
-const char *clops_kernel_role(const char *kernel, char *buf, size_t size)
+/* The portable program's kernels: these by element width, and clops_mark. */
+static const char *const width_kernels[] = {"clops_permute", "clops_windows", "clops_place"};
+static const unsigned widths[] = {1, 2, 4, 8, 16};
+
+clops_status clops_portable_check(cl_program program)
 {
-    const char *role = strncmp(kernel, "clops_", 6) == 0 ? kernel + 6 : kernel;
-    size_t len = strlen(role);
-    const char *last = strrchr(role, '_');
-    if (role != kernel && last && last[1] && strspn(last + 1, "0123456789") == strlen(last + 1))
-        len = (size_t)(last - role);
-    snprintf(buf, size, "%.*s", (int)len, role);
-    return buf;
+    char name[64];
+    for (size_t b = 0; b <= sizeof width_kernels / sizeof width_kernels[0]; b++)
+        for (size_t w = 0; w < (b < 3 ? sizeof widths / sizeof widths[0] : 1); w++) {
+            if (b < 3) snprintf(name, sizeof name, "%s_%u", width_kernels[b], widths[w]);
+            else snprintf(name, sizeof name, "clops_mark");
+            cl_int err;
+            cl_kernel k = clCreateKernel(program, name, &err);
+            if (!k)
+                return clops_fail(CLOPS_ERROR_BUILD_FAILED, "the program has no kernel %s of the portable program "
+                                  "(%s), or is not built for the context's device: clCreateKernel gave %s",
+                                  name, CLOPS_PORTABLE_SOURCE, clops_status_name(err));
+            clReleaseKernel(k);
+        }
+    return CLOPS_SUCCESS;
 }
 
 /* Positions per work-item along rows of `len`, each costing `loops` iterations. */

@@ -16,7 +16,9 @@ enum { ST_GENERAL, ST_POOL = 2, ST_OUT_OF_RANGE = 4, ST_HEAVY, ST_BAD, ST_BAD_OD
  * tiles, pad, mark's span and period, and bin's slots per tile (max_unpooling_sort.cl). */
 enum { ST_TILE_SHIFT = ST_WORDS, ST_GROUPS, ST_TILES, ST_PAD, ST_MARK_SPAN, ST_MARK_PERIOD, ST_SORT_CAP, ST_BUFFER_WORDS };
 
-/* MaxUnpooling's device state for a plan (max_unpooling.c): the status buffer from
+/* Scratch bytes of the general path's mark words: one word per output element (unpool_state.c). */
+uint64_t clops_unpool_mark_bytes(const clops_op_params *p);
+/* MaxUnpooling's device state for a plan (unpool_state.c): the status buffer from
  * `words` (mark's span and period filled in here), and a zeroed scratch buffer of
  * `scratch` bytes, followed with `mark` by mark's words (op->unpool.mark). */
 clops_status clops_max_unpooling_state(clops_operator *op, cl_uint words[ST_BUFFER_WORDS], uint64_t scratch,

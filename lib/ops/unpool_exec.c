@@ -223,10 +223,6 @@ clops_status clops_max_unpooling_live(clops_operator *op, unsigned count, const 
     }
     const cl_uint gen = op->unpool.gen;
     bool gated = false, bucketed = false, has_pool = false;
-    char roles[CLOPS_MAX_LAUNCHES][64];
-    if (count > CLOPS_MAX_LAUNCHES) count = CLOPS_MAX_LAUNCHES;
-    for (unsigned i = 0; i < count; i++) clops_kernel_role(kernel[i], roles[i], sizeof roles[i]);
-    kernel = (const char (*)[64])roles; /* the portable program's kernels by their roles */
     for (unsigned i = 0; i < count; i++) {
         gated |= strcmp(kernel[i], "windows") == 0 || strcmp(kernel[i], "pool") == 0 || strcmp(kernel[i], "planes") == 0;
         bucketed |= strcmp(kernel[i], "bucket") == 0 || strcmp(kernel[i], "bin") == 0;

@@ -514,3 +514,61 @@ int clops_file_scratch(const char *dir, int *write_fd, int *read_fd)
     errno = why;
     return -1;
 }
+
+/* ---- exclusive locks (store/tune_db.c, store/pack.c) --------------------------------------- */
+
+int clops_file_lock_take(clops_file_lock *l, const char *path, pthread_mutex_t *mutex)
+{
+    l->fd = -1;
+    l->mutex = mutex;
+    pthread_mutex_lock(mutex);
+    int fd, rc, err = 0;
+    for (int links = 0;;) {
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        /* A symbolic link in the lock's place is removed (the link, not what it
+         * names), never followed: as root it would create any file (N3). */
+        if (fd < 0 && errno == ELOOP && links++ < 3 && unlink(path) == 0) continue;
+        struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+        rc = fd < 0 ? -1 : 0;
+        if (fd < 0) err = errno;
+        while (rc == 0 && fcntl(fd, F_SETLKW, &lk) != 0)
+            if (errno != EINTR) rc = -1, err = errno;
+        /* A lock file removed while we waited (cache clear, a holder releasing
+         * with `remove`): the lock is on a removed file and excludes no one; take anew. */
+        struct stat held, named;
+        if (rc != 0 || (fstat(fd, &held) == 0 && lstat(path, &named) == 0 && held.st_ino == named.st_ino &&
+                        held.st_dev == named.st_dev))
+            break;
+        close(fd);
+    }
+    if (rc == 0) {
+        l->fd = fd;
+        return 0;
+    }
+    if (fd >= 0) close(fd);
+    pthread_mutex_unlock(mutex);
+    errno = err;
+    return -1;
+}
+
+void clops_file_lock_release(clops_file_lock *l, const char *path, bool remove)
+{
+    if (l->fd < 0) return;
+    if (remove) unlink(path); /* while held: a waiter finds it gone and takes a new one */
+    close(l->fd);             /* releases the fcntl lock */
+    l->fd = -1;
+    pthread_mutex_unlock(l->mutex);
+}
+
+void clops_file_lock_remove_unheld(const char *path, pthread_mutex_t *mutex)
+{
+    pthread_mutex_lock(mutex);
+    const int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0 && errno == ELOOP) unlink(path); /* a link planted there: the link goes (N3) */
+    if (fd >= 0) {
+        struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+        if (fcntl(fd, F_SETLK, &lk) == 0) unlink(path);
+        close(fd);
+    }
+    pthread_mutex_unlock(mutex);
+}

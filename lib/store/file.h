@@ -48,6 +48,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -139,5 +140,32 @@ int clops_file_patch(clops_file_writer *w, uint64_t offset, const void *data, si
  * nothing stays after a crash. 0 with both descriptors (the caller closes
  * them), or -1 with errno. */
 int clops_file_scratch(const char *dir, int *write_fd, int *read_fd);
+
+/* ---- exclusive locks (store/tune_db.c, store/pack.c) --------------------------------------- */
+
+/* An exclusive lock for a read-merge-replace of a file (the tuning database, a
+ * pack): the file itself is replaced by rename and cannot hold it, so the lock
+ * is a file of its own (`path`, e.g. "<file>.lock"), created if missing (mode
+ * 0600 less the umask). It is opened with O_NOFOLLOW: a symbolic link in its
+ * place is removed (the link, not what it names), never followed (N3). Other
+ * processes are excluded by an fcntl write lock (waited for); threads of this
+ * process by `mutex`, held with it (fcntl locks belong to the process, and
+ * closing any descriptor of the lock file would drop one), so every lock file
+ * of one kind takes the same mutex. A lock file removed while a taker waited
+ * (cache clear, or a holder releasing with `remove`) is taken anew: the lock
+ * held is always on the file the path names. */
+typedef struct clops_file_lock {
+    int fd;
+    pthread_mutex_t *mutex;
+} clops_file_lock;
+
+/* Waits for and takes the lock: 0, or -1 with errno (nothing held). */
+int clops_file_lock_take(clops_file_lock *l, const char *path, pthread_mutex_t *mutex);
+/* Releases a lock taken; with `remove`, the lock file (`path`, as taken) is
+ * removed first, so none stays beside the file it guards. */
+void clops_file_lock_release(clops_file_lock *l, const char *path, bool remove);
+/* Removes the lock file `path` if no process holds it (taking `mutex` while it
+ * looks, so no thread of this process holds it either); a link there is removed. */
+void clops_file_lock_remove_unheld(const char *path, pthread_mutex_t *mutex);
 
 #endif

@@ -28,13 +28,18 @@
  * Adding entries (clops_pack_add: ahead-of-time binaries, any number at once)
  * checks the old pack as import does, reads it once and writes the new one
  * once, through the atomic writer: the entry limit is checked before a byte is
- * written and a failure leaves the old pack as it was. */
+ * written and a failure leaves the old pack as it was. The read, merge and
+ * rename happen under an exclusive lock (file.h's clops_file_lock_take, the
+ * tuning database's too) on "<pack>.lock" beside the pack, removed afterwards,
+ * so adders running at once on one pack wait for each other and keep each
+ * other's entries (R8) instead of the last rename dropping the others'. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -527,8 +532,9 @@ static bool new_has_key(const clops_pack_new *const *sorted, size_t n, const voi
     return false;
 }
 
-int clops_pack_add(const char *pack_path, const clops_pack_new *entries, size_t n, clops_status *st,
-                   char *why, size_t why_size)
+/* clops_pack_add under the pack's lock. */
+static int add_locked(const char *pack_path, const clops_pack_new *entries, size_t n, clops_status *st, char *why,
+                      size_t why_size)
 {
     pack_item *items = NULL;
     size_t count = 0;
@@ -624,6 +630,34 @@ int clops_pack_add(const char *pack_path, const clops_pack_new *entries, size_t 
     free(sorted);
     free(dropped);
     free(items);
+    return rc;
+}
+
+/* Adders of packs in this process: fcntl locks exclude other processes only. */
+static pthread_mutex_t add_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int clops_pack_add(const char *pack_path, const clops_pack_new *entries, size_t n, clops_status *st,
+                   char *why, size_t why_size)
+{
+    struct stat target;
+    if (stat(pack_path, &target) == 0 && !S_ISREG(target.st_mode)) { /* refused as before, no lock beside it */
+        *st = CLOPS_ERROR_BAD_PACK;
+        snprintf(why, why_size, "it is not a regular file");
+        return -1;
+    }
+    char lock_path[CLOPS_FILE_PATH_MAX];
+    clops_file_lock lock;
+    *st = CLOPS_ERROR_CACHE_IO;
+    if (snprintf(lock_path, sizeof lock_path, "%s.lock", pack_path) >= (int)sizeof lock_path) {
+        snprintf(why, why_size, "its path is longer than %d bytes", CLOPS_FILE_PATH_MAX - 6);
+        return -1;
+    }
+    if (clops_file_lock_take(&lock, lock_path, &add_lock) != 0) {
+        snprintf(why, why_size, "cannot lock it (%s): %s", lock_path, strerror(errno));
+        return -1;
+    }
+    const int rc = add_locked(pack_path, entries, n, st, why, why_size);
+    clops_file_lock_release(&lock, lock_path, true); /* no lock file stays beside the pack */
     return rc;
 }
 

@@ -25,7 +25,12 @@
  * this device's entry, else the heuristic (scheduler.c). A context whose tuning
  * is off (CLOPS_TUNE=off) ignores the file; one with a tuning_db option uses that
  * file instead. Lines may end in "\r\n". A file with another version, device or
- * malformed lines is ignored line by line, never trusted. Writers record one
+ * malformed lines is ignored line by line, never trusted. A file that exists
+ * but is not a database this version knows (its first line neither magic above,
+ * e.g. a user's text file or a newer format) or that cannot be read is never
+ * written (R3): lookups ignore it, and recording into it fails with
+ * CLOPS_ERROR_CACHE_IO naming it, the file left as it was; only a missing file
+ * (or an empty one: nothing to lose) is created. Writers record one
  * result at a time under a lock (clops_tuning_record: lock, re-read, merge,
  * write, unlock), so tuners running at once on one database keep each other's
  * results; the lock is a file beside the database ("lock-tune-<hash>" in the
@@ -139,38 +144,57 @@ static bool parse_line(char *line, clops_tuning_entry *e)
 }
 
 /* The other devices' sections of a database, as they were. */
-typedef struct {
+typedef struct other_sections {
     char *text;
     size_t len;
 } other_sections;
 
-/* Reads the context's database: this device's entries into `t` (if not NULL),
- * the other devices' sections, line for line, into `others` (if not NULL).
- * Lines may end in "\r\n" (a file edited on Windows reads the same). A missing,
- * unreadable or foreign file reads as empty. false only when out of memory. */
-static bool read_db(const clops_context *ctx, struct clops_tuning_table *t, other_sections *others)
+/* What read_db found. */
+typedef enum {
+    DB_READ,       /* a database of this version (or an empty file) */
+    DB_MISSING,    /* no file (in the cache directory: a link in its place, replaced, never followed) */
+    DB_FOREIGN,    /* a file that is not a database this version knows: never written */
+    DB_UNREADABLE, /* a file that cannot be read (its errno in `*err`): never written */
+    DB_NO_MEMORY,
+} db_read;
+
+/* Reads the context's database at `path`: this device's entries into `t` (if
+ * not NULL), the other devices' sections, line for line, into `others` (if not
+ * NULL), and, for DB_FOREIGN, its first line (printable characters, cut) into
+ * `first` (if not NULL). Lines may end in "\r\n" (a file edited on Windows reads
+ * the same). */
+static db_read read_db(const clops_context *ctx, const char *path, struct clops_tuning_table *t,
+                       other_sections *others, int *err, char *first, size_t first_size)
 {
-    char path[CLOPS_FILE_PATH_MAX];
     unsigned char *data;
     size_t size;
-    if (!db_path(ctx, path, sizeof path) ||
-        clops_file_read_flags(path, TUNE_MAX_BYTES, db_flags(ctx), &data, &size) != 0)
-        return true;
+    if (clops_file_read_flags(path, TUNE_MAX_BYTES, db_flags(ctx), &data, &size) != 0) {
+        *err = errno;
+        if (errno == ENOENT || (errno == ELOOP && (db_flags(ctx) & CLOPS_FILE_IN_CACHE))) return DB_MISSING;
+        return errno == ENOMEM ? DB_NO_MEMORY : DB_UNREADABLE;
+    }
     char *text = realloc(data, size + 1), *save = NULL;
     if (!text) {
         free(data);
-        return false;
+        return DB_NO_MEMORY;
     }
     text[size] = '\0';
     if (others && !(others->text = malloc(size + 2))) {
         free(text);
-        return false;
+        return DB_NO_MEMORY;
     }
     bool ok = true, mine = false, known = false;
     char *line = strtok_r(text, "\n", &save);
     if (line) line[strcspn(line, "\r")] = '\0';
     const bool sections = line && strcmp(line, TUNE_MAGIC_SECTIONS) == 0;
-    if (!line || (strcmp(line, TUNE_MAGIC) != 0 && !sections)) line = NULL;
+    if (size > 0 && (!line || (strcmp(line, TUNE_MAGIC) != 0 && !sections))) { /* not ours: never trusted */
+        size_t n = 0;
+        for (const char *c = line ? line : ""; first && *c && n + 1 < first_size && n < 48; c++)
+            if (*c >= ' ' && *c < 127) first[n++] = *c;
+        if (first && first_size) first[n] = '\0';
+        free(text);
+        return DB_FOREIGN;
+    }
     while (ok && line && (line = strtok_r(NULL, "\n", &save)) != NULL) {
         line[strcspn(line, "\r")] = '\0';
         if (strncmp(line, "device ", 7) == 0) {
@@ -188,14 +212,43 @@ static bool read_db(const clops_context *ctx, struct clops_tuning_table *t, othe
         }
     }
     free(text);
-    return ok;
+    return ok ? DB_READ : DB_NO_MEMORY;
+}
+
+/* Whether the database at `path` may be written: CLOPS_SUCCESS for a missing
+ * file or one of this version (then, with `others`, its other devices'
+ * sections), else a failure naming the file, which is left as it is. */
+static clops_status db_writable(const clops_context *ctx, const char *path, other_sections *others)
+{
+    int err = 0;
+    char first[64] = "";
+    switch (read_db(ctx, path, NULL, others, &err, first, sizeof first)) {
+    case DB_READ:
+    case DB_MISSING: return CLOPS_SUCCESS;
+    case DB_NO_MEMORY: return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "tuning database %s", path);
+    case DB_UNREADABLE:
+        return clops_fail(CLOPS_ERROR_CACHE_IO, "cannot read the tuning database %s (%s): it is not replaced",
+                          path, err == EINVAL ? "not a regular file" : err == EFBIG ? "larger than 16 MiB" : strerror(err));
+    case DB_FOREIGN: break;
+    }
+    if (strncmp(first, "clops-tune", 10) == 0)
+        return clops_fail(CLOPS_ERROR_CACHE_IO,
+                          "the tuning database %s has the format \"%s\", which this version of clops does not know "
+                          "(it writes \"" TUNE_MAGIC "\" or \"" TUNE_MAGIC_SECTIONS "\"): it is not replaced; "
+                          "name another file", path, first);
+    return clops_fail(CLOPS_ERROR_CACHE_IO,
+                      "%s is not a clops tuning database (its first line is not \"" TUNE_MAGIC "\"): it is not "
+                      "replaced; name a missing file or a tuning database", path);
 }
 
 struct clops_tuning_table *clops_tuning_table_load(const clops_context *ctx)
 {
     struct clops_tuning_table *t = calloc(1, sizeof *t);
     if (!t || (ctx->cache.mode == CLOPS_CACHE_OFF && !ctx->tuning_db)) return t;
-    if (!read_db(ctx, t, NULL)) {
+    char path[CLOPS_FILE_PATH_MAX];
+    int err;
+    /* A missing, unreadable or foreign file reads as empty (the heuristic applies). */
+    if (db_path(ctx, path, sizeof path) && read_db(ctx, path, t, NULL, &err, NULL, 0) == DB_NO_MEMORY) {
         clops_tuning_table_free(t);
         return NULL;
     }
@@ -240,7 +293,11 @@ clops_status clops_tuning_table_save(const clops_context *ctx, const struct clop
         return clops_fail(CLOPS_ERROR_CACHE_IO, "the tuning database's path is longer than %d bytes",
                           CLOPS_FILE_PATH_MAX - 1);
     other_sections others = {NULL, 0};
-    if (!read_db(ctx, NULL, &others)) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "tuning database");
+    const clops_status st = db_writable(ctx, path, &others); /* a file not ours is never replaced */
+    if (st != CLOPS_SUCCESS) {
+        free(others.text);
+        return st;
+    }
     clops_file_writer w;
     char why[CLOPS_FILE_PATH_MAX + 128];
     if (clops_file_begin(&w, path, CLOPS_CACHE_FILE_MODE, db_flags(ctx)) == 0) {
@@ -277,28 +334,11 @@ clops_status clops_tuning_record(const clops_context *ctx, const clops_tuning_en
     if (!lock_path(ctx, path, sizeof path))
         return clops_fail(CLOPS_ERROR_CACHE_IO, "the tuning database's path is longer than %d bytes",
                           CLOPS_FILE_PATH_MAX - 8);
-    pthread_mutex_lock(&record_lock);
-    int fd, rc;
-    for (int links = 0;;) {
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, CLOPS_CACHE_FILE_MODE);
-        /* A symbolic link in the lock's place is removed (the link, not what it
-         * names), never followed: as root it would create any file (N3). */
-        if (fd < 0 && errno == ELOOP && links++ < 3 && unlink(path) == 0) continue;
-        struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-        rc = fd < 0 ? -1 : 0;
-        while (rc == 0 && fcntl(fd, F_SETLKW, &lk) != 0)
-            if (errno != EINTR) rc = -1;
-        /* `cache clear` removes a lock file nobody holds: if it took this one while
-         * we waited, the lock is on a removed file and excludes no one; take anew. */
-        struct stat held, named;
-        if (rc != 0 || (fstat(fd, &held) == 0 && lstat(path, &named) == 0 && held.st_ino == named.st_ino &&
-                        held.st_dev == named.st_dev))
-            break;
-        close(fd);
-    }
-    clops_status st = rc == 0 ? CLOPS_SUCCESS
-                              : clops_fail(CLOPS_ERROR_CACHE_IO, "cannot lock the tuning database (%s): %s", path,
-                                           strerror(errno));
+    clops_file_lock lock;
+    clops_status st = clops_file_lock_take(&lock, path, &record_lock) == 0
+                          ? CLOPS_SUCCESS
+                          : clops_fail(CLOPS_ERROR_CACHE_IO, "cannot lock the tuning database (%s): %s", path,
+                                       strerror(errno));
     struct clops_tuning_table *t = st == CLOPS_SUCCESS ? clops_tuning_table_load(ctx) : NULL;
     if (st == CLOPS_SUCCESS && !t) st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "tuning table");
     if (st == CLOPS_SUCCESS) {
@@ -307,20 +347,18 @@ clops_status clops_tuning_record(const clops_context *ctx, const clops_tuning_en
     }
     if (st == CLOPS_SUCCESS) st = clops_tuning_table_save(ctx, t);
     clops_tuning_table_free(t);
-    if (fd >= 0) close(fd); /* releases the lock */
-    pthread_mutex_unlock(&record_lock);
+    clops_file_lock_release(&lock, path, false); /* the lock file stays: cache clear removes it */
     return st;
 }
 
 /* Removes the tuner's lock files that no process holds: each is removed only while
  * this process holds its lock (and no thread of it is recording: fcntl locks
  * belong to the process), and a tuner that locked a file removed meanwhile takes
- * a new one (clops_tuning_record), so two tuners never write at once. */
+ * a new one (clops_file_lock_take), so two tuners never write at once. */
 void clops_tuning_locks_remove(const clops_cache_config *cfg)
 {
     DIR *d = opendir(cfg->dir);
     if (!d) return;
-    pthread_mutex_lock(&record_lock);
     const size_t prefix = strlen(CLOPS_TUNE_LOCK_PREFIX);
     for (struct dirent *e; (e = readdir(d));) {
         if (strlen(e->d_name) != prefix + 16 || strncmp(e->d_name, CLOPS_TUNE_LOCK_PREFIX, prefix) != 0 ||
@@ -328,15 +366,18 @@ void clops_tuning_locks_remove(const clops_cache_config *cfg)
             continue;
         char path[CLOPS_CACHE_PATH_MAX + 64];
         if (snprintf(path, sizeof path, "%s/%s", cfg->dir, e->d_name) >= (int)sizeof path) continue;
-        const int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0 && errno == ELOOP) unlink(path); /* a link planted there: the link goes (N3) */
-        if (fd < 0) continue;
-        struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-        if (fcntl(fd, F_SETLK, &lk) == 0) unlink(path);
-        close(fd);
+        clops_file_lock_remove_unheld(path, &record_lock);
     }
-    pthread_mutex_unlock(&record_lock);
     closedir(d);
+}
+
+clops_status clops_tuning_db_check(const clops_context *ctx)
+{
+    char path[CLOPS_FILE_PATH_MAX];
+    if (!db_path(ctx, path, sizeof path))
+        return clops_fail(CLOPS_ERROR_CACHE_IO, "the tuning database's path is longer than %d bytes",
+                          CLOPS_FILE_PATH_MAX - 1);
+    return db_writable(ctx, path, NULL);
 }
 
 void clops_tuning_db_file(const clops_context *ctx, char *out, size_t size)

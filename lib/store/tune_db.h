@@ -29,9 +29,15 @@ void clops_tuning_table_remove(struct clops_tuning_table *t, const char *key);
  * and threads wait), re-read first, so concurrent writers keep each other's
  * entries; written atomically. */
 clops_status clops_tuning_record(const clops_context *ctx, const clops_tuning_entry *e, bool keep);
-/* Writes the table as the device's file, atomically. */
+/* Writes the table as the device's file, atomically; an existing file that is
+ * not a database this version knows, or cannot be read, is left as it is
+ * (CLOPS_ERROR_CACHE_IO naming it). */
 clops_status clops_tuning_table_save(const clops_context *ctx, const struct clops_tuning_table *t);
 void clops_tuning_table_free(struct clops_tuning_table *t);
+/* CLOPS_SUCCESS if the context's database may be written (missing, empty or
+ * of this version), else the failure a record would give (the tuner checks
+ * before it measures anything). */
+clops_status clops_tuning_db_check(const clops_context *ctx);
 /* The context's tuning database file (clops_context_tuning_db). */
 void clops_tuning_db_file(const clops_context *ctx, char *out, size_t size);
 

@@ -53,7 +53,7 @@ typedef struct cli_args {
     /* conformance (tools/conformance/conformance.c) and kernels (cli_kernels.c): */
     const char *json_file;     /* conformance --json FILE */
     const char *list_words[5]; /* kernels list --ops, --types, --blocks, --layouts, --windows */
-    int block_arg;             /* kernels list --block-arg */
+    int portable;              /* kernels list --portable */
     unsigned jobs;             /* kernels build --jobs (0: one per core) */
     const char *source, *build_options, *binary, *list; /* kernels pack-add */
     int argc;    /* the arguments after the command's words, as given */

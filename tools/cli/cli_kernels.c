@@ -51,7 +51,7 @@ typedef struct list_request {
     size_t nblocks;
     uint32_t windows[MAX_WINDOWS][2];
     size_t nwindows;
-    bool block_arg_only, json;
+    bool portable, json;
     /* the same as the library's selection (arrays above) */
     clops_data_type type_list[TYPE_COUNT];
     clops_program_selection sel;
@@ -64,14 +64,12 @@ typedef struct program_list {
         char *options;
     } *items;
     size_t count, capacity;
-    bool block_arg_only, failed;
+    bool failed;
 } program_list;
 
 static void add_program(void *user, const char *source_name, const char *build_options)
 {
     program_list *l = user;
-    if (l->block_arg_only && strcmp(source_name, "depth_space.cl") == 0 && !strstr(build_options, "-DBLOCK_ARG=1"))
-        return;
     for (size_t i = 0; i < l->count; i++)
         if (strcmp(l->items[i].source, source_name) == 0 && strcmp(l->items[i].options, build_options) == 0) return;
     if (l->count == l->capacity) {
@@ -264,7 +262,7 @@ static void build_request(const cli_args *args, list_request *rq)
         if (args->list_words[w]) each_word(args->list_words[w], list_word_parsers[w], rq); /* checked by opt_words */
     rq->has_device = args->device == DEVICE_INDEX;
     rq->device = args->device_index;
-    rq->block_arg_only = args->block_arg != 0;
+    rq->portable = args->portable != 0;
     rq->json = args->json != 0;
     if (!rq->ops) rq->ops = OP_D2S | OP_S2D | OP_UNPOOL;
     if (!rq->layouts) rq->layouts = LAYOUT_PACKED | LAYOUT_NHWC | LAYOUT_STRIDED;
@@ -324,7 +322,7 @@ static int print_list(const program_list *l, const clops_device_info *dev, bool 
         cJSON *p = cJSON_CreateObject();
         cJSON_AddStringToObject(p, "source", l->items[i].source);
         cJSON_AddStringToObject(p, "options", l->items[i].options);
-        cJSON_AddBoolToObject(p, "block_argument", strstr(l->items[i].options, "-DBLOCK_ARG=1") != NULL);
+        cJSON_AddBoolToObject(p, "portable", strcmp(l->items[i].source, CLOPS_PORTABLE_SOURCE) == 0);
         cJSON_AddItemToArray(programs, p);
     }
     return cli_json_print(root) == 0 ? EXIT_OK : EXIT_FAIL;
@@ -349,12 +347,13 @@ static int run_list(const cli_command *cmd, const cli_args *args)
     size_t n = 0;
     st = clops_device_list(infos, 64, &n);
     if (st == CLOPS_SUCCESS && index >= n) st = CLOPS_ERROR_INVALID_DEVICE_SELECTION;
-    program_list list = {.block_arg_only = rq.block_arg_only};
+    program_list list = {0};
     int rc = EXIT_FAIL;
     if (st != CLOPS_SUCCESS) {
         rc = fail_clops("kernels list", st);
     } else {
-        st = clops_programs_list(ctx, &rq.sel, add_program, &list);
+        if (rq.portable) add_program(&list, CLOPS_PORTABLE_SOURCE, CLOPS_PORTABLE_OPTIONS); /* the one program */
+        else st = clops_programs_list(ctx, &rq.sel, add_program, &list);
         rc = st != CLOPS_SUCCESS ? fail_clops("kernels list", st)
              : list.failed ? fail_line("kernels list", "out of memory") : print_list(&list, &infos[index], rq.json);
     }
@@ -605,7 +604,8 @@ static int run_pack_add(const cli_command *cmd, const cli_args *args)
 
 static const cli_option list_options[] = {
     SELECTION_OPTIONS("listed"),
-    CLI_FLAG("--block-arg", block_arg, "DepthToSpace/SpaceToDepth: only the block-argument programs"),
+    CLI_FLAG("--portable", portable, "only the portable program, which runs every operator (one binary: "
+             "boards that load one image)"),
     OPT_JSON, OPT_HELP, OPT_END};
 
 static const cli_option build_options[] = {
@@ -630,15 +630,14 @@ static const cli_command kernels_commands[] = {
     {"kernels list", "", 0,
      "Lists the programs (kernel source file, the hash of its whole source, build\n"
      "options) that the operators need on a device, exactly as the library asks for\n"
-     "them there, every chunk, vector and offset variant the sizes can select included;\n"
-     "DepthToSpace/SpaceToDepth name the specialised program and its block-argument\n"
-     "variant (-DBLOCK_ARG=1: one binary for every block size, used when the\n"
-     "specialised one is not in the cache and cannot be compiled).",
+     "them there, every chunk, vector and offset variant the sizes can select included\n"
+     "(and the portable program for blocks past 16). With --portable, the portable\n"
+     "program alone: one binary whose kernels run every operator, used where the\n"
+     "specialised program is neither in the cache nor compilable.",
      list_options, NULL, run_list},
     {"kernels build", "", 0,
      "Builds the programs that 'clops kernels list' names for the same options\n"
-     "(less the block-argument variants, used only where a program can be neither\n"
-     "loaded nor compiled) into the program cache, on several threads, so that\n"
+     "into the program cache, on several threads, so that\n"
      "operators of those variants load them from disk instead of compiling on\n"
      "their first call (warming up a service). Progress on stderr: one line per\n"
      "program, or a line rewritten in place on a terminal. Then a summary on\n"
@@ -646,7 +645,8 @@ static const cli_command kernels_commands[] = {
      "stderr; exit status 1 if any program failed.",
      build_options, NULL, run_build},
     {"kernels source", "FILE", 1,
-     "Writes the whole source of kernel FILE (depth_space.cl, max_unpooling.cl),\n"
+     "Writes the whole source of kernel FILE (depth_space.cl, max_unpooling.cl,\n"
+     "portable.cl),\n"
      "exactly as clops compiles it, to stdout.",
      help_only_options, NULL, run_source},
     {"kernels pack-add", "PACK", 1,

@@ -28,12 +28,12 @@ typedef struct cover_group {
     uint32_t live, launched;              /* bit i: kernel names[i] */
     char plans[MAX_PLANS][PLAN_CHARS];    /* distinct launch sequences, "windows+planes+bucket+tiles" */
     unsigned nplans, device_runs;         /* executions on the device's kernels */
+    bool portable;                        /* they ran the portable program's kernels */
 } cover_group;
 
 struct conf_cover {
     cl_device_type type;
     unsigned units, loops; /* loops: the device's loop limit (0: none known) */
-    bool portable;         /* every operator runs the portable program */
     char names[MAX_KERNELS][CLOPS_KERNEL_NAME_MAX];
     unsigned nnames;
     cover_group g[CONF_ROWS][CONF_TYPES];
@@ -44,7 +44,6 @@ conf_cover *conf_cover_new(clops_context *ctx)
     conf_cover *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     if (clops_introspect_device(ctx, &c->type, &c->units, &c->loops) != CLOPS_SUCCESS) c->type = 0, c->units = 1;
-    c->portable = clops_introspect_portable(ctx);
     for (size_t i = 0; i < KNOWN; i++) snprintf(c->names[c->nnames++], CLOPS_KERNEL_NAME_MAX, "%s", known[i]);
     return c;
 }
@@ -73,8 +72,10 @@ void conf_cover_record(conf_run *run, clops_operator *op)
     size_t used = 0;
     for (unsigned i = 0; i < l.count; i++) {
         char role[CLOPS_KERNEL_NAME_MAX];
-        const int bit = kernel_bit(c, c->portable ? clops_introspect_kernel_role(l.kernel[i], role, sizeof role)
-                                                  : l.kernel[i]);
+        const bool portable = strncmp(l.kernel[i], "clops_", 6) == 0; /* kernels/portable.cl */
+        g->portable |= portable;
+        const int bit = kernel_bit(c, portable ? clops_introspect_kernel_role(l.kernel[i], role, sizeof role)
+                                               : l.kernel[i]);
         if (bit >= 0) g->launched |= 1u << bit, g->live |= l.live[i] ? 1u << bit : 0;
         const int n = snprintf(plan + used, sizeof plan - used, "%s%s", i ? "+" : "", l.kernel[i]);
         if (n > 0 && (size_t)n < sizeof plan - used) used += (size_t)n;
@@ -100,14 +101,14 @@ void conf_cover_record(conf_run *run, clops_operator *op)
  * and place, and for 1- and 2-byte elements bin and settle in front of them (on
  * no device with a loop limit: bin and settle need one of about 2^16 loops at
  * most tile sizes, which the cases do not pin) (lib/ops/max_unpooling.c
- * make_plan, planes_allowed, uses_mark, sort_plan). Under the portable program
- * (lib/ops/portable.c): permute, and windows, mark and place. */
-static uint32_t expected(conf_cover *c, int row, size_t elem_size)
+ * make_plan, planes_allowed, uses_mark, sort_plan). A group whose cases ran the
+ * portable program (lib/ops/portable.c): permute, or windows, mark and place. */
+static uint32_t expected(conf_cover *c, int row, size_t elem_size, bool portable)
 {
     const bool gpu = (c->type & CL_DEVICE_TYPE_GPU) != 0, cpu = (c->type & CL_DEVICE_TYPE_CPU) != 0;
     static const char *const unpool[] = {"serial", "clear", "windows", "pool"};
     uint32_t m = 0;
-    if (c->portable) /* the portable program's kernels, by role (portable.cl) */
+    if (portable) /* the group ran the portable program (portable.cl): its kernels, by role */
         return row < 4 ? 1u << kernel_bit(c, "permute")
                        : 1u << kernel_bit(c, "windows") | 1u << kernel_bit(c, "mark") | 1u << kernel_bit(c, "place");
     if (row < 4) {
@@ -189,8 +190,8 @@ void conf_cover_finish(conf_run *run)
     for (int row = 0; row < CONF_ROWS; row++) {
         bool printed[CONF_TYPES] = {false};
         for (int t = 0; t < CONF_TYPES; t++) {
-            const uint32_t want = expected(c, row, clops_data_type_size(conf_types[t]));
             cover_group *g = &c->g[row][t];
+            const uint32_t want = expected(c, row, clops_data_type_size(conf_types[t]), g->portable);
             /* A group that ran only on the host (the device cannot take the type) expects nothing. */
             const uint32_t need = g->device_runs ? want : 0, missing = need & ~g->live;
             char kernels[512], miss[512], what[160];
