@@ -227,7 +227,7 @@ static const help_options help_cases[] = {
     {{"run", "max-unpooling"}, {"--output-shape N,C,H,W", "--device", "--type", "--verbose", "--fallback", "--timeout"}},
     {{"conformance"}, {"--device N|host|all", "--quick", "--json FILE", "--fallback allow|never", "--timeout SECONDS"}},
     {{"kernels", "list"},
-     {"--device N", "--ops LIST", "--types LIST", "--blocks LIST", "--layouts LIST", "--windows LIST", "--block-arg",
+     {"--device N", "--ops LIST", "--types LIST", "--blocks LIST", "--layouts LIST", "--windows LIST", "--portable",
       "--json"}},
     {{"kernels", "pack-add"}, {"--device N", "--source FILE", "--options OPTIONS", "--binary BIN", "--list FILE"}},
     {{"tune"}, {"--device N", "--quick", "--json"}},

@@ -73,8 +73,11 @@ static clops_status prepare_plan(clops_operator *op, const clops_op_entry *e)
     if (!specialised) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "a build's message");
     release_plan(op);
     const clops_status portable = e->portable(op);
-    if (portable != CLOPS_SUCCESS && portable != CLOPS_ERROR_OUT_OF_HOST_MEMORY)
-        clops_fail(st, "%s; nor the portable program: %s", specialised, clops_last_error_message());
+    char *why = portable != CLOPS_SUCCESS && portable != CLOPS_ERROR_OUT_OF_HOST_MEMORY
+                    ? strdup(clops_last_error_message()) /* clops_fail formats into the same buffer */
+                    : NULL;
+    if (why) clops_fail(st, "%s; nor the portable program: %s", specialised, why);
+    free(why);
     free(specialised);
     return portable == CLOPS_SUCCESS ? CLOPS_SUCCESS : portable == CLOPS_ERROR_OUT_OF_HOST_MEMORY ? portable : st;
 }
