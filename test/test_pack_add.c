@@ -5,11 +5,15 @@
  * its own duplicates wins, the entry limit (CLOPS_PACK_MAX_ENTRIES) counts the
  * pack as it would be afterwards and is refused before a byte is written, and
  * a bad item (NULL, empty or oversized binary, unknown source) is refused by
- * its index with the pack unchanged and no file left behind. Shared fixtures:
- * cache_fixture.h.
+ * its index with the pack unchanged and no file left behind; adders running at
+ * once on one pack (processes and threads) keep every entry (R8). Shared
+ * fixtures: cache_fixture.h.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cache_fixture.h"
@@ -226,11 +230,148 @@ START_TEST(test_batch_bad_item)
 }
 END_TEST
 
+/* ---- R8: adders running at once ------------------------------------------------------------------------------ */
+
+#define ADDERS 4
+#define ADDER_ROUNDS 25
+#define THREAD_ROUNDS 6
+
+/* How many entries of the pack `pack` (`len` bytes) have the key `key` (the
+ * whole key) and the payload `key`, and the pack's entry count. */
+static int key_count(const unsigned char *pack, size_t len, const char *key, uint64_t *entries)
+{
+    ck_assert(len >= 16 && memcmp(pack, "CLOPSPAK", 8) == 0);
+    *entries = clops_get_u64(pack + 8);
+    int matches = 0;
+    size_t pos = 16;
+    for (uint64_t i = 0; i < *entries; i++) {
+        ck_assert(pos + 8 <= len);
+        const size_t elen = (size_t)clops_get_u64(pack + pos);
+        const unsigned char *k, *payload;
+        size_t klen, n;
+        ck_assert(pos + 8 + elen <= len && clops_cache_entry_parse(pack + pos + 8, elen, &k, &klen, &payload, &n));
+        matches += klen == strlen(key) && memcmp(k, key, klen) == 0 && n == klen && memcmp(payload, key, n) == 0;
+        pos += 8 + elen;
+    }
+    ck_assert_msg(pos == len, "trailing bytes after the pack's entries");
+    return matches;
+}
+
+/* No lock file stays beside the pack, and no temporary file. */
+static void expect_no_leftovers(const char *pack)
+{
+    char lock[PATH_MAX + 64];
+    snprintf(lock, sizeof lock, "%s.lock", pack);
+    ck_assert_msg(!exists(lock), "%s stayed", lock);
+    ck_assert_int_eq(temps_in(g_root, NULL, 0), 0);
+}
+
+/* Processes adding entries to one pack at once, one entry per call, each many
+ * times (clops_pack_add: no device is needed, so the children of this process
+ * may call it), keep every entry: each read-merge-rename waits for the others'.
+ * A lock file left by a killed adder is taken over and removed. */
+START_TEST(test_concurrent_processes_keep_every_entry)
+{
+    char pack[PATH_MAX + 32], lock[PATH_MAX + 64];
+    pack_path(pack, sizeof pack);
+    snprintf(lock, sizeof lock, "%s.lock", pack);
+    write_all(lock, "", 0); /* a killed adder's */
+    pid_t pids[ADDERS];
+    for (int w = 0; w < ADDERS; w++) {
+        pids[w] = fork();
+        ck_assert_msg(pids[w] >= 0, "fork");
+        if (pids[w] == 0) {
+            for (int r = 0; r < ADDER_ROUNDS; r++) {
+                char key[64], why[512];
+                const int klen = snprintf(key, sizeof key, "test_pack_add adder %d round %d", w, r);
+                const clops_pack_new e = {key, (size_t)klen, (const unsigned char *)key, (size_t)klen};
+                clops_status st;
+                if (clops_pack_add(pack, &e, 1, &st, why, sizeof why) < 0) {
+                    fprintf(stderr, "adder %d round %d: %s\n", w, r, why);
+                    _exit(4);
+                }
+            }
+            _exit(0);
+        }
+    }
+    for (int w = 0; w < ADDERS; w++) {
+        int status = 0;
+        ck_assert_msg(waitpid(pids[w], &status, 0) == pids[w] && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                      "adder %d: status %#x", w, status);
+    }
+    size_t len;
+    unsigned char *p = read_all(pack, &len);
+    uint64_t entries = 0;
+    int missing = 0;
+    for (int w = 0; w < ADDERS; w++)
+        for (int r = 0; r < ADDER_ROUNDS; r++) {
+            char key[64];
+            snprintf(key, sizeof key, "test_pack_add adder %d round %d", w, r);
+            missing += key_count(p, len, key, &entries) != 1;
+        }
+    free(p);
+    ck_assert_msg(missing == 0 && entries == ADDERS * ADDER_ROUNDS, "%d of %d entries lost; the pack holds %llu",
+                  missing, ADDERS * ADDER_ROUNDS, (unsigned long long)entries);
+    expect_no_leftovers(pack);
+}
+END_TEST
+
+typedef struct adder_thread {
+    const char *pack;
+    int index;
+    clops_status st;
+    char message[512];
+} adder_thread;
+
+static void *add_binaries(void *arg)
+{
+    adder_thread *a = arg;
+    for (int r = 0; r < THREAD_ROUNDS && a->st == CLOPS_SUCCESS; r++) {
+        char options[64], payload[64];
+        snprintf(options, sizeof options, "-DTEST_THREAD=%d -DTEST_ROUND=%d", a->index, r);
+        snprintf(payload, sizeof payload, "thread %d round %d", a->index, r);
+        a->st = clops_pack_add_binary(a->pack, 0, "depth_space.cl", options, payload, strlen(payload), NULL);
+        if (a->st != CLOPS_SUCCESS) snprintf(a->message, sizeof a->message, "%s", clops_last_error_message());
+    }
+    return NULL;
+}
+
+/* Threads of one process adding binaries to one pack at once through the
+ * public API keep every binary. */
+START_TEST(test_concurrent_threads_keep_every_binary)
+{
+    char pack[PATH_MAX + 32];
+    pack_path(pack, sizeof pack);
+    pthread_t threads[ADDERS];
+    adder_thread a[ADDERS];
+    for (int t = 0; t < ADDERS; t++) {
+        a[t] = (adder_thread){pack, t, CLOPS_SUCCESS, ""};
+        ck_assert(pthread_create(&threads[t], NULL, add_binaries, &a[t]) == 0);
+    }
+    for (int t = 0; t < ADDERS; t++) ck_assert(pthread_join(threads[t], NULL) == 0);
+    for (int t = 0; t < ADDERS; t++)
+        ck_assert_msg(a[t].st == CLOPS_SUCCESS, "thread %d: %s (%s)", t, clops_status_name(a[t].st), a[t].message);
+    for (int t = 0; t < ADDERS; t++)
+        for (int r = 0; r < THREAD_ROUNDS; r++) {
+            char options[64], payload[64];
+            snprintf(options, sizeof options, "-DTEST_THREAD=%d -DTEST_ROUND=%d", t, r);
+            snprintf(payload, sizeof payload, "thread %d round %d", t, r);
+            expect_entry(pack, options, payload);
+        }
+    size_t len;
+    unsigned char *p = read_all(pack, &len);
+    ck_assert_uint_eq(clops_get_u64(p + 8), ADDERS * THREAD_ROUNDS);
+    free(p);
+    expect_no_leftovers(pack);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pack_add");
     TCase *tc = tc_fixture_case(s, "adding binaries to a pack", setup, teardown);
     TC_TESTS(tc, test_batch_replaces_same_key, test_batch_duplicates_last_wins, test_batch_entry_limit,
-             test_batch_bad_item);
+             test_batch_bad_item, test_concurrent_processes_keep_every_entry,
+             test_concurrent_threads_keep_every_binary);
     return cache_suite_main(s);
 }

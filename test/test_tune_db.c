@@ -2,11 +2,15 @@
  * test_tune_db.c - the tuning database's writers: processes recording results
  * at once keep every result (lock, re-read, merge, atomic write), removal of a
  * variant's entry, a tuning run cut short keeps what it had measured, and the
- * vector-bytes field: written, read back, and absent from older files.
+ * vector-bytes field: written, read back, and absent from older files; a file
+ * that is not a tuning database this version knows (or cannot be read) is
+ * never replaced, by a record or by clops_tune_with_options (R3).
  * Shared fixtures: cache_fixture.h.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -206,6 +210,144 @@ START_TEST(test_older_lines_load)
 }
 END_TEST
 
+/* ---- R3: files that are not tuning databases ------------------------------------------------------------------ */
+
+/* A context whose tuning_db option names `db`, freed by the teardown. */
+static clops_context *ctx_with_db(const char *db)
+{
+    clops_context_options o;
+    clops_context_options_init(&o, sizeof o);
+    o.tuning_db = db;
+    o.cache_dir = g_dir;
+    clops_context *c = NULL;
+    const clops_status st = clops_context_create_with_options(&o, &c);
+    ck_assert_msg(st == CLOPS_SUCCESS, "context: %s (%s)", clops_status_name(st), clops_last_error_message());
+    for (int i = 0; i < MAX_CTX; i++)
+        if (!g_ctx[i]) {
+            g_ctx[i] = c;
+            return c;
+        }
+    ck_abort_msg("test bug: too many contexts");
+    return NULL;
+}
+
+/* `path` holds exactly the `len` bytes at `was` (a NULL `was`: `len` zero bytes). */
+static void expect_bytes(const char *path, const void *was, size_t len, const char *label)
+{
+    size_t now_len = 0;
+    unsigned char *now = read_all(path, &now_len);
+    bool same = now && now_len == len;
+    for (size_t i = 0; same && i < len; i++) same = now[i] == (was ? ((const unsigned char *)was)[i] : 0);
+    ck_assert_msg(same, "%s: %s was changed (%zu bytes, was %zu)", label, path, now_len, len);
+    free(now);
+}
+
+/* Recording into `path` (the database of `ctx`) fails with CLOPS_ERROR_CACHE_IO,
+ * naming the file and `why`, and leaves it as `was` (`len` bytes), with no
+ * temporary file beside it; lookups read it as empty. */
+static void expect_refused(clops_context *ctx, const char *path, const void *was, size_t len, const char *why,
+                           const char *label)
+{
+    const clops_tuning_entry e = entry(0, 0);
+    const clops_status st = clops_tuning_record(ctx, &e, true);
+    const char *msg = clops_last_error_message();
+    ck_assert_msg(st == CLOPS_ERROR_CACHE_IO && strstr(msg, path) && strstr(msg, why) && strstr(msg, "not replaced"),
+                  "%s: %s (%s)", label, clops_status_name(st), msg);
+    expect_bytes(path, was, len, label);
+    ck_assert_int_eq(temps_in(g_root, NULL, 0), 0);
+    ck_assert_int_eq(temps_in(g_dir, NULL, 0), 0);
+    struct clops_tuning_table *t = clops_tuning_table_load(ctx);
+    ck_assert_msg(t && t->count == 0, "%s: lookups read %zu entries", label, t ? t->count : 0);
+    clops_tuning_table_free(t);
+}
+
+START_TEST(test_foreign_file_not_replaced)
+{
+    char db[PATH_MAX + 32];
+    snprintf(db, sizeof db, "%s/notes.txt", g_root);
+    clops_context *ctx = ctx_with_db(db);
+    static const struct {
+        const char *text, *why, *label;
+    } foreign[] = {
+        {"my own notes\n", "is not a clops tuning database", "a text file"},
+        {"my own notes", "is not a clops tuning database", "one line without a newline"},
+        {"#clops-tune 1\nclops-tune 1\n", "is not a clops tuning database", "the magic on the second line"},
+        {"clops-tune 2\ndevice x\nk -DA=1\t5\t1,2,1\t2.000\t1.000\n", "\"clops-tune 2\"", "a newer format"},
+        {"clops-tune-shared 2\ndevice x\n", "\"clops-tune-shared 2\"", "a newer shared format"},
+        {"clops-tune 1x\n", "\"clops-tune 1x\"", "an unknown format line"},
+    };
+    for (size_t i = 0; i < sizeof foreign / sizeof foreign[0]; i++) {
+        write_all(db, foreign[i].text, strlen(foreign[i].text));
+        expect_refused(ctx, db, foreign[i].text, strlen(foreign[i].text), foreign[i].why, foreign[i].label);
+    }
+    /* a file that cannot be read: past the 16 MiB a database may take (sparse) */
+    write_all(db, "clops-tune 1\n", 13);
+    ck_assert(truncate(db, (17 << 20)) == 0);
+    unsigned char *big = calloc(1, 17 << 20);
+    ck_assert(big != NULL);
+    memcpy(big, "clops-tune 1\n", 13);
+    expect_refused(ctx, db, big, 17 << 20, "larger than 16 MiB", "a file of 17 MiB");
+    free(big);
+    if (geteuid() != 0) { /* root reads any file */
+        write_all(db, "my own notes\n", 13);
+        ck_assert(chmod(db, 0) == 0);
+        const clops_tuning_entry e = entry(0, 0);
+        const clops_status st = clops_tuning_record(ctx, &e, true);
+        ck_assert_msg(st == CLOPS_ERROR_CACHE_IO && strstr(clops_last_error_message(), db),
+                      "an unreadable file: %s (%s)", clops_status_name(st), clops_last_error_message());
+        ck_assert(chmod(db, 0600) == 0);
+        expect_bytes(db, "my own notes\n", 13, "an unreadable file");
+    }
+    /* the database in the cache directory is refused the same way */
+    clops_context *plain = new_ctx();
+    char own[PATH_MAX + 64];
+    tune_file_path(plain, own, sizeof own);
+    write_all(own, "my own notes\n", 13);
+    expect_refused(plain, own, "my own notes\n", 13, "is not a clops tuning database", "the cache's database");
+    /* a missing file is created, an empty one filled (nothing to lose) */
+    for (int empty = 0; empty < 2; empty++) {
+        unlink(db);
+        if (empty) write_all(db, "", 0);
+        const clops_tuning_entry e = entry(0, 1);
+        ck_assert_msg(clops_tuning_record(ctx, &e, true) == CLOPS_SUCCESS, "%s file: %s",
+                      empty ? "an empty" : "a missing", clops_last_error_message());
+        struct clops_tuning_table *t = clops_tuning_table_load(ctx);
+        ck_assert_msg(t && t->count == 1 && find(t, e.key), "%s file: %zu entries", empty ? "an empty" : "a missing",
+                      t ? t->count : 0);
+        clops_tuning_table_free(t);
+    }
+}
+END_TEST
+
+static void count_progress(void *user, const clops_tune_result *r, unsigned done, unsigned total)
+{
+    (void)r, (void)done, (void)total;
+    ++*(unsigned *)user;
+}
+
+/* clops_tune_with_options into a tuning_db naming a user's file fails before it
+ * measures anything, naming the file, and the file is as it was. */
+START_TEST(test_tune_refuses_foreign_file)
+{
+    const clops_context *ctx = new_ctx();
+    char db[PATH_MAX + 32];
+    snprintf(db, sizeof db, "%s/notes.txt", g_root);
+    static const char notes[] = "my own notes\n";
+    write_all(db, notes, strlen(notes));
+    clops_context_options o;
+    clops_context_options_init(&o, sizeof o);
+    o.tuning_db = db;
+    o.cache_dir = g_dir;
+    unsigned progress = 0;
+    const clops_status st = clops_tune_with_options(&o, ctx->info.index, 1, count_progress, &progress);
+    ck_assert_msg(st == CLOPS_ERROR_CACHE_IO && strstr(clops_last_error_message(), db) && progress == 0,
+                  "%s (%s), %u variants tuned", clops_status_name(st), clops_last_error_message(), progress);
+    expect_bytes(db, notes, strlen(notes), "clops_tune_with_options");
+    const dir_scan d = scan_dir(); /* a variant measured would have left its default's program */
+    ck_assert_msg(d.entries == 0, "%d programs compiled before the refusal", d.entries);
+}
+END_TEST
+
 static Suite *tune_db_suite(void)
 {
     Suite *s = suite_create("tune_db");
@@ -214,6 +356,8 @@ static Suite *tune_db_suite(void)
     tcase_add_test(tc, test_record_replaces_and_removes);
     tcase_add_test(tc, test_interrupted_tune_keeps_results);
     tcase_add_test(tc, test_older_lines_load);
+    tcase_add_test(tc, test_foreign_file_not_replaced);
+    tcase_add_test(tc, test_tune_refuses_foreign_file);
     return s;
 }
 
