@@ -282,11 +282,11 @@ CLOPS_API clops_status clops_context_use_program(clops_context *ctx, cl_program 
 typedef void (*clops_program_fn)(void *user, const char *source_name, const char *build_options);
 /** Calls `fn` for each program an operator of `desc` would load (from the disk
  *  cache) or compile on ctx's OpenCL device, in the order it tries them,
- *  building nothing. DepthToSpace and SpaceToDepth name two: the specialised
- *  program (-DBLOCK=b), then its block-argument variant (-DBLOCK_ARG=1, one
- *  binary for every block size), which is used only where the first is neither
- *  in the cache nor compilable; past block 16 only the latter, which such blocks
- *  run (a specialised program's build grows with the block). Choices that depend on the sizes alone (the chunk
+ *  building nothing: the specialised programs; past block 16 DepthToSpace and
+ *  SpaceToDepth name the portable program (CLOPS_PORTABLE_SOURCE), which such
+ *  blocks run (a specialised program's build grows with the block). The portable
+ *  program, which runs where a specialised one can be neither loaded nor built,
+ *  is otherwise not named: list it alone (`clops kernels list --portable`). Choices that depend on the sizes alone (the chunk
  *  of long rows, 64-bit offsets where the device can hold such a tensor) are
  *  named for every case, so the programs of every size with desc's types, block
  *  size and layout are named, each once. An operator that would run on the host whatever
@@ -464,10 +464,7 @@ typedef struct clops_prepare_report {
  *  device `device_index` of clops_device_list() into the program cache, so that
  *  later operators of those variants, in any process using the same cache,
  *  load them from disk instead of compiling ("warming up a service",
- *  docs/cache-and-tuning.md). The programs are those of clops_programs_list()
- *  less DepthToSpace/SpaceToDepth's block-argument variants (used only where the
- *  specialised program can be neither loaded nor compiled), unless a selected
- *  block is past 16 (such blocks run them). `jobs` threads (0:
+ *  docs/cache-and-tuning.md). The programs are those of clops_programs_list(). `jobs` threads (0:
  *  one per online core, at most one per program) each build on a context of
  *  their own on that device; the cache's writes are atomic (a temporary file
  *  renamed), so other processes may use or fill the cache meanwhile. A program

@@ -47,7 +47,6 @@ struct clops_operator {
     clops_loop loop;             /* DepthToSpace/SpaceToDepth: the loop that runs (never DEFAULT) */
     unsigned vector_bytes;       /* DepthToSpace/SpaceToDepth: bytes per vector of the vector-rows kernels
                                     when they run (VW x element size), else 0 */
-    bool block_arg;              /* DepthToSpace/SpaceToDepth: the block size is a kernel argument */
     bool portable;               /* the plan runs the portable program's kernels (portable.c) */
     char portable_kernels[CLOPS_MAX_LAUNCHES][32]; /* their names, kernel_name pointing at the first */
     struct {                     /* MaxUnpooling's device state (max_unpooling.c) */
@@ -172,7 +171,7 @@ bool clops_fits_u32(const clops_op_params *p);
 #define CLOPS_U32_OFFSET_LIMIT (UINT32_MAX - (UINT64_C(1) << 24))
 
 /* DepthToSpace/SpaceToDepth: the largest block size built into a specialised
- * program (-DBLOCK=b, its loops unrolled over b); past it the block-argument
+ * program (-DBLOCK=b, its loops unrolled over b); past it the portable
  * program, built once whatever the block (depth_space.c prepare). Networks use
  * 2 to 8, 16 at most; a hostile model's blocksize must not cost minutes of builds. */
 #define CLOPS_SPECIALISED_BLOCK_MAX 16u

@@ -89,7 +89,6 @@ static void prepare_common(clops_operator *op)
 {
     op->portable = true;
     op->offset_64 = false;
-    op->block_arg = false;
     op->vector_bytes = 0;
     op->chunk = 1;
     op->loop = CLOPS_LOOP_ELEMENTS;

@@ -5,7 +5,8 @@
 # program (aot_compile.c, standing in for aoc or v++), pack and import it into an empty cache,
 # then run `clops conformance` with the compiler disabled and the fallback policy never: every
 # case passes on the device from that one binary, nothing is compiled, nothing runs on the host.
-# Natively and planned as an accelerator (the board's device type). With `full`, the whole
+# Natively, planned as an accelerator (the board's device type) and as a GPU that ends a work-item after
+# 65535 loop iterations (as llvmpipe does). With `full`, the whole
 # conformance run instead of --quick. Exit 77: no OpenCL device.
 set -euo pipefail
 clops=$1 aotc=$2 mode=${3:-quick}
@@ -36,7 +37,7 @@ export CLOPS_CACHE_DIR="$work/cache"
 # 4. Conformance from that binary alone: no compiler, no host fallback, nothing compiled.
 args=(--device 0 --fallback never)
 [ "$mode" = full ] || args+=(--quick)
-for profile in "" "accelerator,cu=4,wg=64,local=64"; do
+for profile in "" "accelerator,cu=4,wg=64,local=64" "gpu,cu=24,wg=256,local=64,loops=65535"; do
   CLOPS_DISABLE=compiler CLOPS_TEST_DEVICE_PROFILE=$profile \
     "$clops" conformance "${args[@]}" --json "$work/report.json" >"$work/conformance.txt" 2>&1 ||
     { tail -30 "$work/conformance.txt" >&2; fail "conformance on the portable program failed (profile '$profile')"; }
