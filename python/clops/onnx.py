@@ -47,6 +47,22 @@ def _require():
     return tuple(mods)
 
 
+# ---- errors: ONNX Runtime's exception classes, and ValueError ------------------------------------------
+
+_ERRORS = {}
+
+
+def _error(kind):
+    """An exception class that is both ValueError (what clops.onnx raised before) and onnxruntime's
+    exception of that kind (onnxruntime.capi.onnxruntime_pybind11_state.InvalidArgument, Fail or
+    InvalidGraph): what ONNX Runtime raises for the same model or feed."""
+    cls = _ERRORS.get(kind)
+    if cls is None:
+        ort_cls = getattr(_import("onnxruntime").capi.onnxruntime_pybind11_state, kind)
+        cls = _ERRORS[kind] = type(kind, (ValueError, ort_cls), {"__module__": __name__})
+    return cls
+
+
 # ---- types: TensorProto element types clops moves, and ONNX Runtime's type strings ----------------------
 
 # TensorProto.DataType -> NumPy dtype, for the fixed-width types that NumPy and clops both have
@@ -54,6 +70,9 @@ def _require():
 _NP_TYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32, 7: np.int64,
              9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64, 14: np.complex64,
              15: np.complex128}
+
+
+_ONNX_OF = {np.dtype(t): e for e, t in _NP_TYPES.items()}
 
 
 def _type_string(tp, onnx):
@@ -135,11 +154,138 @@ def _attr(node, name, default, onnx):
 
 
 def _mode(value):
-    """DepthToSpace's `mode`: bytes in a ModelProto (helper.get_attribute_value), str when built by hand."""
+    """DepthToSpace's `mode`: bytes in a ModelProto (helper.get_attribute_value), str when built by hand.
+    Case-sensitive, as ONNX Runtime's kernel reads it ("crd" is refused)."""
     mode = value.decode() if isinstance(value, bytes) else str(value)
-    if mode.upper() not in ("DCR", "CRD"):
-        raise ValueError(f"DepthToSpace: mode {mode!r} is neither DCR nor CRD")
-    return mode.upper()
+    if mode not in ("DCR", "CRD"):
+        raise _error("Fail")(f"DepthToSpace: mode {mode!r} is neither DCR nor CRD (SpaceDepth op: only 'DCR' "
+                             "and 'CRD' modes are supported)")
+    return mode
+
+
+def _clops_candidate(node):
+    """A DepthToSpace, SpaceToDepth or MaxUnpool of the default domain (clops runs it where its type allows)."""
+    return node.op_type in CLOPS_OPS and node.domain in ("", "ai.onnx") and bool(node.input)
+
+
+# ---- the types of the graph's values: declared, else inferred, never by MaxUnpool's inference -----------
+
+# The domain, without a schema, that MaxUnpool nodes are moved to in the copy of the model given to
+# onnx.shape_inference: onnx's MaxUnpool inference reads the indices' shape without checking that there is
+# one (dimension 1 of an empty shape: onnx 1.12 crashes the interpreter on a valid model whose indices have
+# no declared shape, findings R2). Their outputs are typed by _value_types instead.
+_NO_INFERENCE = "clops.onnx.no-inference"
+
+
+def _nodes_under(nodes):
+    """`nodes` and the nodes of every subgraph in them (If branches, Loop and Scan bodies), recursively."""
+    for node in nodes:
+        yield node
+        for a in node.attribute:
+            for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                yield from _nodes_under(g.node)
+
+
+def _typed(v):
+    """Whether a ValueInfoProto has a type (a tensor type with an element type, or another kind)."""
+    kind = v.type.WhichOneof("value")
+    return kind is not None and not (kind == "tensor_type" and v.type.tensor_type.elem_type == 0)
+
+
+def _tensor_shape(v):
+    """A tensor ValueInfoProto's TensorShapeProto, or None (no type, not a tensor, or no shape)."""
+    if v is None or v.type.WhichOneof("value") != "tensor_type" or not v.type.tensor_type.HasField("shape"):
+        return None
+    return v.type.tensor_type.shape
+
+
+def _output_shape(node, info, onnx):
+    """The output shape of a clops candidate as onnx's shape inference gives it (where that does not crash),
+    or None where it is not known before the node runs. Each dimension a number, a symbolic name (passed on
+    unchanged) or None (computed from a name). DepthToSpace and SpaceToDepth of a 4-D X: (N, C / b^2, H * b,
+    W * b) and (N, C * b^2, H / b, W / b). MaxUnpool with two inputs whose shapes are known: X's batch, the
+    indices' channels and (in - 1) * stride + kernel - pads per spatial axis; with output_shape, None."""
+    x = _tensor_shape(info.get(node.input[0]))
+    dim = lambda d: d.dim_value if d.HasField("dim_value") else d.dim_param if d.HasField("dim_param") else None  # noqa: E731
+    num = lambda d, f: f(d.dim_value) if d.HasField("dim_value") else None  # noqa: E731
+    if node.op_type != "MaxUnpool":
+        b = _attr(node, "blocksize", None, onnx)
+        if x is None or len(x.dim) != 4 or not isinstance(b, int) or b <= 0:
+            return None
+        n, c, hh, w = x.dim
+        if node.op_type == "DepthToSpace":
+            return [dim(n), num(c, lambda v: v // (b * b)), num(hh, lambda v: v * b), num(w, lambda v: v * b)]
+        return [dim(n), num(c, lambda v: v * b * b), num(hh, lambda v: v // b), num(w, lambda v: v // b)]
+    i = _tensor_shape(info.get(node.input[1])) if len(node.input) == 2 else None
+    if x is None or i is None or len(x.dim) < 2 or len(i.dim) < 2:
+        return None
+    n = len(x.dim) - 2
+    kernel = list(_attr(node, "kernel_shape", [], onnx))
+    strides = list(_attr(node, "strides", [1] * n, onnx))
+    pads = list(_attr(node, "pads", [0] * 2 * n, onnx))
+    if len(kernel) != n or len(strides) != n or len(pads) != 2 * n:
+        return None
+    return [dim(x.dim[0]), dim(i.dim[1])] + [
+        num(d, lambda v, s=s, k=k, pb=pb, pe=pe: (v - 1) * s + k - pb - pe)
+        for d, s, k, pb, pe in zip(x.dim[2:], strides, kernel, pads[:n], pads[n:])]
+
+
+def _value_types(model, onnx):
+    """name -> ValueInfoProto for the main graph's values: the initializers, the declared ones (graph
+    inputs, value_info, outputs), and the outputs of DepthToSpace, SpaceToDepth and MaxUnpool nodes (the
+    data input's element type). Only where a data input of one of those nodes has no type that way is
+    onnx.shape_inference run, on a copy in which every MaxUnpool node (subgraphs and functions included) is
+    in a domain with no schema, their outputs typed here, round after round until none is added."""
+    graph = model.graph
+    info = {t.name: onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)) for t in graph.initializer}
+    info.update((v.name, v) for v in list(graph.value_info) + list(graph.input) + list(graph.output) if _typed(v))
+
+    def walk(info):
+        """Types the clops candidates' outputs that have none (and gives a shape to those typed without
+        one); (the ValueInfoProtos of those that had no type, whether every candidate's data input has an
+        element type)."""
+        added, complete = [], True
+        for node in graph.node:
+            if not _clops_candidate(node) or not node.output or not node.output[0]:
+                continue
+            x = info.get(node.input[0])
+            elem = x.type.tensor_type.elem_type if x is not None and _typed(x) and \
+                x.type.WhichOneof("value") == "tensor_type" else 0
+            if not elem:
+                complete = False
+            elif node.output[0] not in info or not _typed(info[node.output[0]]):
+                shape = _output_shape(node, info, onnx)
+                info[node.output[0]] = onnx.helper.make_tensor_value_info(node.output[0], elem, shape)
+                added.append(info[node.output[0]])
+            elif _tensor_shape(info[node.output[0]]) is None and \
+                    info[node.output[0]].type.WhichOneof("value") == "tensor_type":
+                shape = _output_shape(node, info, onnx)
+                if shape is not None:
+                    info[node.output[0]] = onnx.helper.make_tensor_value_info(
+                        node.output[0], info[node.output[0]].type.tensor_type.elem_type, shape)
+        return added, complete
+
+    if walk(dict(info))[1]:  # every data input's type is declared: no inference
+        walk(info)
+        return info
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    for nodes, opsets in [(copy.graph.node, copy.opset_import)] + [(f.node, f.opset_import) for f in copy.functions]:
+        moved = False
+        for node in _nodes_under(nodes):
+            if node.op_type == "MaxUnpool" and node.domain in ("", "ai.onnx"):
+                node.domain, moved = _NO_INFERENCE, True
+        if moved:
+            opsets.append(onnx.helper.make_opsetid(_NO_INFERENCE, 1))
+    while True:
+        inferred = onnx.shape_inference.infer_shapes(copy)
+        found = dict(info)
+        found.update((v.name, v) for v in list(inferred.graph.value_info) + list(inferred.graph.input) +
+                     list(inferred.graph.output) if _typed(v))
+        added, _ = walk(found)
+        if not added:
+            return found
+        copy.graph.value_info.extend(added)
 
 
 class _ClopsStep:
@@ -231,20 +377,30 @@ class InferenceSession:
 
     model        a path (str or os.PathLike; external data next to it is loaded), the model's bytes, or
                  an onnx.ModelProto (not changed)
-    device       where the clops nodes run: None (clops's default for NumPy arrays: docs/python.md), an
-                 index of clops.devices(), or "host"
-    ort_options  keyword arguments of onnxruntime.InferenceSession (sess_options, providers,
-                 provider_options, ...), given to every sub-model's session
+    sess_options, providers, provider_options, **ort_options
+                 onnxruntime.InferenceSession's arguments, positional or by keyword as there, given to
+                 every sub-model's session
+    device       (keyword only) where the clops nodes run: None (clops's default for NumPy arrays:
+                 docs/python.md), an index of clops.devices(), or "host"
 
-    Raises ImportError when onnx or onnxruntime is missing, ValueError or TypeError for a bad device or a
-    clops node whose attributes are wrong, and what onnx.load or onnxruntime raise for the model.
+    Raises ImportError when onnx or onnxruntime is missing, ValueError or TypeError for a bad device,
+    what onnx.load or onnxruntime raise for the model, and for a model ONNX Runtime refuses where its
+    clops nodes are concerned (two nodes of one name, an attribute or input count the node's schema does
+    not have, a DepthToSpace mode other than "DCR" and "CRD") an exception that is both ValueError and
+    the onnxruntime.capi.onnxruntime_pybind11_state class ONNX Runtime raises (Fail, InvalidGraph).
     """
 
-    def __init__(self, model, device=None, **ort_options):
+    def __init__(self, model, sess_options=None, providers=None, provider_options=None, *, device=None,
+                 **ort_options):
         onnx, ort, self._numpy_helper = _require()
+        if sess_options is not None and not isinstance(sess_options, ort.SessionOptions):
+            raise TypeError(f"sess_options must be an onnxruntime.SessionOptions, not {type(sess_options).__name__} "
+                            "(clops.onnx.InferenceSession's device is keyword-only: device=...)")
+        ort_options.update(sess_options=sess_options, providers=providers, provider_options=provider_options)
         self._device = device
         _core._device_key(device)  # a bad device fails here, not at the first run
         model = _load(model, onnx)
+        self._validate(model, onnx)
         self._meta = ModelMetadata(model)
         graph = model.graph
         inits = {t.name: t for t in graph.initializer}
@@ -255,11 +411,7 @@ class InferenceSession:
         self._overridable = [v for v in graph.input if v.name in inits] if model.ir_version >= 4 else []
         self._feedable = {v.name: v for v in self._inputs + self._overridable}
         self._output_names = [v.name for v in graph.output]
-        inferred = onnx.shape_inference.infer_shapes(model)
-        self._info = {v.name: v for v in list(inferred.graph.value_info) + list(inferred.graph.input) +
-                      list(inferred.graph.output)}
-        self._outputs = [self._info.get(v.name, v) for v in graph.output]
-        self._input_types = {v.name: v.type for v in graph.input}
+        self._info = _value_types(model, onnx)
         self._lock = threading.Lock()
         self._plans = {}
         self._steps = self._partition(model, inits, onnx, ort, ort_options)
@@ -269,8 +421,47 @@ class InferenceSession:
         self._constants = {n: self._numpy_helper.to_array(inits[n]) for n in read if n in inits}
         self.partition = [("clops", s.label) if isinstance(s, _ClopsStep) else ("onnxruntime", s.labels)
                           for s in self._steps]
+        self._outputs = [self._output_arg(v, onnx) for v in graph.output]
 
     # -- building --
+
+    @staticmethod
+    def _validate(model, onnx):
+        """What ONNX Runtime refuses of a model where clops nodes are concerned (it checks the nodes it runs
+        itself): two nodes of the main graph with one name, and a clops candidate that its schema (at the
+        model's opset) refuses: an unknown attribute (DepthToSpace's mode before opset 11), a missing
+        required one, a wrong number of inputs."""
+        seen = set()
+        for node in model.graph.node:
+            if node.name and node.name in seen:
+                raise _error("Fail")(f"This is an invalid model. Error: two nodes with same node name ({node.name}).")
+            seen.add(node.name)
+        ctx = onnx.checker.C.CheckerContext()
+        ctx.ir_version = model.ir_version
+        opsets = {o.domain: o.version for o in model.opset_import}
+        if "" in opsets or "ai.onnx" in opsets:
+            opsets[""] = opsets["ai.onnx"] = opsets.get("", opsets.get("ai.onnx"))
+        ctx.opset_imports = opsets
+        for node in model.graph.node:
+            if _clops_candidate(node):
+                try:
+                    onnx.checker.check_node(node, ctx)
+                except onnx.checker.ValidationError as e:
+                    raise _error("InvalidGraph")(f"This is an invalid model. In Node {node.name!r} "
+                                                 f"({node.op_type}): Error {str(e).splitlines()[0]}") from None
+
+    def _output_arg(self, v, onnx):
+        """get_outputs()'s NodeArg of graph output `v`: its type and shape, declared, inferred or learnt."""
+        info = self._info.get(v.name, v)
+        return NodeArg(v.name, _type_string(info.type, onnx), _shape_list(info.type))
+
+    def _learn(self, name, elem, shape, onnx):
+        """A shape of a value that a step makes, where none is known yet (a clops node's, computed from its
+        input's; a sub-session output's, ONNX Runtime's own inference): later sub-models declare it, and
+        get_outputs gives it, as ONNX Runtime's session of the whole model would. ONNX Runtime's [] (no
+        shape, or a scalar) teaches nothing."""
+        if elem and shape and _tensor_shape(self._info.get(name)) is None:
+            self._info[name] = onnx.helper.make_tensor_value_info(name, elem, shape)
 
     def _elem_type(self, name, inits):
         if name in inits:
@@ -323,6 +514,7 @@ class InferenceSession:
                 i, node = nodes[0]
                 step = _ClopsStep(node, label(i, node), onnx)
                 types[step.outputs[0]] = self._elem_type(node.input[0], inits)
+                self._learn(step.outputs[0], types[step.outputs[0]], _output_shape(node, self._info, onnx), onnx)
             else:
                 step = self._ort_step(model, nodes, read_after[k], inits, sparse, types, onnx, ort, ort_options,
                                       [label(i, n) for i, n in nodes])
@@ -360,6 +552,7 @@ class InferenceSession:
             elem = getattr(onnx.TensorProto, arg.type[len("tensor("):-1].upper(), 0) \
                 if arg.type.startswith("tensor(") else 0
             types.setdefault(arg.name, elem)
+            self._learn(arg.name, elem, arg.shape, onnx)
         return _OrtStep(session, inputs, outputs, labels)
 
     # -- running --
@@ -389,18 +582,24 @@ class InferenceSession:
 
     def run(self, output_names, input_feed, run_options=None):
         """onnxruntime.InferenceSession.run: a list of the outputs named (None: all) for `input_feed`
-        (a dict of input name to array). Missing, unknown or mistyped names raise ValueError."""
+        (a dict of input name to array). Missing inputs raise ValueError, as in ONNX Runtime; unknown names,
+        and arrays whose element type, rank or a static dimension differs from the model's declaration,
+        what ONNX Runtime raises (onnxruntime.capi.onnxruntime_pybind11_state.InvalidArgument), which is
+        also a ValueError here."""
         names = tuple(output_names) if output_names else tuple(self._output_names)
         unknown = [n for n in names if n not in self._output_names]
         if unknown:
-            raise ValueError(f"Invalid output name(s): {unknown}; the model's outputs are {self._output_names}")
+            raise _error("InvalidArgument")(f"Invalid output name(s): {unknown}; the model's outputs are "
+                                            f"{self._output_names}")
         known = self._feedable
         bad = [n for n in input_feed if n not in known]
         if bad:
-            raise ValueError(f"Invalid input name(s): {bad}; the model's inputs are {sorted(known)}")
+            raise _error("InvalidArgument")(f"Invalid input name(s): {bad}; the model's inputs are {sorted(known)}")
         missing = [n for n in self._required if n not in input_feed]
         if missing:
             raise ValueError(f"Required inputs ({missing}) are missing from input feed ({list(input_feed)})")
+        for name, value in input_feed.items():
+            self._check_input(name, value)
         env = dict(input_feed)
 
         def values(name):
@@ -408,7 +607,7 @@ class InferenceSession:
 
         for (step, wanted), drops in self._plan(names):
             if isinstance(step, _ClopsStep):
-                self._check_feed(step, env)
+                self._check_type(step, env)
                 env[step.outputs[0]] = step.run(values, self._device)
             else:
                 env.update(zip(wanted, step.run(env, wanted, run_options)))
@@ -416,16 +615,43 @@ class InferenceSession:
                 env.pop(r, None)
         return [values(n) for n in names]
 
-    def _check_feed(self, step, env):
-        """The type check ONNX Runtime makes of what it is fed, for the graph inputs a clops node reads."""
+    def _type_error(self, name, got, tp):
+        want = _NP_TYPES.get(tp.tensor_type.elem_type)
+        if want is not None and got != want:
+            onnx = _require()[0]
+            raise _error("InvalidArgument")(
+                f"Unexpected input data type for {name!r}. Actual: (tensor("
+                f"{onnx.TensorProto.DataType.Name(_ONNX_OF.get(got, 0)).lower()})) , expected: ({_type_string(tp, onnx)})")
+
+    def _check_input(self, name, value):
+        """The checks ONNX Runtime makes of an array it is fed for a tensor input: its element type, its rank
+        and each dimension the model gives a number (not a name) for, with ONNX Runtime's messages."""
+        tp = self._feedable[name].type
+        if tp.WhichOneof("value") != "tensor_type":
+            return
+        if isinstance(value, np.ndarray):  # other values (lists) ONNX Runtime converts; clops nodes: _check_type
+            self._type_error(name, value.dtype, tp)
+        if not tp.tensor_type.HasField("shape"):
+            return
+        dims, shape = tp.tensor_type.shape.dim, np.shape(value)
+        if len(shape) != len(dims):
+            raise _error("InvalidArgument")(f"Invalid rank for input: {name} Got: {len(shape)} Expected: {len(dims)} "
+                                            "Please fix either the inputs/outputs or the model.")
+        wrong = [(k, g, d.dim_value) for k, (g, d) in enumerate(zip(shape, dims))
+                 if d.HasField("dim_value") and g != d.dim_value]
+        if wrong:
+            raise _error("InvalidArgument")(f"Got invalid dimensions for input: {name} for the following indices\n" +
+                                            "".join(f" index: {k} Got: {g} Expected: {d}\n" for k, g, d in wrong) +
+                                            " Please fix either the inputs/outputs or the model.")
+
+    def _check_type(self, step, env):
+        """The element type of what the caller fed a clops node (arrays are checked by run; this is for
+        other values, which np.asarray makes into arrays)."""
         for name in step.args:
-            tp = self._input_types.get(name)
-            if tp is None or name not in env or tp.WhichOneof("value") != "tensor_type":
+            v = self._feedable.get(name)
+            if v is None or name not in env or v.type.WhichOneof("value") != "tensor_type":
                 continue
-            want = _NP_TYPES.get(tp.tensor_type.elem_type)
-            got = np.asarray(env[name]).dtype
-            if want is not None and got != want:
-                raise ValueError(f"Unexpected input data type for {name!r}: {got}, expected {np.dtype(want)}")
+            self._type_error(name, np.asarray(env[name]).dtype, v.type)
 
     # -- onnxruntime.InferenceSession's other methods --
 
@@ -433,7 +659,7 @@ class InferenceSession:
         return [NodeArg(v.name, _type_string(v.type, _require()[0]), _shape_list(v.type)) for v in self._inputs]
 
     def get_outputs(self):
-        return [NodeArg(v.name, _type_string(v.type, _require()[0]), _shape_list(v.type)) for v in self._outputs]
+        return [NodeArg(a.name, a.type, list(a.shape)) for a in self._outputs]
 
     def get_overridable_initializers(self):
         return [NodeArg(v.name, _type_string(v.type, _require()[0]), _shape_list(v.type)) for v in self._overridable]
