@@ -40,10 +40,11 @@ if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check -c "$numpy
   echo "python: pyopencl did not install; the pyopencl tests skip"
 fi
 echo "python: pip install pyopencl took $((SECONDS - t)) s"
-# ONNX and ONNX Runtime for clops.onnx's tests (the package's [onnx] extra), pinned to the same numpy:
-# optional like pyopencl; under CLOPS_REQUIRE_ONNX=1 (CI) a failed install fails the run.
+# ONNX and ONNX Runtime for clops.onnx's tests (the package's [onnx] extra, its lower bounds), pinned to the
+# same numpy: optional like pyopencl; under CLOPS_REQUIRE_ONNX=1 (CI) a failed install fails the run. A system
+# onnx that satisfies them (Debian 12's python3-onnx 1.12, seen through --system-site-packages) is kept.
 t=$SECONDS
-if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check -c "$numpy_pin" onnx onnxruntime; then
+if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check -c "$numpy_pin" 'onnx>=1.12' 'onnxruntime>=1.15'; then
   if [ "${CLOPS_REQUIRE_ONNX:-}" = 1 ]; then
     echo "python: pip install onnx onnxruntime failed and CLOPS_REQUIRE_ONNX=1: the ONNX tests cannot run" >&2
     exit 1
@@ -52,6 +53,11 @@ if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check -c "$numpy
 fi
 echo "python: pip install onnx onnxruntime took $((SECONDS - t)) s"
 "$venv/bin/python" -c 'import numpy, sys
+try:
+    import onnx, onnxruntime
+    print(f"python: onnx {onnx.__version__}, onnxruntime {onnxruntime.__version__}")
+except ImportError:
+    pass
 try:
     import torch
     print(f"python: numpy {numpy.__version__}, torch {torch.__version__}: the PyTorch comparisons run")
