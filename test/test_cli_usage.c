@@ -176,7 +176,7 @@ static const form_case form_cases[] = {
       "host"}, 0, NULL},
     {{"cache", "list", "--js"}, 0, "\"entries\""},
     /* refused alike everywhere */
-    {{"kernels", "list", "--block", "2"}, 2, "ambiguous option '--block'"},
+    {{"run", "depth-to-space", "--t", "2"}, 2, "ambiguous option '--t'"},
     {{"conformance", "--json"}, 2, "option --json needs a value"},
     {{"conformance", "--quick=yes"}, 2, "option --quick takes no value"},
     {{"conformance", "--device", "gpu"}, 2, "--device needs N"},
