@@ -35,44 +35,55 @@
 /* ---- DepthToSpace and SpaceToDepth ----------------------------------------------------------
  * Both are the same walk: a destination element at axes (k0 .. k5) takes the
  * source element at sum(k_i * src_i). The host (lib/ops/portable.c) gives the
- * six axes' sizes and both tensors' strides (elements) in the operator's terms:
- * DepthToSpace walks (n, c, h, i, j, w) of its output, SpaceToDepth (n, i, j, c,
- * h, w) for DCR or (n, c, i, j, h, w) for CRD, so that the inner axis is a row.
- * NDRange (axis 5 in runs of `run`, axes 3 x 4, axes 0 x 1 x 2). */
+ * six axes' sizes and both tensors' strides (elements) in the operator's terms,
+ * so that the last two axes are a row's w and, innermost, the block column j
+ * (size b): DepthToSpace walks (n, c, h, i, w, j) of its output, SpaceToDepth
+ * (n, i, c, h, w, j) for DCR or (n, c, i, h, w, j) for CRD. A work-item takes a
+ * run of w, every j of each: for packed rows one side is then contiguous (the
+ * output of DepthToSpace, the input of SpaceToDepth) and the other is b
+ * contiguous rows, which compilers turn into vector loads, shuffles and vector
+ * stores where b is known (the forms below for b = 2, 3, 4 and 8).
+ * NDRange (axis 4 in runs of `run`, axis 3, axes 0 x 1 x 2). */
 typedef struct {
     uint size[6];
     uint src[6];
     uint dst[6];
-    uint run;  /* positions of axis 5 per work-item */
-    uint runs; /* work-items along axis 5: ceil(size[5] / run) */
+    uint run;  /* positions of axis 4 per work-item */
+    uint runs; /* work-items along axis 4: ceil(size[4] / run) */
 } clops_walk;
 
-/* The loop over one run, for a source and destination stride known here (the
- * common rows: contiguous copies, block 2 to 4 interleaves, which compilers then
- * vectorise) or not (-1: run-time strides). */
-#define WALK_RUN(SS, DS)                                                                         \
-    for (uint t = 0; t < n; t++) y[d + t * (DS)] = x[s + t * (SS)];
+/* One run: every j of each w, with the strides the caller names (constants where known). */
+#define WALK_RUN(B, S4, S5, D4, D5)                                                              \
+    for (size_t t = 0; t < n; t++)                                                               \
+        for (size_t j = 0; j < (B); j++) yd[t * (D4) + j * (D5)] = xs[t * (S4) + j * (S5)];
+/* DepthToSpace's packed rows (output contiguous), SpaceToDepth's (input contiguous), else any. */
+#define WALK_BLOCKS(B)                                                                           \
+    if (d5 == 1 && d4 == (B) && s4 == 1) WALK_RUN(B, 1, s5, B, 1)                                \
+    else if (s5 == 1 && s4 == (B) && d4 == 1) WALK_RUN(B, B, 1, 1, d5)                           \
+    else WALK_RUN(B, s4, s5, d4, d5)
 
 #define PERMUTE(W, T)                                                                            \
     __kernel void CAT(clops_permute_, W)(__global const T *restrict x, __global T *restrict y, clops_walk a) \
     {                                                                                            \
-        const uint g0 = get_global_id(0), g1 = get_global_id(1), g2 = get_global_id(2);          \
-        if (g0 >= a.runs || g1 >= a.size[3] * a.size[4] || g2 >= a.size[0] * a.size[1] * a.size[2]) return; \
-        const uint k4 = g1 / a.size[3], k3 = g1 - k4 * a.size[3];                                \
+        const uint g0 = get_global_id(0), k3 = get_global_id(1), g2 = get_global_id(2);          \
+        if (g0 >= a.runs || k3 >= a.size[3] || g2 >= a.size[0] * a.size[1] * a.size[2]) return; \
         const uint k01 = g2 / a.size[2], k2 = g2 - k01 * a.size[2];                              \
         const uint k0 = k01 / a.size[1], k1 = k01 - k0 * a.size[1];                              \
-        const uint k5 = g0 * a.run, n = min(a.run, a.size[5] - k5);                              \
-        const uint s = k0 * a.src[0] + k1 * a.src[1] + k2 * a.src[2] + k3 * a.src[3] + k4 * a.src[4] + k5 * a.src[5]; \
-        const uint d = k0 * a.dst[0] + k1 * a.dst[1] + k2 * a.dst[2] + k3 * a.dst[3] + k4 * a.dst[4] + k5 * a.dst[5]; \
-        const uint ss = a.src[5], ds = a.dst[5];                                                 \
-        if (ss == 1 && ds == 1) WALK_RUN(1u, 1u)                                                 \
-        else if (ss == 1 && ds == 2) WALK_RUN(1u, 2u)                                            \
-        else if (ss == 2 && ds == 1) WALK_RUN(2u, 1u)                                            \
-        else if (ss == 1 && ds == 3) WALK_RUN(1u, 3u)                                            \
-        else if (ss == 3 && ds == 1) WALK_RUN(3u, 1u)                                            \
-        else if (ss == 1 && ds == 4) WALK_RUN(1u, 4u)                                            \
-        else if (ss == 4 && ds == 1) WALK_RUN(4u, 1u)                                            \
-        else WALK_RUN(ss, ds)                                                                    \
+        const uint k4 = g0 * a.run, n = min(a.run, a.size[4] - k4);                              \
+        const uint s = k0 * a.src[0] + k1 * a.src[1] + k2 * a.src[2] + k3 * a.src[3] + k4 * a.src[4]; \
+        const uint d = k0 * a.dst[0] + k1 * a.dst[1] + k2 * a.dst[2] + k3 * a.dst[3] + k4 * a.dst[4]; \
+        /* size_t steps from the run's start: with 32-bit offsets in the loop compilers cannot    \
+         * prove that consecutive elements do not wrap, and do not vectorise (clops_common.cl) */  \
+        __global const T *xs = x + s;                                                            \
+        __global T *yd = y + d;                                                                  \
+        const size_t s4 = a.src[4], s5 = a.src[5], d4 = a.dst[4], d5 = a.dst[5];                 \
+        switch (a.size[5]) {                                                                     \
+        case 2: WALK_BLOCKS(2) break;                                                            \
+        case 3: WALK_BLOCKS(3) break;                                                            \
+        case 4: WALK_BLOCKS(4) break;                                                            \
+        case 8: WALK_BLOCKS(8) break;                                                            \
+        default: WALK_RUN(a.size[5], s4, s5, d4, d5)                                             \
+        }                                                                                        \
     }
 
 PERMUTE(1, uchar)

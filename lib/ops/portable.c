@@ -105,28 +105,29 @@ typedef struct {
     cl_uint size[6], src[6], dst[6], run, runs;
 } walk_arg;
 
-/* The walk of the operator's output in the axes portable.cl's header names;
- * every value below 2^32 (clops_fits_u32: each product is at most a span). */
+/* The walk of the operator's output in the axes portable.cl's header names (the
+ * last two: w, then the block column j); every value below 2^32 (clops_fits_u32:
+ * each product is at most a span). */
 static walk_arg make_walk(const clops_op_params *p)
 {
     const uint64_t b = p->block_size, *xs = p->input.strides, *ys = p->output.strides;
     const bool dcr = p->order == CLOPS_ORDER_DEPTH_COLUMN_ROW;
     walk_arg a;
     uint64_t size[6], src[6], dst[6];
-    if (p->type == CLOPS_OPERATOR_DEPTH_TO_SPACE) { /* (n, c, h, i, j, w) of the output */
+    if (p->type == CLOPS_OPERATOR_DEPTH_TO_SPACE) { /* (n, c, h, i, w, j) of the output */
         const uint64_t c = p->output.sizes[1];
-        const uint64_t s[6] = {p->input.sizes[0], c, p->input.sizes[2], b, b, p->input.sizes[3]};
-        const uint64_t d[6] = {ys[0], ys[1], b * ys[2], ys[2], ys[3], b * ys[3]};
-        const uint64_t x[6] = {xs[0], dcr ? xs[1] : b * b * xs[1], xs[2], dcr ? b * c * xs[1] : b * xs[1],
-                               dcr ? c * xs[1] : xs[1], xs[3]};
+        const uint64_t s[6] = {p->input.sizes[0], c, p->input.sizes[2], b, p->input.sizes[3], b};
+        const uint64_t d[6] = {ys[0], ys[1], b * ys[2], ys[2], b * ys[3], ys[3]};
+        const uint64_t x[6] = {xs[0], dcr ? xs[1] : b * b * xs[1], xs[2], dcr ? b * c * xs[1] : b * xs[1], xs[3],
+                               dcr ? c * xs[1] : xs[1]};
         memcpy(size, s, sizeof s), memcpy(dst, d, sizeof d), memcpy(src, x, sizeof x);
-    } else { /* DCR (n, i, j, c, h, w), CRD (n, c, i, j, h, w) of the output */
+    } else { /* DCR (n, i, c, h, w, j), CRD (n, c, i, h, w, j) of the output */
         const uint64_t c = p->input.sizes[1], h = p->output.sizes[2], w = p->output.sizes[3];
-        const uint64_t sd[6] = {p->input.sizes[0], b, b, c, h, w}, sc[6] = {p->input.sizes[0], c, b, b, h, w};
-        const uint64_t dd[6] = {ys[0], b * c * ys[1], c * ys[1], ys[1], ys[2], ys[3]};
-        const uint64_t dc[6] = {ys[0], b * b * ys[1], b * ys[1], ys[1], ys[2], ys[3]};
-        const uint64_t xd[6] = {xs[0], xs[2], xs[3], xs[1], b * xs[2], b * xs[3]};
-        const uint64_t xc[6] = {xs[0], xs[1], xs[2], xs[3], b * xs[2], b * xs[3]};
+        const uint64_t sd[6] = {p->input.sizes[0], b, c, h, w, b}, sc[6] = {p->input.sizes[0], c, b, h, w, b};
+        const uint64_t dd[6] = {ys[0], b * c * ys[1], ys[1], ys[2], ys[3], c * ys[1]};
+        const uint64_t dc[6] = {ys[0], b * b * ys[1], b * ys[1], ys[2], ys[3], ys[1]};
+        const uint64_t xd[6] = {xs[0], xs[2], xs[1], b * xs[2], b * xs[3], xs[3]};
+        const uint64_t xc[6] = {xs[0], xs[1], xs[2], b * xs[2], b * xs[3], xs[3]};
         memcpy(size, dcr ? sd : sc, sizeof sd), memcpy(dst, dcr ? dd : dc, sizeof dd);
         memcpy(src, dcr ? xd : xc, sizeof xd);
     }
@@ -144,9 +145,9 @@ clops_status clops_portable_depth_space(clops_operator *op)
     if (why) return clops_fail(CLOPS_ERROR_COMPILER_UNAVAILABLE, "%s", why);
     if (p->output.count == 0) return CLOPS_SUCCESS; /* nothing to launch */
     walk_arg a = make_walk(p);
-    a.run = run_length(op, a.size[5], 1);
-    a.runs = (a.size[5] + a.run - 1) / a.run;
-    const uint64_t items[3] = {a.runs, (uint64_t)a.size[3] * a.size[4], (uint64_t)a.size[0] * a.size[1] * a.size[2]};
+    a.run = run_length(op, a.size[4], a.size[5]);
+    a.runs = (a.size[4] + a.run - 1) / a.run;
+    const uint64_t items[3] = {a.runs, a.size[3], (uint64_t)a.size[0] * a.size[1] * a.size[2]};
     clops_status st = add_kernel(op, "clops_permute", true, 3, items);
     if (st == CLOPS_SUCCESS) st = clops_set_arg(op->launches[0].kernel, 2, sizeof a, &a);
     return st;
