@@ -244,10 +244,11 @@ def max_unpooling(x, indices, output_shape, indices_layout="flat", device=None):
     return y
 
 
-def _unpool(x, indices, shape, layout, device):
-    """MaxUnpooling of a 4-D x of any kind (torch, NumPy, pyopencl), in x's kind."""
+def _unpool(x, indices, shape, layout, device, pool=None):
+    """MaxUnpooling of a 4-D x of any kind (torch, NumPy, pyopencl), in x's kind. `pool`: max_unpool2d's
+    (kernel, stride, padding), which a torch x's ONNX export writes as MaxUnpool's attributes."""
     if _torch.is_tensor(x):
-        return _torch.max_unpooling(x, indices, shape, layout, device)
+        return _torch.max_unpooling(x, indices, shape, layout, device, pool)
     if _torch.is_tensor(indices):
         indices = _torch.to_numpy(indices, "indices")
     return _core.run_max_unpooling(x, indices, shape, layout, device)
@@ -343,6 +344,11 @@ def max_unpool2d(x, indices, kernel_size, stride=None, padding=0, output_size=No
     order wins, as in PyTorch on the CPU. An index outside its plane raises ValueError (PyTorch raises
     RuntimeError), a bad argument ValueError or TypeError.
     """
+    with _torch.quiet_tracer(x):  # a trace (ONNX export) records the sizes checked here as constants
+        return _max_unpool2d(x, indices, kernel_size, stride, padding, output_size, device)
+
+
+def _max_unpool2d(x, indices, kernel_size, stride, padding, output_size, device):
     k = _pair(kernel_size, "kernel_size", 1)
     s = k if stride is None else _pair(stride, "stride", 1)
     p = _pair(padding, "padding", 0)
@@ -359,7 +365,7 @@ def max_unpool2d(x, indices, kernel_size, stride=None, padding=0, output_size=No
     if three:
         x, indices = x.reshape((1,) + tuple(x.shape)), indices.reshape((1,) + tuple(indices.shape))
     hw = _unpool_output_size(tuple(x.shape[2:]), k, s, p, output_size)
-    y = _unpool(x, indices, tuple(x.shape[:2]) + hw, _L.INDICES_PER_PLANE, device)
+    y = _unpool(x, indices, tuple(x.shape[:2]) + hw, _L.INDICES_PER_PLANE, device, (k, s, p))
     if three:
         y = y.reshape(tuple(y.shape[1:]))
     return y

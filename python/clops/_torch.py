@@ -15,9 +15,18 @@ The operators are differentiable (torch.autograd.Function), and their backwards 
 Each backward is made of differentiable operations, so double backward works as in PyTorch. Forward-mode
 AD (dual tensors): each operator is linear, so the tangent goes through the same operator (jvp). Where no
 derivative is needed (torch.no_grad(), a tensor that neither requires grad nor has a tangent) no Function
-is made.
+is made, except under tracing (torch.jit.trace, torch.onnx.export), where the Function is always applied
+so that the trace records it (a call outside it would be recorded as a Constant of its result).
+
+ONNX export: each Function has a `symbolic` (torch.onnx.export calls it on the traced Function) that
+writes ONNX's own node: DepthToSpace (mode DCR or CRD), SpaceToDepth (DCR; CRD, pixel_unshuffle's order,
+which ONNX has no mode for, as SpaceToDepth followed by the channel permutation, Reshape-Transpose-Reshape)
+and MaxUnpool, PyTorch's per-plane indices made flat inside the graph (plus (n * C + c) * H_out * W_out).
+An argument ONNX cannot express raises torch.onnx.errors.OnnxExporterError naming it (docs/onnx.md).
 """
+import contextlib
 import functools
+import warnings
 
 import numpy as np
 
@@ -71,15 +80,37 @@ def to_tensor(out, like):
 
 
 def _needs_grad(x):
-    """Whether x needs a derivative: it requires grad in grad mode, or it is a dual tensor (forward-mode AD)
-    with a tangent."""
+    """Whether x needs a Function: it requires grad in grad mode, it is a dual tensor (forward-mode AD) with
+    a tangent, or a trace is being recorded (torch.jit.trace, torch.onnx.export, which runs under no_grad:
+    only the Function's node is traced and exported; the operator run outside one would be a Constant)."""
     torch = _torch_modules()
     if x.requires_grad and torch.is_grad_enabled():
+        return True
+    if torch._C._get_tracing_state() is not None:
         return True
     forward_ad = torch.autograd.forward_ad
     if getattr(forward_ad, "_current_level", 0) < 0:  # outside every dual_level(): no tangent (cheap test)
         return False
     return forward_ad.unpack_dual(x).tangent is not None
+
+
+def tracing(x):
+    """Whether x is a torch tensor and a trace is being recorded (torch.jit.trace, torch.onnx.export)."""
+    return is_tensor(x) and _torch_modules()._C._get_tracing_state() is not None
+
+
+@contextlib.contextmanager
+def quiet_tracer(x):
+    """Under tracing: no TracerWarning for clops's own work, whose sizes are meant to be the traced ones
+    (argument checks, the output size, the operator's result made a tensor inside its Function: the export
+    writes the Function's symbolic, not that). Otherwise nothing (warnings.catch_warnings is not cheap)."""
+    if not tracing(x):
+        yield
+        return
+    import torch.jit
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        yield
 
 
 @functools.lru_cache(maxsize=None)
@@ -107,11 +138,15 @@ def _indices_numpy(indices):
     return to_numpy(indices, "indices") if is_tensor(indices) else indices
 
 
-def max_unpooling(x, indices, out_shape, layout, device):
+def max_unpooling(x, indices, out_shape, layout, device, pool=None):
     """MaxUnpooling of a 4-D CPU tensor x (indices: a tensor or a NumPy array): a new tensor, with a gradient
-    for x where it needs one (the indices have none)."""
+    for x where it needs one (the indices have none). `pool`: (kernel, stride, padding) pairs of
+    max_unpool2d, None for max_unpooling; used only by the ONNX export (MaxUnpool's attributes)."""
     if _needs_grad(x):
-        return _functions().Unpool.apply(x, indices, out_shape, layout, device)
+        with quiet_tracer(x):  # for the symbolic: the sizes as traced (0-d tensors under tracing), as ints
+            out_shape = tuple(int(n) for n in out_shape)
+            geometry = (tuple(int(n) for n in x.shape[2:]), pool)
+        return _functions().Unpool.apply(x, indices, out_shape, layout, device, geometry)
     y = _core.run_max_unpooling(to_numpy(x, "x"), _indices_numpy(indices), out_shape, layout, device)
     return to_tensor(y, x)
 
@@ -148,7 +183,8 @@ def _functions():
         @staticmethod
         def forward(ctx, x, optype, block, order, device):
             ctx.args = (optype, block, order, device)
-            return to_tensor(_core.run_depth_space(optype, to_numpy(x, "x"), block, order, device), x)
+            with quiet_tracer(x):
+                return to_tensor(_core.run_depth_space(optype, to_numpy(x, "x"), block, order, device), x)
 
         @staticmethod
         def backward(ctx, grad):
@@ -160,21 +196,160 @@ def _functions():
             optype, block, order, device = ctx.args
             return depth_space(optype, tangent, block, order, device)
 
+        @staticmethod
+        def symbolic(g, x, optype, block, order, device):
+            with _graph_op_warnings():
+                return _onnx_depth_space(g, x, optype, block, order)
+
     class ClopsMaxUnpooling(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, x, indices, out_shape, layout, device):
+        def forward(ctx, x, indices, out_shape, layout, device, geometry):
             y = _core.run_max_unpooling(to_numpy(x, "x"), _indices_numpy(indices), out_shape, layout, device)
             ctx.layout = layout
             ctx.save_for_backward(_index_tensor(indices))
-            ctx.forward_args = (indices, out_shape, layout, device)
-            return to_tensor(y, x)
+            ctx.forward_args = (indices, out_shape, layout, device, geometry[1])
+            with quiet_tracer(x):
+                return to_tensor(y, x)
 
         @staticmethod
         def backward(ctx, grad):
-            return (_gather(grad, ctx.saved_tensors[0], ctx.layout), None, None, None, None)
+            return (_gather(grad, ctx.saved_tensors[0], ctx.layout), None, None, None, None, None)
 
         @staticmethod
         def jvp(ctx, tangent, *_):  # forward-mode AD: the tangent unpooled by the same indices
             return max_unpooling(tangent, *ctx.forward_args)
 
+        @staticmethod
+        def symbolic(g, x, indices, out_shape, layout, device, geometry):
+            with _graph_op_warnings():
+                return _onnx_max_unpool(g, x, indices, out_shape, layout, geometry)
+
     return SimpleNamespace(DepthSpace=ClopsDepthSpace, Unpool=ClopsMaxUnpooling)
+
+
+# ---- ONNX export: the Functions' symbolics -----------------------------------------------------------
+
+_ONNX_INT64 = 7  # onnx.TensorProto.INT64 (Cast's `to`)
+_UNPOOL_TYPES = ("Half", "Float", "Double")  # MaxUnpool's T1 (opsets 9 and 11), as torch names them
+
+
+def _export_error(message):
+    """torch.onnx's error for what ONNX cannot express (a RuntimeError), so that the export fails rather
+    than writing a graph that does something else."""
+    import torch.onnx
+    error = getattr(getattr(torch.onnx, "errors", None), "OnnxExporterError", RuntimeError)
+    return error(message)
+
+
+@contextlib.contextmanager
+def _graph_op_warnings():
+    """torch 1.13 gives an autograd Function's symbolic a torch._C.Graph, whose g.op (the documented way to
+    write nodes there) warns FutureWarning that it is deprecated, once per node; later torch versions give a
+    GraphContext. Those warnings are not the caller's to act on: ignored while a symbolic writes its nodes."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*_graph_op' is deprecated", category=FutureWarning)
+        yield
+
+
+def _opset(g):
+    """The opset the export writes: the graph context's (torch >= 1.13 gives one to most symbolics), else
+    the exporter's global setting."""
+    opset = getattr(g, "opset", None)
+    if opset is None:
+        try:
+            from torch.onnx._globals import GLOBALS
+            opset = GLOBALS.export_onnx_opset_version
+        except ImportError:  # torch < 1.13
+            from torch.onnx import symbolic_helper
+            opset = symbolic_helper._export_onnx_opset_version
+    return opset
+
+
+def _int64s(g, values):
+    """A Constant of int64s: a 1-D tensor of a list, a scalar of an int."""
+    import torch
+    return g.op("Constant", value_t=torch.tensor(values, dtype=torch.int64))
+
+
+def _onnx_depth_space(g, x, optype, block, order):
+    """DepthToSpace (mode DCR or CRD: ONNX's `mode` from opset 11 on) or SpaceToDepth (DCR; CRD, which
+    ONNX's SpaceToDepth has no mode for, as SpaceToDepth DCR followed by the permutation of its channels
+    from (b*b, C) to (C, b*b): Reshape to (N, b*b, C, H', W'), Transpose, Reshape back, the shapes taken
+    from the input's Shape at run time)."""
+    crd = order == L.ORDER_CRD
+    if optype == L.OP_DEPTH_TO_SPACE:
+        if not crd:
+            return g.op("DepthToSpace", x, blocksize_i=block)
+        if _opset(g) < 11:
+            raise _export_error(f"clops.pixel_shuffle / depth_to_space(order=\"CRD\") exports as ONNX DepthToSpace "
+                                f"with mode=\"CRD\", which needs opset_version >= 11 (this export: "
+                                f"{_opset(g)})")
+        return g.op("DepthToSpace", x, blocksize_i=block, mode_s="CRD")
+    y = g.op("SpaceToDepth", x, blocksize_i=block)
+    if not crd or block == 1:
+        return y
+    shape = g.op("Shape", y)
+    n, c, hw = (g.op("Gather", shape, _int64s(g, i), axis_i=0) for i in ([0], [1], [2, 3]))
+    split = g.op("Concat", n, _int64s(g, [block * block]), g.op("Div", c, _int64s(g, [block * block])), hw,
+                 axis_i=0)
+    moved = g.op("Transpose", g.op("Reshape", y, split), perm_i=[0, 2, 1, 3, 4])
+    return g.op("Reshape", moved, shape)
+
+
+def _unpool_attributes(in_hw, out_hw, pool):
+    """MaxUnpool's kernel_shape, strides and pads. The output_shape input fixes the output, and the flat
+    indices say where each value goes, so these only need to be valid: ONNX Runtime requires each pad to be
+    below the kernel and output_shape to be no smaller than (in - 1) * stride + kernel - pads per axis.
+    max_unpool2d's own pool where it satisfies both; else (a ceil-mode pool, or max_unpooling, which has no
+    pool) per axis kernel 1, stride 1 (that size is `in`) where out >= in, and kernel in - out + 1 with
+    pads in - out on both sides (that size is `out`) where out < in."""
+    if pool is not None:
+        k, s, p = pool
+        if all(pp < kk and (i - 1) * ss + kk - 2 * pp <= o for i, o, kk, ss, pp in zip(in_hw, out_hw, k, s, p)):
+            return list(k), list(s), list(p) * 2
+    kernel, pads = [], []
+    for i, o in zip(in_hw, out_hw):
+        kernel.append(1 if o >= i else i - o + 1)
+        pads.append(0 if o >= i else i - o)
+    return kernel, [1] * len(kernel), pads * 2
+
+
+def _onnx_max_unpool(g, x, indices, out_shape, layout, geometry):
+    """MaxUnpool with output_shape = (N, C of x, H_out, W_out), and the indices made flat over the whole
+    output as ONNX's are: per-plane ones (PyTorch's max_pool2d's) plus (n * C + c) * H_out * W_out. From
+    opset 11 on, N and C are read from x's Shape at run time (Range makes the plane numbers), so a dynamic
+    batch exports; at opsets 9 and 10 (no Range) they are the traced ones, as constants. The spatial output
+    size is the traced call's (a constant). NumPy indices become a Constant."""
+    import torch
+    opset = _opset(g)
+    if opset < 9:
+        raise _export_error(f"clops.max_unpool2d / max_unpooling exports as ONNX MaxUnpool, which needs "
+                            f"opset_version >= 9 (this export: {opset})")
+    dtype = x.type().scalarType()
+    if dtype not in _UNPOOL_TYPES:
+        raise _export_error(f"clops.max_unpool2d / max_unpooling of a {dtype} tensor: ONNX MaxUnpool takes only "
+                            "float16, float32 and float64 values, so this call has no ONNX form (clops runs every "
+                            "type; export a model whose unpooled tensors are floats)")
+    in_hw, pool = geometry
+    n, c, h_out, w_out = out_shape
+    plane = h_out * w_out
+    if not isinstance(indices, torch._C.Value):  # NumPy indices: a Constant
+        indices = g.op("Constant", value_t=torch.from_numpy(np.array(indices, dtype=np.int64)))
+    elif indices.type().scalarType() != "Long":
+        indices = g.op("Cast", indices, to_i=_ONNX_INT64)
+    if opset >= 11:
+        nc = g.op("Gather", g.op("Shape", x), _int64s(g, [0, 1]), axis_i=0)
+        size = g.op("Concat", nc, _int64s(g, [h_out, w_out]), axis_i=0)
+    else:
+        size = _int64s(g, [n, c, h_out, w_out])
+    if layout == L.INDICES_PER_PLANE:
+        if opset >= 11:
+            planes = g.op("ReduceProd", nc, keepdims_i=0)
+            first = g.op("Range", _int64s(g, 0), planes, _int64s(g, 1))
+            first = g.op("Mul", first, _int64s(g, plane))
+            offsets = g.op("Reshape", first, g.op("Concat", nc, _int64s(g, [1, 1]), axis_i=0))
+        else:
+            offsets = _int64s(g, (np.arange(n * c, dtype=np.int64).reshape(n, c, 1, 1) * plane).tolist())
+        indices = g.op("Add", indices, offsets)
+    kernel, strides, pads = _unpool_attributes(in_hw, (h_out, w_out), pool)
+    return g.op("MaxUnpool", x, indices, size, kernel_shape_i=kernel, strides_i=strides, pads_i=pads)
