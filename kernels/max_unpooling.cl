@@ -89,21 +89,7 @@
  * RAISE_BAD, MARK_BASE) are in unpool_words.cl, which the program puts before this
  * file: the portable program (portable.cl) keeps the same words. */
 
-/* Windows and pool (only gated plans have them) skip themselves when the general
- * path ran in the operator's previous execution, except every 16th execution
- * (the first included), which tries them again: scattered indices then cost the
- * general path alone. The rule reads only the previous execution's word, so
- * every work-item of every kernel of the execution decides alike, with one plain
- * load and no atomic (issue 37: the atomic read per work-item on one address
- * serialised a GPU); work-item 0 raises this execution's word for the general
- * path (and for the next execution) with a plain store, the launch's only write
- * to it. */
-#define SKIP_RULE(w) ((gen & 15u) != 1u && PREVIOUS(w))
-#define SKIP_RAISING(w)                                                                          \
-    if (SKIP_RULE(w)) {                                                                          \
-        if (get_global_id(0) == 0) status[WORD_OF(w, gen)] = gen;                                \
-        return;                                                                                  \
-    }
+/* (SKIP_RULE and SKIP_RAISING: unpool_words.cl) */
 #define GENERAL_SKIP SKIP_RAISING(0u)
 
 #if POOL_GATED
@@ -120,6 +106,26 @@
 #else
 #define WINDOWS_WORD ST_GENERAL
 #define WINDOWS_SKIP GENERAL_SKIP
+#endif
+
+/* CPU devices (INTERLEAVE=0): few work-items, each a long contiguous run of rows,
+ * so SKIP_RULE alone leaves a pass whose indices need the path behind it running
+ * whole wherever the rule tries it (an operator's first execution and every
+ * 16th): scattered indices paid a full windows pass for nothing, 0.6x of
+ * b8552b2 on a fresh operator (notes/max_unpooling.md, firstexec). There a
+ * work-item also returns at its start when this execution already raised the
+ * word its kernel raises (SKIP_RAISED: a plain load of the volatile word, raised
+ * only ever to gen; the path behind rewrites every element whatever this launch
+ * left), and ends its run at the first unit that raises it (STOP_RAISED, in a
+ * FOR_ROWS body, or planes' loop). GPUs keep SKIP_RULE alone (issue 37). */
+#if INTERLEAVE
+#define SKIP_RAISED(word)
+#define STOP_RAISED(cond)
+#else
+#define SKIP_RAISED(word)                                                                        \
+    if (status[word] == gen) return;
+#define STOP_RAISED(cond)                                                                        \
+    if (cond) break;
 #endif
 
 /* The flat output index at offset k of the indices, or `count` if it is out of
@@ -535,6 +541,7 @@ __kernel void windows(UNPOOL_ARGS)
 {
     NEXT_BAD_CLEAR
     WINDOWS_SKIP
+    SKIP_RAISED(WINDOWS_WORD)
     const idx_t win = DIM(in_sizes, 3), wout = DIM(out_sizes, 3);
     uint outside = 0;
     lane_i lanes_outside = 0;
@@ -581,6 +588,7 @@ __kernel void windows(UNPOOL_ARGS)
         }
     }
     outside |= windows_tail(x, indices, y, in_row, y_row, out_row, wout, wv, w1);
+    STOP_RAISED(outside || any(lanes_outside))
     END_ROWS
     if (outside || any(lanes_outside)) atomic_max(&status[WINDOWS_WORD], gen);
 }
@@ -596,6 +604,7 @@ __kernel void windows(UNPOOL_ARGS)
 {
     NEXT_BAD_CLEAR
     WINDOWS_SKIP
+    SKIP_RAISED(WINDOWS_WORD)
     const idx_t wout = DIM(out_sizes, 3), plane = DIM(out_sizes, 2) * wout;
     const idx_t count = INDEX_LIMIT(plane, (idx_t)out_count);
     uint outside = 0;
@@ -609,6 +618,7 @@ __kernel void windows(UNPOOL_ARGS)
         for (idx_t r = 0; r < KH; r++) inside |= d - r * wout < KW;
         outside |= !inside;
     }
+    STOP_RAISED(outside)
     for (idx_t r = 0; r < KH; r++) {
         const idx_t yrow = offset4(y_strides, n, c, h * KH + r, 0), ys = DIM(y_strides, 3);
         for (idx_t w = w0; w < w1; w++) {

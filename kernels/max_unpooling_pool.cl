@@ -188,6 +188,7 @@ __kernel void pool(UNPOOL_ARGS)
     if (status[ST_POOL] != gen) return; /* windows found every index in its window */
 #endif
     GENERAL_SKIP
+    SKIP_RAISED(ST_GENERAL)
     const idx_t hin = DIM(in_sizes, 2), win = DIM(in_sizes, 3), hout = DIM(out_sizes, 2), wout = DIM(out_sizes, 3);
     const idx_t plane = hout * wout, count = (idx_t)out_count;
     uint outside = 0;
@@ -242,6 +243,7 @@ __kernel void pool(UNPOOL_ARGS)
     const idx_t r0 = min(hout, h * SH), r1 = h + 1 == hin ? hout : min(hout, (h + 1) * SH);
     const idx_t q0 = min(wout, w0 * SW), q1 = w1 == win ? wout : min(wout, w1 * SW);
     outside |= far;
+    STOP_RAISED(far)
     if (far) { /* the general path rewrites the whole output: zeros here, no gather */
         for (idx_t r = r0; r < r1; r++) {
             const idx_t yrow = offset4(y_strides, n, c, r, 0), ys = DIM(y_strides, 3);
@@ -575,6 +577,7 @@ __kernel void planes(UNPOOL_ARGS)
     if (status[ST_POOL] != gen) return; /* windows found every index in its window */
 #endif
     GENERAL_SKIP
+    SKIP_RAISED(ST_GENERAL)
     const idx_t per_in = DIM(in_sizes, 2) * DIM(in_sizes, 3), plane = DIM(out_sizes, 2) * DIM(out_sizes, 3);
     const idx_t count = (idx_t)out_count, planes = DIM(in_sizes, 0) * DIM(in_sizes, 1);
     const idx_t run = (planes + get_global_size(0) - 1) / get_global_size(0);
@@ -589,6 +592,7 @@ __kernel void planes(UNPOOL_ARGS)
             if (i < plane) yp[i] = x[k];
             else outside = 1;
         }
+        STOP_RAISED(outside)
     }
     if (outside) atomic_max(&status[ST_GENERAL], gen);
 }

@@ -18,6 +18,8 @@
  *                     layout: a copy over six axes with run-time strides
  *   clops_windows_W   MaxUnpooling whose output H, W are multiples of the input's
  *                     (non-overlapping pools): every output element once
+ *   clops_planes_W    MaxUnpooling of other shapes on CPUs and accelerators: a
+ *                     plane per work-item, its inputs in order (no atomics)
  *   clops_mark        MaxUnpooling's general path, any indices: each output
  *                     element's largest input position naming it (atomic_max)
  *   clops_place_W     ... then every output element from that position, or zero
@@ -96,14 +98,16 @@ PERMUTE(16, uint4)
  * The specialised programs' arguments (max_unpooling.cl UNPOOL_ARGS, with 32-bit
  * sizes), then the plan's: index width in words (1: 4-byte, 2: 8-byte indices,
  * read as uint pairs), indices per plane (PyTorch) or flat, window height and
- * width (windows), whether mark and place wait for windows (gated), whether the
- * input is packed (place), and positions per work-item (`run`). The status
+ * width (windows), whether mark and place wait for windows or planes (gated),
+ * whether the input is packed (place), positions per work-item (`run`),
+ * whether input, indices and output are all packed (windows' 2 x 2 form), and
+ * whether planes waits for windows (pool_gated: windows raises ST_POOL). The status
  * words, the bad-index report and mark's words are the specialised programs'
  * (unpool_words.cl), so the host reads them alike (lib/ops/unpool_exec.c). */
 typedef struct { uint v[4]; } clops_dims;
 
 typedef struct {
-    uint index_words, per_plane, kh, kw, gated, x_packed, run, pad;
+    uint index_words, per_plane, kh, kw, gated, x_packed, run, packed, pool_gated, pad[3];
 } clops_unpool_plan;
 
 #define UNPOOL_ARGS(T)                                                                           \
@@ -144,11 +148,26 @@ inline uint flat_index(uint v, uint nc, uint plane, uint count, uint per_plane)
 /* Windows: each input position (n, c, h, w) owns the kh x kw window of output
  * rows h*kh.., columns w*kw..; its value goes where its index points inside the
  * window and zeros everywhere else. An index outside its window (or bad) raises
- * ST_GENERAL: mark and place then rewrite the whole output. */
+ * ST_GENERAL, or ST_POOL where planes follows (pool_gated): planes, or mark and
+ * place, then rewrite the whole output; while the indices keep needing them,
+ * windows skips itself (SKIP_RAISING). 2 x 2 windows of packed
+ * tensors (max pools of stride 2) take a written-out form that compilers vectorise. */
+#define WINDOWS_2X2(T, LOAD)                                                                     \
+    for (size_t t = 0; t < (size_t)(w1 - w0); t++) {                                             \
+        const uint v = (LOAD) - base - (r0 + 2u * (uint)t); /* the index within its window */   \
+        const T val = xr[t];                                                                     \
+        y0[2 * t] = v == 0u ? val : (T)(0);                                                      \
+        y0[2 * t + 1] = v == 1u ? val : (T)(0);                                                  \
+        y1[2 * t] = v == ow ? val : (T)(0);                                                      \
+        y1[2 * t + 1] = v == ow + 1u ? val : (T)(0);                                             \
+        outside |= v != 0u && v != 1u && v != ow && v != ow + 1u;                                \
+    }
 #define WINDOWS(W, T)                                                                            \
     __kernel void CAT(clops_windows_, W)(UNPOOL_ARGS(T))                                        \
     {                                                                                            \
         NEXT_BAD_CLEAR                                                                           \
+        SKIP_RAISING(0u)                                                                         \
+        if (pl.pool_gated) SKIP_RAISING(2u) /* planes behind: skipped while they were needed */ \
         ROW_ITEM(in_sizes)                                                                       \
         const uint ow = out_sizes.v[3], plane = out_sizes.v[2] * ow;                            \
         const uint base = pl.per_plane ? 0u : nc * plane;                                        \
@@ -157,20 +176,80 @@ inline uint flat_index(uint v, uint nc, uint plane, uint count, uint per_plane)
         uint yo = n * y_strides.v[0] + c * y_strides.v[1] + h * pl.kh * y_strides.v[2] + w0 * pl.kw * y_strides.v[3]; \
         uint r0 = h * pl.kh * ow + w0 * pl.kw; /* the window's first element in its plane */   \
         bool outside = false;                                                                    \
-        for (uint w = w0; w < w1; w++) {                                                         \
-            const uint r = load_index(indices, io, pl.index_words) - base;     \
-            const T v = x[xo];                                                                   \
-            bool found = false;                                                                  \
-            for (uint i = 0; i < pl.kh; i++) {                                                   \
-                const uint ri = r0 + i * ow, yi = yo + i * y_strides.v[2];                       \
-                for (uint j = 0; j < pl.kw; j++) {                                               \
-                    const bool here = r == ri + j;                                               \
-                    y[yi + j * y_strides.v[3]] = here ? v : (T)(0);                              \
-                    found |= here;                                                               \
+        if (pl.packed && pl.kh == 2u && pl.kw == 2u) {                                           \
+            __global const T *xr = x + xo;                                                       \
+            __global T *y0 = y + yo, *y1 = y0 + ow;                                              \
+            __global const uint *ir = indices + (size_t)io * pl.index_words;                     \
+            if (pl.index_words == 1u) WINDOWS_2X2(T, ir[t])                                      \
+            else WINDOWS_2X2(T, ir[2 * t + 1] ? UINT_MAX : ir[2 * t])                            \
+        } else {                                                                                 \
+            for (uint w = w0; w < w1; w++) {                                                     \
+                const uint r = load_index(indices, io, pl.index_words) - base;                   \
+                const T v = x[xo];                                                               \
+                bool found = false;                                                              \
+                for (uint i = 0; i < pl.kh; i++) {                                               \
+                    const uint ri = r0 + i * ow, yi = yo + i * y_strides.v[2];                   \
+                    for (uint j = 0; j < pl.kw; j++) {                                           \
+                        const bool here = r == ri + j;                                           \
+                        y[yi + j * y_strides.v[3]] = here ? v : (T)(0);                          \
+                        found |= here;                                                           \
+                    }                                                                            \
+                }                                                                                \
+                outside |= !found;                                                               \
+                xo += x_strides.v[3], io += i_strides.v[3], yo += pl.kw * y_strides.v[3], r0 += pl.kw; \
+            }                                                                                    \
+        }                                                                                        \
+        if (outside) atomic_max(&status[pl.pool_gated ? ST_POOL : ST_GENERAL], gen);             \
+    }
+
+/* Planes (CPUs and accelerators; behind windows, pool_gated, where windows found an
+ * index outside its window): one work-item per
+ * (n, c) plane zero-fills its output plane, then writes its inputs in row-major
+ * order, so the last one naming an element wins, without atomics, while the plane
+ * stays in the cache. An index outside its own plane (or bad) raises ST_GENERAL:
+ * mark and place then rewrite the whole output (and planes skips itself while
+ * the indices keep needing them). */
+/* A packed plane's inputs in order (pl.packed: input, indices and output packed). */
+#define PLANE_RUN(LOAD)                                                                          \
+    for (size_t k = 0; k < count; k++) {                                                         \
+        const uint v = (LOAD) - base;                                                            \
+        if (v < plane) yp[v] = xp[k];                                                            \
+        else outside = true;                                                                     \
+    }
+#define PLANES(W, T)                                                                             \
+    __kernel void CAT(clops_planes_, W)(UNPOOL_ARGS(T))                                         \
+    {                                                                                            \
+        NEXT_BAD_CLEAR                                                                           \
+        if (pl.pool_gated && status[ST_POOL] != gen) return; /* windows found every index */     \
+        SKIP_RAISING(0u)                                                                         \
+        const uint p = get_global_id(0), cs = in_sizes.v[1];                                     \
+        if (p >= in_sizes.v[0] * cs) return;                                                     \
+        const uint n = p / cs, c = p - n * cs, ih = in_sizes.v[2], iw = in_sizes.v[3];           \
+        const uint ow = out_sizes.v[3], plane = out_sizes.v[2] * ow;                             \
+        __global T *yp = y + (n * y_strides.v[0] + c * y_strides.v[1]);                          \
+        const bool packed = y_strides.v[3] == 1u && y_strides.v[2] == ow;                        \
+        if (packed)                                                                              \
+            for (size_t v = 0; v < plane; v++) yp[v] = (T)(0);                                   \
+        else                                                                                     \
+            for (uint v = 0; v < plane; v++) yp[v / ow * y_strides.v[2] + v % ow * y_strides.v[3]] = (T)(0); \
+        const uint base = pl.per_plane ? 0u : p * plane;                                         \
+        bool outside = false;                                                                    \
+        if (pl.packed) { /* the plane's inputs and indices in one run */                         \
+            const size_t k0 = (size_t)p * ih * iw, count = (size_t)ih * iw;                      \
+            __global const T *xp = x + k0;                                                       \
+            __global const uint *ip = indices + k0 * pl.index_words;                             \
+            if (pl.index_words == 1u) PLANE_RUN(ip[k])                                           \
+            else PLANE_RUN(ip[2 * k + 1] ? UINT_MAX : ip[2 * k])                                 \
+        } else {                                                                                 \
+            for (uint h = 0; h < ih; h++) {                                                      \
+                uint xo = n * x_strides.v[0] + c * x_strides.v[1] + h * x_strides.v[2];          \
+                uint io = n * i_strides.v[0] + c * i_strides.v[1] + h * i_strides.v[2];          \
+                for (uint w = 0; w < iw; w++, xo += x_strides.v[3], io += i_strides.v[3]) {      \
+                    const uint v = load_index(indices, io, pl.index_words) - base;               \
+                    if (v < plane) yp[packed ? v : v / ow * y_strides.v[2] + v % ow * y_strides.v[3]] = x[xo]; \
+                    else outside = true;                                                         \
                 }                                                                                \
             }                                                                                    \
-            outside |= !found;                                                                   \
-            xo += x_strides.v[3], io += i_strides.v[3], yo += pl.kw * y_strides.v[3], r0 += pl.kw; \
         }                                                                                        \
         if (outside) atomic_max(&status[ST_GENERAL], gen);                                       \
     }
@@ -224,6 +303,11 @@ inline uint input_offset(uint k, clops_dims sz, clops_dims st, uint packed)
         }                                                                                        \
     }
 
+PLANES(1, uchar)
+PLANES(2, ushort)
+PLANES(4, uint)
+PLANES(8, uint2)
+PLANES(16, uint4)
 WINDOWS(1, uchar)
 WINDOWS(2, ushort)
 WINDOWS(4, uint)

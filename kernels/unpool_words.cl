@@ -29,6 +29,23 @@
         atomic_max(&status[ST_BAD + (gen & 1u)], ~(first_bad));                                  \
     }
 
+/* Windows, pool and planes (only gated plans have them; the portable program's
+ * windows and planes too) skip themselves when the general
+ * path ran in the operator's previous execution, except every 16th execution
+ * (the first included), which tries them again: scattered indices then cost the
+ * general path alone. The rule reads only the previous execution's word, so
+ * every work-item of every kernel of the execution decides alike, with one plain
+ * load and no atomic (issue 37: the atomic read per work-item on one address
+ * serialised a GPU); work-item 0 raises this execution's word for the general
+ * path (and for the next execution) with a plain store, the launch's only write
+ * to it. */
+#define SKIP_RULE(w) ((gen & 15u) != 1u && PREVIOUS(w))
+#define SKIP_RAISING(w)                                                                          \
+    if (SKIP_RULE(w)) {                                                                          \
+        if (get_global_id(0) == 0) status[WORD_OF(w, gen)] = gen;                                \
+        return;                                                                                  \
+    }
+
 /* mark's words (max_unpooling_general.cl MARK): execution gen writes base + k + 1
  * for input position k, base = ((gen - 1) % period) * span; span and period are
  * set once by the host after the status words. */

@@ -28,15 +28,15 @@ bool clops_portable_only(const clops_context *ctx)
 }
 
 /* The portable program's kernels: these by element width, and clops_mark. */
-static const char *const width_kernels[] = {"clops_permute", "clops_windows", "clops_place"};
+static const char *const width_kernels[] = {"clops_permute", "clops_windows", "clops_planes", "clops_place"};
 static const unsigned widths[] = {1, 2, 4, 8, 16};
 
 clops_status clops_portable_check(cl_program program)
 {
     char name[64];
     for (size_t b = 0; b <= sizeof width_kernels / sizeof width_kernels[0]; b++)
-        for (size_t w = 0; w < (b < 3 ? sizeof widths / sizeof widths[0] : 1); w++) {
-            if (b < 3) snprintf(name, sizeof name, "%s_%u", width_kernels[b], widths[w]);
+        for (size_t w = 0; w < (b < 4 ? sizeof widths / sizeof widths[0] : 1); w++) {
+            if (b < 4) snprintf(name, sizeof name, "%s_%u", width_kernels[b], widths[w]);
             else snprintf(name, sizeof name, "clops_mark");
             cl_int err;
             cl_kernel k = clCreateKernel(program, name, &err);
@@ -166,7 +166,7 @@ clops_status clops_portable_depth_space_enqueue(clops_operator *op, const clops_
 
 /* portable.cl clops_unpool_plan */
 typedef struct {
-    cl_uint index_words, per_plane, kh, kw, gated, x_packed, run, pad;
+    cl_uint index_words, per_plane, kh, kw, gated, x_packed, run, packed, pool_gated, pad[3];
 } unpool_arg;
 
 /* Window height and width where the output's H and W are whole multiples of
@@ -179,6 +179,22 @@ static void window_shape(const clops_operator *op, uint64_t *kh, uint64_t *kw)
     if (!in[2] || !in[3] || out[2] % in[2] || out[3] % in[3]) return;
     if (budget && (out[2] / in[2]) * (out[3] / in[3]) > budget) return;
     *kh = out[2] / in[2], *kw = out[3] / in[3];
+}
+
+/* Whether planes (portable.cl clops_planes_W, behind windows where the shape has
+ * them) takes op's shape: on devices that
+ * are not GPUs (a plane per work-item idles a GPU), with at least two planes per
+ * compute unit, each output plane small enough to stay in a cache (2 MiB) and a
+ * plane's loops (its zero fill and its inputs) within the loop limit. */
+#define PLANE_MAX_BYTES (2u << 20)
+static bool planes_shape(const clops_operator *op)
+{
+    const clops_op_params *p = &op->params;
+    const uint64_t planes = p->input.sizes[0] * p->input.sizes[1];
+    const uint64_t out = p->output.sizes[2] * p->output.sizes[3], in = p->input.sizes[2] * p->input.sizes[3];
+    const uint64_t budget = op->ctx->plan.max_loops / 2;
+    return !(op->ctx->info.type & CL_DEVICE_TYPE_GPU) && planes >= 2u * op->ctx->plan.compute_units &&
+           out * p->input.elem_size <= PLANE_MAX_BYTES && (!budget || out + in <= budget);
 }
 
 /* Adds kernel `base` over the rows of `sizes` with its plan argument. */
@@ -205,9 +221,16 @@ clops_status clops_portable_max_unpooling(clops_operator *op)
     clops_status st = clops_max_unpooling_state(op, words, 0, true);
     uint64_t kh, kw;
     window_shape(op, &kh, &kw);
+    const bool planes = planes_shape(op);
     unpool_arg a = {(cl_uint)(p->indices.elem_size / 4), p->indices_layout == CLOPS_INDICES_PER_PLANE,
-                    (cl_uint)kh, (cl_uint)kw, kh != 0, p->input.packed, 0, 0};
+                    (cl_uint)kh, (cl_uint)kw, kh || planes, p->input.packed, 0,
+                    p->input.packed && p->indices.packed && p->output.packed, kh && planes, {0, 0, 0}};
     if (st == CLOPS_SUCCESS && kh) st = add_rows(op, "clops_windows", true, p->input.sizes, kh * kw, a);
+    if (st == CLOPS_SUCCESS && planes) {
+        const uint64_t items[3] = {p->input.sizes[0] * p->input.sizes[1], 1, 1};
+        st = add_kernel(op, "clops_planes", true, 1, items);
+        if (st == CLOPS_SUCCESS) st = clops_set_arg(op->launches[op->num_launches - 1].kernel, ARG_GEN + 1, sizeof a, &a);
+    }
     if (st == CLOPS_SUCCESS) st = add_rows(op, "clops_mark", false, p->input.sizes, 1, a);
     if (st == CLOPS_SUCCESS) st = add_rows(op, "clops_place", true, p->output.sizes, 1, a);
     return st;
