@@ -76,6 +76,8 @@ static const device_line device_lines[] = {
     {"      - ", 4, 0, 0, {NULL}, {NULL}},
     {"    (CLOPS_DISABLE=", 0, 0, 0, {NULL}, {NULL}},
     {"host backend:", 0, 1, 1, {NULL}, {NULL}},
+    {"default: ", 0, 1, 1, {"the first GPU", "is a CPU", "is not a CPU", "CLOPS_DEVICE=", "no OpenCL device"}, {NULL}},
+    {"  (what run, bench, Python and clops.onnx use", 0, 1, 1, {NULL}, {NULL}},
 };
 #define DEVICE_LINES (int)(sizeof(device_lines) / sizeof(device_lines[0]))
 #define DEVICE_LINE 1
@@ -97,14 +99,52 @@ static int check_device_line(const char *line)
     return k;
 }
 
+/* The default device (clops_default_device_for_host_data) is the one marked "(default)", or the host
+ * backend's line says "the default", and the "default:" line names it. */
+static void check_default_mark(const char *out)
+{
+    int host = 0;
+    unsigned index = 0;
+    clops_default_reason reason;
+    ck_assert_int_eq(clops_default_device_for_host_data(&host, &index, &reason), CLOPS_SUCCESS);
+    int marks = 0;
+    for (const char *p = strstr(out, " (default)\n"); p != NULL; p = strstr(p + 1, " (default)\n"))
+        marks++;
+    const int host_marked = strstr(out, "host backend: always available (--device host), the default\n") != NULL;
+    ck_assert_msg(marks + host_marked == 1, "%d devices and %d host lines marked the default:\n%s", marks,
+                  host_marked, out);
+    char want[96];
+    if (host) {
+        ck_assert_msg(host_marked, "the host backend is the default but not marked:\n%s", out);
+        ck_assert_ptr_nonnull(strstr(out, "\ndefault: the host backend"));
+    } else {
+        snprintf(want, sizeof want, "\n  device %u: ", index);
+        const char *line = strstr(out, want);
+        ck_assert_msg(line != NULL && strstr(line, " (default)\n") == strchr(line + 1, '\n') - 10,
+                      "device %u is the default but not marked:\n%s", index, out);
+        snprintf(want, sizeof want, "\ndefault: device %u", index);
+        ck_assert_msg(strstr(out, want) != NULL, "no '%s' line:\n%s", want + 1, out);
+    }
+    const char *why = reason == CLOPS_DEFAULT_REASON_CPU ? "the first device is a CPU"
+                      : reason == CLOPS_DEFAULT_REASON_GPU ? "the first GPU"
+                      : reason == CLOPS_DEFAULT_REASON_NOT_CPU ? "the first device is not a CPU"
+                      : reason == CLOPS_DEFAULT_REASON_ENVIRONMENT ? "as CLOPS_DEVICE="
+                                                                   : "no OpenCL device";
+    ck_assert_msg(strstr(out, why) != NULL, "the reason '%s' is missing:\n%s", why, out);
+}
+
 START_TEST(test_devices)
 {
     run("devices", NULL);
     ck_assert_msg(res.exit_code == 0, "exit %d: %s", res.exit_code, res.err);
     if (!have_device) {
-        ck_assert_str_eq(res.out, "no OpenCL devices (the host backend is always available)\n");
+        ck_assert_str_eq(res.out, "no OpenCL devices (the host backend is always available)\n"
+                                  "default: the host backend: no OpenCL device\n"
+                                  "  (what run, bench, Python and clops.onnx use where no device is named; --device "
+                                  "or CLOPS_DEVICE chooses another)\n");
         return;
     }
+    check_default_mark(res.out);
     /* platform 0: NAME / device 0: NAME / type / versions / extensions / max allocation / plan / host */
     char *save = NULL;
     int count[DEVICE_LINES] = {0};
@@ -117,6 +157,43 @@ START_TEST(test_devices)
         ck_assert_msg(d->exactly ? count[k] == want : count[k] >= want, "%d lines '%s' for %d devices, want %s%d",
                       count[k], d->prefix, devices, d->exactly ? "" : "at least ", want);
     }
+}
+END_TEST
+
+/* CLOPS_DEVICE moves the mark and says so; one naming no device leaves the list and says why; --json has
+ * the default too. */
+START_TEST(test_devices_default)
+{
+    const char *saved = getenv("CLOPS_DEVICE");
+    char *keep = saved ? strdup(saved) : NULL;
+    setenv("CLOPS_DEVICE", "host", 1);
+    run("devices", NULL);
+    ck_assert_msg(res.exit_code == 0, "exit %d: %s", res.exit_code, res.err);
+    ck_assert_msg(strstr(res.out, "default: the host backend, as CLOPS_DEVICE=host says\n") != NULL, "%s", res.out);
+    if (have_device) {
+        check_default_mark(res.out);
+        setenv("CLOPS_DEVICE", "0", 1);
+        run("devices", NULL);
+        ck_assert_msg(strstr(res.out, " (default)\n") != NULL && strstr(res.out, "default: device 0, as CLOPS_DEVICE=0 says\n"),
+                      "%s", res.out);
+        check_default_mark(res.out);
+        run("devices", "--json", NULL);
+        ck_assert_msg(res.exit_code == 0 && strstr(res.out, "\"default\":") != NULL &&
+                          strstr(res.out, "\"reason\":\t\"CLOPS_DEVICE\"") != NULL,
+                      "%s", res.out);
+    }
+    setenv("CLOPS_DEVICE", "99", 1);
+    run("devices", NULL);
+    ck_assert_msg(res.exit_code == 0, "exit %d: %s", res.exit_code, res.err);
+    if (have_device)
+        ck_assert_msg(strstr(res.out, "default: none: device 99 requested") != NULL && !strstr(res.out, "(default)") &&
+                          !strstr(res.out, ", the default"),
+                      "%s", res.out);
+    if (keep) setenv("CLOPS_DEVICE", keep, 1);
+    else unsetenv("CLOPS_DEVICE");
+    free(keep);
+    run("devices", "--json", NULL);
+    ck_assert_msg(res.exit_code == 0 && strstr(res.out, "\"default\":") != NULL, "%s", res.out);
 }
 END_TEST
 
@@ -376,7 +453,7 @@ static Suite *cli_commands_suite(void)
     Suite *s = suite_create("cli_commands");
     TCase *tc = cli_case(s);
     tcase_add_loop_test(tc, test_help, 0, HELP_CASES);
-    TC_TESTS(tc, test_devices, test_print_spec_output);
+    TC_TESTS(tc, test_devices, test_devices_default, test_print_spec_output);
     tcase_add_loop_test(tc, test_print_types, 0, PRINT_CASES);
     tcase_add_loop_test(tc, test_verbose, 0, 2);
     tcase_add_loop_test(tc, test_bfloat16_run, 0, 2);

@@ -431,14 +431,19 @@ typedef enum clops_backend {
  *  CLOPS_DEVICE if set ("host", or an index from clops_device_list()), else the
  *  first GPU, else the first device of any type, else the host. A CLOPS_DEVICE
  *  naming a device that does not exist is an error
- *  (CLOPS_ERROR_INVALID_DEVICE_SELECTION), never a silent substitute.
+ *  (CLOPS_ERROR_INVALID_DEVICE_SELECTION), never a silent substitute. This
+ *  takes a CPU device where there is one (the caller may run the context's own
+ *  cl_mem buffers on its queue); the default for tensors in host memory, which
+ *  the CLI's run and bench, Python and clops.onnx use, is the host backend
+ *  instead: clops_default_device_for_host_data() (clops_devices.h).
  *  @param[out] out the new context; NULL on failure.
  *  @return as clops_context_create_with_options() with NULL options.
  *  @threadsafety Any thread; reads the environment.
  *  @blocking As clops_context_create_with_options(). */
 CLOPS_API clops_status clops_context_create(clops_context **out);
 
-/** The device clops_context_create() would use, without creating anything:
+/** The device clops_context_create() would use, without creating anything
+ *  (clops_default_device_for_host_data() gives the default for host data):
  *  `*is_host` = 1 for the host backend, else 0 with `*index` its position in
  *  clops_device_list(). Fails as clops_context_create() does
  *  (CLOPS_ERROR_INVALID_DEVICE_SELECTION for a CLOPS_DEVICE that names no device).

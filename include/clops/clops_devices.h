@@ -99,6 +99,47 @@ CLOPS_API clops_status clops_device_string(const clops_device_info *info, clops_
  *  @return the full length, as snprintf.
  *  @threadsafety Any thread. @blocking Nothing (no driver call). */
 CLOPS_API size_t clops_device_plan(const clops_device_info *info, char *buf, size_t size);
+
+/* ---- the default device ------------------------------------------------------------ */
+
+/** Why clops_default_device_for_host_data() chose its device. */
+typedef enum clops_default_reason {
+    CLOPS_DEFAULT_REASON_ENVIRONMENT = 1, /**< CLOPS_DEVICE names it ("host" or an index) */
+    CLOPS_DEFAULT_REASON_GPU = 2,         /**< the first GPU of clops_device_list() */
+    CLOPS_DEFAULT_REASON_NOT_CPU = 3,     /**< no GPU: the first device, which is not a CPU (an accelerator, ...) */
+    CLOPS_DEFAULT_REASON_CPU = 4,         /**< no GPU, and the first device is a CPU: the host backend */
+    CLOPS_DEFAULT_REASON_NO_DEVICE = 5    /**< no OpenCL device: the host backend */
+} clops_default_reason;
+
+/** The default device for tensors in host memory: the one device a plain call
+ *  uses, where the caller names none. The CLI's `run` and `bench`, the Python
+ *  package (NumPy arrays and torch tensors, `device=None`) and clops.onnx all
+ *  take it from here, and `clops devices` marks it with the reason. The rule:
+ *  1. CLOPS_DEVICE, when set ("host" or an index);
+ *  2. else the first GPU;
+ *  3. else the first device, unless it is a CPU: then the host backend. A CPU
+ *     device's kernels run on the same cores and memory as the host kernels,
+ *     and cost a copy of the tensor in and of the result out besides (on PoCL
+ *     at 128 MiB float32, DepthToSpace took 130 ms on the device against 11.4 ms
+ *     on the host backend: docs/performance.md);
+ *  4. else (no OpenCL device) the host backend.
+ *  This differs from clops_context_create() and clops_default_device() in step
+ *  3 only: they take the CPU device (a caller of the C API may run the context's
+ *  own cl_mem buffers on its queue, which a host context does not have).
+ *  @param[out] is_host 1 for the host backend, else 0.
+ *  @param[out] index the device's index in clops_device_list() when not the host (0 for the host).
+ *  @param[out] reason why (::clops_default_reason); may be NULL.
+ *  @return ::CLOPS_SUCCESS, or as clops_default_device():
+ *  @retval CLOPS_ERROR_NULL_ARGUMENT `is_host` or `index` is NULL.
+ *  @retval CLOPS_ERROR_INVALID_SETTING a bad CLOPS_* variable.
+ *  @retval CLOPS_ERROR_INVALID_DEVICE_SELECTION CLOPS_DEVICE names no device
+ *          (or is neither "host" nor an index).
+ *  @retval CLOPS_ERROR_NO_DEVICE CLOPS_DEVICE names an index and no platform has a device.
+ *  @retval other as clops_device_list().
+ *  @threadsafety Any thread; reads the environment.
+ *  @blocking As clops_device_list(). */
+CLOPS_API clops_status clops_default_device_for_host_data(int *is_host, unsigned *index,
+                                                          clops_default_reason *reason);
 /** @} */
 
 #ifdef __cplusplus

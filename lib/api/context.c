@@ -203,6 +203,32 @@ clops_status clops_default_device(int *is_host, unsigned *index)
     return st;
 }
 
+/* The default device for host data (clops_devices.h): pick_device's, but the
+ * host backend instead of a CPU device. */
+clops_status clops_default_device_for_host_data(int *is_host, unsigned *index, clops_default_reason *reason)
+{
+    if (!is_host || !index)
+        return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_default_device_for_host_data: is_host and index are required");
+    clops_device_info *infos = NULL;
+    size_t count = 0;
+    clops_context_options o;
+    clops_status st = clops_options_resolve(NULL, &o);
+    if (st == CLOPS_SUCCESS) st = pick_device(&o, is_host, index, &infos, &count);
+    if (st == CLOPS_SUCCESS) {
+        clops_default_reason why;
+        if (o.device != CLOPS_DEVICE_DEFAULT) why = CLOPS_DEFAULT_REASON_ENVIRONMENT;
+        else if (*is_host) why = CLOPS_DEFAULT_REASON_NO_DEVICE;
+        else if (infos[*index].type & CL_DEVICE_TYPE_GPU) why = CLOPS_DEFAULT_REASON_GPU;
+        else if (infos[*index].type & CL_DEVICE_TYPE_CPU) why = CLOPS_DEFAULT_REASON_CPU;
+        else why = CLOPS_DEFAULT_REASON_NOT_CPU;
+        if (why == CLOPS_DEFAULT_REASON_CPU) *is_host = 1;
+        if (*is_host) *index = 0;
+        if (reason) *reason = why;
+    }
+    free(infos);
+    return st;
+}
+
 clops_status clops_context_create_with_options(const clops_context_options *opts, clops_context **out)
 {
     if (!out) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_context_create: out is NULL");

@@ -153,9 +153,10 @@ def depth_to_space(x, block_size, order="DCR", device=None):
     block_size  b >= 1; C must be divisible by b^2
     order       "DCR" (DirectML's and ONNX's default) or "CRD" (PyTorch's pixel_shuffle); any case, str
                 or bytes (ONNX's attribute, mode=b"CRD")
-    device      None (CLOPS_DEVICE if set; else the first GPU, else any OpenCL device, else the host, but
-                the host backend rather than a CPU device: docs/python.md), an index of
-                clops.devices(), or "host"; for NumPy arrays and torch tensors
+    device      None (the library's default device, which `clops devices` marks: CLOPS_DEVICE if set,
+                else the first GPU, else the host backend rather than a CPU device; docs/cli.md, "The
+                default device"), an index of clops.devices(), or "host"; for NumPy arrays and torch
+                tensors
 
     Returns a new C-contiguous array of x's type and dtype. Raises ValueError (shapes, block size, order,
     device) or TypeError (dtype) with the library's message, clops.Error for a device failure.

@@ -91,31 +91,15 @@ if hasattr(os, "register_at_fork"):
 # ---- contexts ---------------------------------------------------------------------------------------
 
 
-CL_DEVICE_TYPE_CPU = 2
-
-
-def _device_is_cpu(index):
-    """Whether OpenCL device `index` of clops_device_list is a CPU device."""
-    count = ctypes.c_size_t()
-    L.check(L.device_list(None, 0, ctypes.byref(count)))
-    infos = (L.DeviceInfo * max(1, count.value))()
-    L.check(L.device_list(infos, count.value, ctypes.byref(count)))
-    return any(info.index == index and info.type & CL_DEVICE_TYPE_CPU for info in infos[:count.value])
-
-
 def default_key():
-    """Where device=None runs a NumPy array (issue 33): CLOPS_DEVICE when it is set; else the library's
-    default device (the first GPU, else any OpenCL device, else the host), except that a CPU device gives
-    way to the host backend. On a CPU the device's kernels run on the same cores and memory as the host
-    kernels, and an OpenCL device costs a copy of the array in and of the result out besides, so the host
-    backend is the faster path there (docs/python.md, docs/performance.md). A GPU stays the default."""
+    """Where device=None runs a NumPy array or a torch tensor: the C library's default device for host data
+    (clops_default_device_for_host_data in clops_devices.h, the rule the CLI's run and bench use and
+    `clops devices` marks): CLOPS_DEVICE when set; else the first GPU; else the first device unless it is
+    a CPU, whose kernels would run on the host's cores and copy the array in and out: then the host
+    backend; else (no OpenCL device) the host backend."""
     is_host, index = ctypes.c_int(), ctypes.c_uint()
-    L.check(L.default_device(ctypes.byref(is_host), ctypes.byref(index)))
-    if is_host.value:
-        return ("host",)
-    if not os.environ.get("CLOPS_DEVICE") and _device_is_cpu(index.value):
-        return ("host",)
-    return ("device", index.value)
+    L.check(L.default_device_for_host_data(ctypes.byref(is_host), ctypes.byref(index), None))
+    return ("host",) if is_host.value else ("device", index.value)
 
 
 def _device_key(device):

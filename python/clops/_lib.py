@@ -124,6 +124,8 @@ device_string = _fn("clops_device_string", c_status, P(DeviceInfo), ctypes.c_int
                     P(ctypes.c_size_t))
 device_plan = _fn("clops_device_plan", ctypes.c_size_t, P(DeviceInfo), ctypes.c_char_p, ctypes.c_size_t)
 default_device = _fn("clops_default_device", c_status, P(ctypes.c_int), P(ctypes.c_uint))
+default_device_for_host_data = _fn("clops_default_device_for_host_data", c_status, P(ctypes.c_int),
+                                   P(ctypes.c_uint), P(ctypes.c_int))
 context_create_device = _fn("clops_context_create_device", c_status, ctypes.c_uint, P(c_void_p))
 context_create_host = _fn("clops_context_create_host", c_status, P(c_void_p))
 context_create_from_cl = _fn("clops_context_create_from_cl", c_status, c_void_p, c_void_p, c_void_p, P(c_void_p))

@@ -380,8 +380,8 @@ class InferenceSession:
     sess_options, providers, provider_options, **ort_options
                  onnxruntime.InferenceSession's arguments, positional or by keyword as there, given to
                  every sub-model's session
-    device       (keyword only) where the clops nodes run: None (clops's default for NumPy arrays:
-                 docs/python.md), an index of clops.devices(), or "host"
+    device       (keyword only) where the clops nodes run: None (the default device, which `clops devices`
+                 marks: docs/cli.md, "The default device"), an index of clops.devices(), or "host"
 
     Raises ImportError when onnx or onnxruntime is missing, ValueError or TypeError for a bad device,
     what onnx.load or onnxruntime raise for the model, and for a model ONNX Runtime refuses where its

@@ -1,5 +1,7 @@
 """device=None for NumPy arrays (issue 33, item 1): CLOPS_DEVICE when set; else the C library's default
-device, but the host backend instead of a CPU device; device= still forces either."""
+device, but the host backend instead of a CPU device; device= still forces either. The rule is the
+library's (clops_default_device_for_host_data), the one the CLI's run and bench use and `clops devices`
+marks: the package asks it, and does not decide on its own."""
 import numpy as np
 import pytest
 
@@ -53,3 +55,30 @@ def test_device_forces_either():
         assert _core._device_key(0) == ("device", 0)
         assert same_bits(clops.depth_to_space(X, 2, device=0), ref_depth_to_space(X, 2, "DCR"))
     assert same_bits(clops.depth_to_space(X, 2), ref_depth_to_space(X, 2, "DCR"))
+
+
+def _for_host_data():
+    import ctypes
+    is_host, index, reason = ctypes.c_int(), ctypes.c_uint(), ctypes.c_int()
+    _core.L.check(_core.L.default_device_for_host_data(ctypes.byref(is_host), ctypes.byref(index),
+                                                       ctypes.byref(reason)))
+    return (("host",) if is_host.value else ("device", index.value)), reason.value
+
+
+@pytest.mark.parametrize("env", [None, "host", "0"])
+def test_the_library_rule(monkeypatch, env):
+    if env == "0" and not clops.devices():
+        pytest.skip("no OpenCL device")
+    if env is None:
+        monkeypatch.delenv("CLOPS_DEVICE", raising=False)
+    else:
+        monkeypatch.setenv("CLOPS_DEVICE", env)
+    key, reason = _for_host_data()
+    assert _core.default_key() == key
+    if env:
+        assert reason == 1  # CLOPS_DEFAULT_REASON_ENVIRONMENT
+    elif _library_default() is None:
+        assert reason == 5  # no OpenCL device
+    else:  # the first GPU (2), else the first device: a CPU (4, the host backend) or not (3)
+        kind = {d.index: d.type for d in clops.devices()}[_library_default()]
+        assert reason == {"GPU": 2, "CPU": 4}.get(kind, 3)

@@ -62,8 +62,9 @@ typedef struct bench_args {
 /* Parses the command line into `a` (defaults filled in); 0, or 2 after a usage message. */
 int parse_args(int argc, char **argv, bench_args *a);
 void print_help(FILE *f);
-/* The device to use: "host", an index below `n`, or the library's default rule
- * (clops_default_device). Sets *host or *index; 0, 1 on a failure, 2 on a usage error. */
+/* The device to use: "host", an index below `n`, or the library's default device for
+ * host data (clops_default_device_for_host_data). Sets *host or *index; 0, 1 on a failure,
+ * 2 on a usage error. */
 int choose_device(const char *spec, size_t n, bool *host, size_t *index);
 
 /* ---- configurations and results (bench.c) ---------------------------------------------- */

@@ -28,8 +28,8 @@ typedef struct bench_option {
 /* One table drives both parsing and --help. */
 static const bench_option bench_options[] = {
     {OPT_DEVICE, "--device", "N|host",
-     "device index from `clops devices`, or host (default: CLOPS_DEVICE, else the first GPU, else the first "
-     "device, else host)"},
+     "device index from `clops devices`, or host (default: the one `clops devices` marks: CLOPS_DEVICE, else "
+     "the first GPU, else the first device unless it is a CPU, else host)"},
     {OPT_JSON, "--json", NULL, "print one JSON document to stdout instead of the table"},
     {OPT_QUICK, "--quick", NULL, "few sizes, widths and blocks (a smoke test); explicit lists still win"},
     {OPT_REPS, "--reps", "N", "timed repetitions of each measurement, medians reported (default 7; 3x that "
@@ -270,10 +270,10 @@ int choose_device(const char *spec, size_t n, bool *host, size_t *index)
         *host = false;
         return 0;
     }
-    int is_host = 0;
+    int is_host = 0; /* the default device for host data, as run, Python and clops.onnx take it */
     unsigned i = 0;
-    const clops_status st = clops_default_device(&is_host, &i);
-    if (st != CLOPS_SUCCESS) return clops_fail_msg(st, "clops_default_device");
+    const clops_status st = clops_default_device_for_host_data(&is_host, &i, NULL);
+    if (st != CLOPS_SUCCESS) return clops_fail_msg(st, "clops_default_device_for_host_data");
     *host = is_host;
     *index = i;
     return 0;

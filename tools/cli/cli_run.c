@@ -119,22 +119,6 @@ static void print_verbose(const clops_context *ctx, const clops_operator *op)
     fprintf(stderr, "clops: program cache: %s\n", or_none(clops_context_cache_status(ctx)));
 }
 
-/* Whether the library's default device is an OpenCL CPU device. */
-static bool default_is_cpu(void)
-{
-    int is_host = 0;
-    unsigned index = 0;
-    size_t count = 0;
-    if (clops_default_device(&is_host, &index) != CLOPS_SUCCESS || is_host) return false;
-    if (clops_device_list(NULL, 0, &count) != CLOPS_SUCCESS || index >= count) return false;
-    clops_device_info *infos = calloc(count, sizeof *infos);
-    bool cpu = false;
-    if (infos && clops_device_list(infos, count, &count) == CLOPS_SUCCESS && index < count)
-        cpu = (infos[index].type & CL_DEVICE_TYPE_CPU) != 0;
-    free(infos);
-    return cpu;
-}
-
 static clops_status create_context(const cli_args *args, clops_context **ctx)
 {
     if (args->device == DEVICE_INDEX && args->device_index > INT32_MAX) /* no such device */
@@ -144,10 +128,15 @@ static clops_status create_context(const cli_args *args, clops_context **ctx)
                                                       : CLOPS_DEVICE_DEFAULT;
     clops_context_options o;
     clops_status st = run_settings_options(&args->settings, device, &o);
-    /* .npy files are host memory: where no device is named (--device, CLOPS_DEVICE)
-     * and the default device is a CPU, the host backend runs them, on the same
-     * cores without the copies in and out (the Python package's rule; docs/cli.md). */
-    if (st == CLOPS_SUCCESS && o.device == CLOPS_DEVICE_DEFAULT && default_is_cpu()) o.device = CLOPS_DEVICE_HOST;
+    /* .npy files are host memory: where no device is named (--device, CLOPS_DEVICE),
+     * the library's default device for host data (clops_devices.h: the host backend
+     * rather than a CPU device), as bench, Python and clops.onnx take it. */
+    if (st == CLOPS_SUCCESS && o.device == CLOPS_DEVICE_DEFAULT) {
+        int host = 0;
+        unsigned index = 0;
+        st = clops_default_device_for_host_data(&host, &index, NULL);
+        if (st == CLOPS_SUCCESS) o.device = host ? CLOPS_DEVICE_HOST : (int)index;
+    }
     /* --verbose: the compiler's warnings too (lib/cl/program.c builds with -w unless CLOPS_BUILD_LOG=1). */
     if (args->verbose) setenv("CLOPS_BUILD_LOG", "1", 0);
     if (st == CLOPS_SUCCESS) run_watchdog_start(&args->settings);
