@@ -24,10 +24,25 @@
  *     objects, whose arguments are set per execution; run one operator per thread,
  *     or serialise calls on a shared one.
  *   - Free a context only after every operator created on it is freed.
- *   - Nothing in clops is global; clops_last_error_message() is per-thread.
- *   - clops_operator_execute() on an operator that fell back to the host runs
- *     the host kernel on a thread of clops's own (one per execution, detached,
- *     ended when the work is).
+ *   - clops_last_error_message() is per-thread. What is process-wide: the host
+ *     fallback's threads below, the locks that make this process's writers of
+ *     one pack or tuning database wait for each other, and which process first
+ *     reached the OpenCL driver (fork).
+ *   - clops_operator_execute() on an operator that fell back to the host hands
+ *     the host work to one process-wide pool of at most 4 threads, shared by
+ *     every fallback operator and started on demand; after each execution one
+ *     flusher thread per process flushes the caller's queue. Callbacks set on
+ *     the caller's events (the wait list) hand the work over. These threads
+ *     take no signal (they block them all), are not ended while the process
+ *     lives (idle ones hold nothing), and run pending work after its operator
+ *     and context were freed. A forked child has none of them (the parent's
+ *     pending work does not run there).
+ *   - Unloading: libclops is linked with -z nodelete, so dlclose() never unmaps
+ *     it (a later dlopen() gets the same library, still loaded): work pending
+ *     at dlclose() completes as it would have, its threads and callbacks go
+ *     on, and nothing is released. The flusher is stopped at process exit.
+ *     Whoever links clops's objects into another shared library must link that
+ *     one with -z nodelete too, or unload it only with no fallback work pending.
  *   - The library never prints and never exits.
  *   - Calls that read CLOPS_* environment variables (each says so) call getenv:
  *     as with any libc caller, no other thread may change the environment

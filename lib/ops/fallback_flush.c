@@ -41,8 +41,10 @@
  * flush or finish, whenever its events were set.
  *
  * The flusher starts with the first fallback execution (clops_fb_flusher_start),
- * is stopped and joined at library unload (a destructor: it flushes what was
- * posted and ends), and does not exist in a forked child: the child's handler
+ * is stopped and joined at process exit (a destructor: it flushes what was
+ * posted and ends; libclops is linked with -z nodelete, so dlclose neither
+ * unmaps it nor runs the destructor while work may be pending: R1 in
+ * notes/fallback.md), and does not exist in a forked child: the child's handler
  * forgets the parent's thread and requests (leaked; the driver's threads are
  * gone there), and a new one starts only if the child executes. */
 #define _POSIX_C_SOURCE 200809L
@@ -56,7 +58,7 @@
 
 #include "ops/fallback.h"
 
-/* How long library unload waits for the flusher to end (it may be in a clFlush
+/* How long process exit waits for the flusher to end (it may be in a clFlush
  * behind a caller's clFinish); past that the thread is left as it is. */
 #define STOP_WAIT_S 5
 
@@ -222,7 +224,7 @@ clops_status clops_fb_flusher_start(void)
     return st;
 }
 
-/* Library unload (and exit): the flusher flushes what was posted, ends, and is joined. */
+/* Process exit (never dlclose: -z nodelete): the flusher flushes what was posted, ends, and is joined. */
 __attribute__((destructor)) static void flusher_stop(void)
 {
     pthread_mutex_lock(&g_fl.lock);
