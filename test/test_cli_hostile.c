@@ -7,8 +7,9 @@
  * stay valid UTF-8 whatever bytes a path holds (N17), and the watchdog taking
  * CLOPS_TIMEOUT as the default of --timeout; strict --windows sides and device
  * indices past INT32_MAX (issue 38 Q6, Q7); a pack-add --list that names no
- * binary and conformance on an index past the devices (findings of 2026-12-07,
- * R4 and R6). Shared fixtures: cli_fixture.h.
+ * binary and conformance on an index past the devices, and pack-add of build
+ * options that name no program (findings of 2026-12-07, R4, R6 and R7). Shared
+ * fixtures: cli_fixture.h.
  */
 #define _XOPEN_SOURCE 700
 #include "cli_fixture.h"
@@ -148,6 +149,30 @@ END_TEST
 
 /* ---- N16: pack-add --binary through the bounded reader ------------------------------------------- */
 
+/* The build options of device 0's k-th distinct program of `kernels list --ops
+ * d2s --types UINT8` (lines "SOURCE  HASH  OPTIONS"), into `buf`: what pack-add
+ * accepts (R7). */
+static void listed_options(int k, char *buf, size_t size)
+{
+    static char options[8][400];
+    static int count;
+    if (!count) {
+        run("kernels", "list", "--device", "0", "--ops", "d2s", "--types", "UINT8", NULL);
+        ck_assert_msg(res.exit_code == 0, "kernels list: exit %d: %.400s", res.exit_code, res.err);
+        for (char *line = strtok(res.out, "\n"); line && count < 8; line = strtok(NULL, "\n")) {
+            char src[64], hash[32];
+            int at = 0;
+            if (line[0] == '#' || sscanf(line, "%63s %31s %n", src, hash, &at) != 2 || !at) continue;
+            ck_assert_str_eq(src, "depth_space.cl");
+            int seen = 0;
+            for (int i = 0; i < count; i++) seen |= strcmp(options[i], line + at) == 0;
+            if (!seen) snprintf(options[count++], sizeof options[0], "%s", line + at);
+        }
+    }
+    ck_assert_msg(k < count, "kernels list named %d programs, not %d", count, k + 1);
+    snprintf(buf, size, "%s", options[k]);
+}
+
 /* A FIFO (which blocked), an endless device (read until memory ran out), a
  * directory and a file larger than a pack entry may hold are refused before a
  * byte is read; nothing is created. */
@@ -192,12 +217,15 @@ END_TEST
  * for a program winning. */
 START_TEST(test_pack_add_list_malformed_line)
 {
-    char pack[512], bin[512], list[512], line[1200];
+    char pack[512], bin[512], list[512], line[4000], X[400], Y[400], Z[400];
+    listed_options(0, X, sizeof X); /* programs of device 0: pack-add refuses options that are none (R7) */
+    listed_options(1, Y, sizeof Y);
+    listed_options(2, Z, sizeof Z);
     tmp_path(pack, sizeof pack, "aot.pack");
     tmp_path(bin, sizeof bin, "kernel.bin");
     tmp_path(list, sizeof list, "binaries.txt");
     write_bytes(bin, "not a real binary", 17);
-    snprintf(line, sizeof line, "depth_space.cl\t-DX=1\t%s\n", bin);
+    snprintf(line, sizeof line, "depth_space.cl\t%s\t%s\n", X, bin);
     write_bytes(list, line, strlen(line));
     const char *args[] = {"kernels", "pack-add", pack, "--device", "0", "--list", list, NULL};
     run_argv(args);
@@ -205,11 +233,11 @@ START_TEST(test_pack_add_list_malformed_line)
                   res.err);
     size_t len, now_len;
     unsigned char *was = slurp(pack, &len);
-    const char *bad[] = {"depth_space.cl\t-DY=1 %s\n", "depth_space.cl\t-DY=1\t%s.missing\n"};
+    const char *bad[] = {"depth_space.cl\t%s %s\n", "depth_space.cl\t%s\t%s.missing\n"};
     const char *want[] = {"binaries.txt:3: not SOURCE<TAB>OPTIONS<TAB>BINARY-PATH", "binaries.txt:3: "};
     for (int i = 0; i < 2; i++) {
-        int n = snprintf(line, sizeof line, "# SOURCE<TAB>OPTIONS<TAB>BINARY\ndepth_space.cl\t-DZ=1\t%s\n", bin);
-        n += snprintf(line + n, sizeof line - (size_t)n, bad[i], bin);
+        int n = snprintf(line, sizeof line, "# SOURCE<TAB>OPTIONS<TAB>BINARY\ndepth_space.cl\t%s\t%s\n", Z, bin);
+        n += snprintf(line + n, sizeof line - (size_t)n, bad[i], Y, bin);
         write_bytes(list, line, (size_t)n);
         run_argv(args);
         ck_assert_msg(res.exit_code == 1 && strstr(res.err, want[i]), "case %d: exit %d: %.400s", i, res.exit_code,
@@ -220,8 +248,8 @@ START_TEST(test_pack_add_list_malformed_line)
         assert_no_temp_files();
     }
     free(was);
-    int n = snprintf(line, sizeof line, "\n# two programs\ndepth_space.cl\t-DZ=1\t%s\n", bin);
-    snprintf(line + n, sizeof line - (size_t)n, "depth_space.cl\t-DX=1\t%s\n", bin);
+    int n = snprintf(line, sizeof line, "\n# two programs\ndepth_space.cl\t%s\t%s\n", Z, bin);
+    snprintf(line + n, sizeof line - (size_t)n, "depth_space.cl\t%s\t%s\n", X, bin);
     write_bytes(list, line, strlen(line));
     run_argv(args);
     ck_assert_msg(res.exit_code == 0 && strstr(res.out, ": 2 entries"), "exit %d: %.400s%.400s", res.exit_code, res.out,
@@ -396,6 +424,80 @@ START_TEST(test_conformance_device_past_the_devices)
 }
 END_TEST
 
+/* R7: pack-add of a binary whose source and options are not a program clops
+ * asks for on the device - a `kernels list` line with one typo, words that are
+ * no build options, the portable program with other options, an unknown source,
+ * alone or on a line of --list - exits 1 with one error line naming the options
+ * (and the list's line), and leaves the pack as it was. It said "P.pack: 1
+ * entry" and exited 0: the entry was never looked up. The portable program with
+ * "-cl-std=CL1.2" and listed lines are accepted. */
+START_TEST(test_pack_add_not_a_program)
+{
+    if (!have_device) return; /* pack-add needs device 0 */
+    char pack[512], bin[512], list[512], line[4000], X[400], Y[400], typo[400];
+    listed_options(0, X, sizeof X);
+    listed_options(1, Y, sizeof Y);
+    snprintf(typo, sizeof typo, "%s", X);
+    char *at = strstr(typo, "-DORDER_DCR=");
+    ck_assert(at != NULL);
+    at[2] = 'Q'; /* -DQRDER_DCR=...: one letter off */
+    tmp_path(pack, sizeof pack, "r7.pack");
+    tmp_path(bin, sizeof bin, "r7.bin");
+    tmp_path(list, sizeof list, "programs.txt");
+    write_bytes(bin, "not a real binary", 17);
+    const char *one[] = {"kernels", "pack-add", pack, "--device", "0", "--source", "depth_space.cl", "--options", X,
+                         "--binary", bin, NULL};
+    run_argv(one);
+    ck_assert_msg(res.exit_code == 0 && strstr(res.out, ": 1 entry"), "exit %d: %.400s%.400s", res.exit_code, res.out,
+                  res.err);
+    size_t len, now_len;
+    unsigned char *was = slurp(pack, &len);
+    const struct {
+        const char *source, *options, *want;
+    } bad[] = {
+        {"depth_space.cl", typo, "not a program clops asks for on device 0"},
+        {"depth_space.cl", "these are not build options", "not a program clops asks for on device 0"},
+        {"portable.cl", "-cl-std=CL2.0", "the portable program is built with \"-cl-std=CL1.2\" alone"},
+        {"nope.cl", X, "no program named nope.cl"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char named[600];
+        snprintf(named, sizeof named, "(%s %s)", bad[i].source, bad[i].options);
+        const char *args[] = {"kernels", "pack-add", pack, "--device", "0", "--source", bad[i].source, "--options",
+                              bad[i].options, "--binary", bin, NULL};
+        run_argv(args);
+        ck_assert_msg(res.exit_code == 1 && strstr(res.err, bad[i].want) && strstr(res.err, named),
+                      "case %zu: exit %d: %.400s%.600s", i, res.exit_code, res.out, res.err);
+        assert_error_line("pack-add of options that name no program");
+        /* the same on line 3 of a --list, after a good line */
+        snprintf(line, sizeof line, "# SOURCE<TAB>OPTIONS<TAB>BINARY\ndepth_space.cl\t%s\t%s\n%s\t%s\t%s\n", Y, bin,
+                 bad[i].source, bad[i].options, bin);
+        write_bytes(list, line, strlen(line));
+        const char *from_list[] = {"kernels", "pack-add", pack, "--device", "0", "--list", list, NULL};
+        run_argv(from_list);
+        char where[700];
+        snprintf(where, sizeof where, "programs.txt:3: CLOPS_ERROR_%s: binaries[1] %s",
+                 i == 3 ? "KERNEL_SOURCE_UNAVAILABLE" : "INVALID_SETTING", named);
+        ck_assert_msg(res.exit_code == 1 && strstr(res.err, bad[i].want) && strstr(res.err, where),
+                      "case %zu in a list: exit %d: %.400s%.600s", i, res.exit_code, res.out, res.err);
+        assert_error_line("pack-add --list of options that name no program");
+        unsigned char *now = slurp(pack, &now_len);
+        ck_assert_msg(now_len == len && memcmp(now, was, len) == 0, "case %zu changed the pack", i);
+        free(now);
+        assert_no_temp_files();
+    }
+    free(was);
+    const char *portable[] = {"kernels", "pack-add", pack, "--device", "0", "--source", "portable.cl", "--options",
+                              "-cl-std=CL1.2", "--binary", bin, NULL};
+    run_argv(portable);
+    ck_assert_msg(res.exit_code == 0 && strstr(res.out, ": 2 entries"), "portable.cl -cl-std=CL1.2: exit %d: %.400s%.400s",
+                  res.exit_code, res.out, res.err);
+    unlink(pack);
+    unlink(bin);
+    unlink(list);
+}
+END_TEST
+
 static Suite *cli_hostile_suite(void)
 {
     Suite *s = suite_create("cli_hostile");
@@ -404,7 +506,7 @@ static Suite *cli_hostile_suite(void)
              test_pack_add_list_malformed_line,
              test_json_non_utf8_path, test_timeout_from_environment, test_windows_strict_sides,
              test_device_index_past_int32, test_pack_add_list_names_nothing,
-             test_conformance_device_past_the_devices);
+             test_conformance_device_past_the_devices, test_pack_add_not_a_program);
     return s;
 }
 

@@ -1,13 +1,16 @@
 /*
  * test_pack_add.c - adding device binaries to a kernel pack
- * (clops_pack_add_binaries, clops_pack_add_binary its case of one), on the
- * default device: a batch replaces the old entries with its keys, the last of
+ * (clops_pack_add_binaries, clops_pack_add_binary its case of one), on
+ * device 0: a batch replaces the old entries with its keys, the last of
  * its own duplicates wins, the entry limit (CLOPS_PACK_MAX_ENTRIES) counts the
  * pack as it would be afterwards and is refused before a byte is written, and
  * a bad item (NULL, empty or oversized binary, unknown source) is refused by
  * its index with the pack unchanged and no file left behind; adders running at
- * once on one pack (processes and threads) keep every entry (R8). Shared
- * fixtures: cache_fixture.h.
+ * once on one pack (processes and threads) keep every entry (R8); a binary
+ * whose source and options are not a program clops asks for on the device is
+ * refused, and every program clops lists is accepted (R7). The binaries'
+ * options are real programs of device 0 (program(k)). Shared fixtures:
+ * cache_fixture.h.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -26,7 +29,7 @@
 static const unsigned char *payload_for(const unsigned char *pack, size_t len, const char *options, size_t *plen,
                                         int *matches)
 {
-    char want[64];
+    char want[1100];
     snprintf(want, sizeof want, "\noptions: %s\n", options);
     ck_assert(len >= 16 && memcmp(pack, "CLOPSPAK", 8) == 0);
     const unsigned char *found = NULL;
@@ -66,6 +69,76 @@ static clops_pack_binary bin(const char *options, const char *payload)
     return (clops_pack_binary){"depth_space.cl", options, payload, strlen(payload)};
 }
 
+/* ---- programs clops asks for on device 0 --------------------------------------------------------------------- */
+
+/* The programs clops_programs_list names on device 0 for `sel`, as (source, options) pairs, each once. */
+typedef struct programs {
+    char **source, **options;
+    size_t count;
+} programs;
+
+static void listed(void *user, const char *source, const char *options)
+{
+    programs *l = user;
+    for (size_t i = 0; i < l->count; i++) /* a program is named once per descriptor that needs it */
+        if (strcmp(l->options[i], options) == 0 && strcmp(l->source[i], source) == 0) return;
+    l->source = realloc(l->source, (l->count + 1) * sizeof *l->source);
+    l->options = realloc(l->options, (l->count + 1) * sizeof *l->options);
+    ck_assert(l->source && l->options);
+    l->source[l->count] = strdup(source);
+    l->options[l->count] = strdup(options);
+    ck_assert(l->source[l->count] && l->options[l->count]);
+    l->count++;
+}
+
+static programs list_programs(const clops_program_selection *sel)
+{
+    clops_context *ctx = NULL;
+    clops_status st = clops_context_create_device(0, &ctx);
+    ck_assert_msg(st == CLOPS_SUCCESS, "device 0: %s (%s)", clops_status_name(st), clops_last_error_message());
+    programs l = {NULL, NULL, 0};
+    st = clops_programs_list(ctx, sel, listed, &l);
+    clops_context_free(ctx);
+    ck_assert_msg(st == CLOPS_SUCCESS && l.count > 0, "clops_programs_list: %s, %zu programs", clops_status_name(st),
+                  l.count);
+    return l;
+}
+
+static void programs_free(programs *l)
+{
+    for (size_t i = 0; i < l->count; i++) free(l->source[i]), free(l->options[i]);
+    free(l->source);
+    free(l->options);
+}
+
+/* The options of device 0's k-th DepthToSpace/SpaceToDepth program of UINT8 (depth_space.cl); kept for the process. */
+static const char *program(size_t k)
+{
+    static programs l;
+    if (!l.count) {
+        static const clops_data_type u8[] = {CLOPS_DATA_TYPE_UINT8};
+        const clops_program_selection sel = {CLOPS_SELECT_DEPTH_TO_SPACE | CLOPS_SELECT_SPACE_TO_DEPTH, u8, 1,
+                                             NULL, 0, 0, NULL, 0};
+        l = list_programs(&sel);
+        for (size_t i = 0; i < l.count; i++) ck_assert_str_eq(l.source[i], "depth_space.cl");
+    }
+    ck_assert_msg(k < l.count, "device 0 lists %zu programs, not %zu", l.count, k + 1);
+    return l.options[k];
+}
+
+/* The options of one of device 0's MaxUnpooling programs (max_unpooling.cl). */
+static const char *unpool_program(void)
+{
+    static programs l;
+    if (!l.count) {
+        static const clops_data_type u8[] = {CLOPS_DATA_TYPE_UINT8};
+        const clops_program_selection sel = {CLOPS_SELECT_MAX_UNPOOLING, u8, 1, NULL, 0, CLOPS_SELECT_PACKED, NULL, 0};
+        l = list_programs(&sel);
+        ck_assert_str_eq(l.source[0], "max_unpooling.cl");
+    }
+    return l.options[0];
+}
+
 /* A batch added to a pack that must succeed with `want` entries. */
 static void add_ok(const char *pack, const clops_pack_binary *b, size_t n, size_t want)
 {
@@ -83,20 +156,20 @@ START_TEST(test_batch_replaces_same_key)
 {
     char pack[PATH_MAX + 32];
     pack_path(pack, sizeof pack);
-    const clops_pack_binary first[] = {bin("-DA", "a1"), bin("-DB", "b1"),
-                                       {"max_unpooling.cl", "-DC", "c1", 2}};
+    const char *A = program(0), *B = program(1), *C = unpool_program(), *D = program(2);
+    const clops_pack_binary first[] = {bin(A, "a1"), bin(B, "b1"), {"max_unpooling.cl", C, "c1", 2}};
     add_ok(pack, first, 3, 3);
-    const clops_pack_binary second[] = {bin("-DB", "b2"), bin("-DD", "d2")};
+    const clops_pack_binary second[] = {bin(B, "b2"), bin(D, "d2")};
     add_ok(pack, second, 2, 4);
-    expect_entry(pack, "-DA", "a1");
-    expect_entry(pack, "-DB", "b2");
-    expect_entry(pack, "-DC", "c1");
-    expect_entry(pack, "-DD", "d2");
+    expect_entry(pack, A, "a1");
+    expect_entry(pack, B, "b2");
+    expect_entry(pack, C, "c1");
+    expect_entry(pack, D, "d2");
     size_t count = 0;
-    ck_assert(clops_pack_add_binary(pack, 0, "depth_space.cl", "-DD", "d3", 2, &count) == CLOPS_SUCCESS);
+    ck_assert(clops_pack_add_binary(pack, 0, "depth_space.cl", D, "d3", 2, &count) == CLOPS_SUCCESS);
     ck_assert_uint_eq(count, 4);
-    expect_entry(pack, "-DD", "d3");
-    expect_entry(pack, "-DB", "b2");
+    expect_entry(pack, D, "d3");
+    expect_entry(pack, B, "b2");
     ck_assert_int_eq(temps_in(g_root, NULL, 0), 0);
 }
 END_TEST
@@ -106,10 +179,11 @@ START_TEST(test_batch_duplicates_last_wins)
 {
     char pack[PATH_MAX + 32];
     pack_path(pack, sizeof pack);
-    const clops_pack_binary b[] = {bin("-DX", "first"), bin("-DY", "y"), bin("-DX", "second"), bin("-DX", "last")};
+    const char *X = program(0), *Y = program(1);
+    const clops_pack_binary b[] = {bin(X, "first"), bin(Y, "y"), bin(X, "second"), bin(X, "last")};
     add_ok(pack, b, 4, 2);
-    expect_entry(pack, "-DX", "last");
-    expect_entry(pack, "-DY", "y");
+    expect_entry(pack, X, "last");
+    expect_entry(pack, Y, "y");
 }
 END_TEST
 
@@ -153,14 +227,15 @@ START_TEST(test_batch_entry_limit)
     pack_path(pack, sizeof pack);
     size_t count = 99;
     write_all(pack, "NOTAPACK", 8);
-    const clops_pack_binary two[] = {bin("-DX", "x"), bin("-DY", "y")};
+    const char *X = program(0), *Y = program(1);
+    const clops_pack_binary two[] = {bin(X, "x"), bin(Y, "y")};
     clops_status st = clops_pack_add_binaries(pack, 0, two, 2, &count);
     ck_assert_msg(st == CLOPS_ERROR_BAD_PACK && strstr(clops_last_error_message(), "no CLOPSPAK header") && count == 0,
                   "%s (%s)", clops_status_name(st), clops_last_error_message());
 
     unsigned char *p;
     size_t len = write_full_pack(pack, CLOPS_PACK_MAX_ENTRIES, &p);
-    st = clops_pack_add_binary(pack, 0, "depth_space.cl", "-DX", "x", 1, &count);
+    st = clops_pack_add_binary(pack, 0, "depth_space.cl", X, "x", 1, &count);
     ck_assert_msg(st == CLOPS_ERROR_BAD_PACK && strstr(clops_last_error_message(), "65536 other entries already") &&
                       strstr(clops_last_error_message(), "at most 65536"),
                   "%s (%s)", clops_status_name(st), clops_last_error_message());
@@ -174,9 +249,9 @@ START_TEST(test_batch_entry_limit)
                   "%s (%s)", clops_status_name(st), clops_last_error_message());
     expect_unchanged(pack, p, len, "65,535 and two");
     free(p);
-    const clops_pack_binary same[] = {bin("-DX", "x1"), bin("-DX", "x2")};
+    const clops_pack_binary same[] = {bin(X, "x1"), bin(X, "x2")};
     add_ok(pack, same, 2, CLOPS_PACK_MAX_ENTRIES);
-    expect_entry(pack, "-DX", "x2");
+    expect_entry(pack, X, "x2");
 }
 END_TEST
 
@@ -187,7 +262,7 @@ START_TEST(test_batch_bad_item)
 {
     char pack[PATH_MAX + 32];
     pack_path(pack, sizeof pack);
-    const clops_pack_binary good = bin("-DA", "a");
+    const clops_pack_binary good = bin(program(0), "a");
     size_t count = 99;
     struct {
         clops_pack_binary item;
@@ -209,7 +284,8 @@ START_TEST(test_batch_bad_item)
         size_t len = 0;
         unsigned char *was = exists ? read_all(pack, &len) : NULL;
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-            const clops_pack_binary batch[] = {bin("-DB", "b"), bin("-DC", "c"), bad[i].item, bin("-DD", "d")};
+            const clops_pack_binary batch[] = {bin(program(1), "b"), bin(program(2), "c"), bad[i].item,
+                                               bin(program(3), "d")};
             const clops_status st = clops_pack_add_binaries(pack, 0, batch, 4, &count);
             ck_assert_msg(st == bad[i].want && strstr(clops_last_error_message(), bad[i].message) && count == 0,
                           "case %zu: %s (%s)", i, clops_status_name(st), clops_last_error_message());
@@ -226,7 +302,108 @@ START_TEST(test_batch_bad_item)
     ck_assert_int_eq(st, CLOPS_ERROR_NULL_ARGUMENT);
     st = clops_pack_add_binaries(NULL, 0, &good, 1, &count);
     ck_assert_int_eq(st, CLOPS_ERROR_NULL_ARGUMENT);
-    expect_entry(pack, "-DA", "a");
+    expect_entry(pack, program(0), "a");
+}
+END_TEST
+
+/* R7: a binary whose (source, options) is not a program clops asks for on the
+ * device - a listed line with one typo, words that are no build options, none,
+ * another source's options, a block past the specialised ones (those run the
+ * portable program), the portable program with other options - is refused by
+ * its index, naming its options, with CLOPS_ERROR_INVALID_SETTING; the pack is
+ * unchanged (or not created). It said CLOPS_SUCCESS, and the entry was never
+ * looked up. */
+START_TEST(test_batch_not_a_program)
+{
+    char pack[PATH_MAX + 32];
+    pack_path(pack, sizeof pack);
+    char typo[1100], block17[1100];
+    snprintf(typo, sizeof typo, "%s", program(0));
+    char *chunk = strstr(typo, "-DCHUNK=");
+    ck_assert(chunk != NULL);
+    chunk[8] = chunk[8] == '9' ? '8' : (char)(chunk[8] + 1); /* one digit off */
+    snprintf(block17, sizeof block17, "%s", program(0));
+    char *block = strstr(block17, "-DBLOCK=");
+    ck_assert(block != NULL);
+    memmove(block + 10, block + 9, strlen(block + 9) + 1); /* -DBLOCK=1u... -> -DBLOCK=17u... */
+    memcpy(block + 8, "17", 2);
+    ck_assert_msg(strstr(block17, "-DBLOCK=17u ") != NULL, "%s", block17);
+    const clops_pack_binary bad[] = {
+        {"depth_space.cl", typo, "z", 1},
+        {"depth_space.cl", "these are not build options", "z", 1},
+        {"depth_space.cl", "", "z", 1},
+        {"depth_space.cl", unpool_program(), "z", 1},
+        {"max_unpooling.cl", program(0), "z", 1},
+        {"depth_space.cl", block17, "z", 1},
+        {CLOPS_PORTABLE_SOURCE, "-cl-std=CL2.0", "z", 1},
+        {CLOPS_PORTABLE_SOURCE, "", "z", 1},
+    };
+    size_t count = 99;
+    for (int exists = 0; exists < 2; exists++) {
+        unlink(pack);
+        if (exists) add_ok(pack, (const clops_pack_binary[]){bin(program(0), "a")}, 1, 1);
+        size_t len = 0;
+        unsigned char *was = exists ? read_all(pack, &len) : NULL;
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            const clops_pack_binary batch[] = {bin(program(1), "b"), {CLOPS_PORTABLE_SOURCE, CLOPS_PORTABLE_OPTIONS,
+                                               "p", 1}, bad[i], bin(program(3), "d")};
+            const clops_status st = clops_pack_add_binaries(pack, 0, batch, 4, &count);
+            char want[1200];
+            snprintf(want, sizeof want, "binaries[2] (%s %.400s): not a program clops asks for", bad[i].source_name,
+                     bad[i].build_options);
+            ck_assert_msg(st == CLOPS_ERROR_INVALID_SETTING && strstr(clops_last_error_message(), want) && count == 0,
+                          "case %zu (%s \"%s\"): %s (%s)", i, bad[i].source_name, bad[i].build_options,
+                          clops_status_name(st), clops_last_error_message());
+            /* alone, through the call of one */
+            const clops_status one = clops_pack_add_binary(pack, 0, bad[i].source_name, bad[i].build_options, "z", 1,
+                                                           &count);
+            ck_assert_msg(one == CLOPS_ERROR_INVALID_SETTING && strstr(clops_last_error_message(), "the binary (") &&
+                              count == 0,
+                          "case %zu alone: %s (%s)", i, clops_status_name(one), clops_last_error_message());
+            if (exists) expect_unchanged(pack, was, len, "a binary that is no program");
+            else ck_assert_msg(access(pack, F_OK) != 0, "case %zu created the pack", i);
+            ck_assert_int_eq(temps_in(g_root, NULL, 0), 0);
+        }
+        free(was);
+    }
+}
+END_TEST
+
+/* R7, the other side: every program clops lists on device 0 is accepted - the
+ * whole default listing, blocks past 8 (9 to 16, listed with --blocks), windows
+ * past 4x4 (listed with --windows) and the portable program - in one batch. */
+START_TEST(test_batch_every_listed_program)
+{
+    char pack[PATH_MAX + 32];
+    pack_path(pack, sizeof pack);
+    static const uint32_t blocks[] = {9, 16}, windows[] = {9, 9, 1, 7};
+    static const clops_data_type u16[] = {CLOPS_DATA_TYPE_UINT16};
+    const clops_program_selection sels[] = {
+        {0, NULL, 0, NULL, 0, 0, NULL, 0},
+        {CLOPS_SELECT_DEPTH_TO_SPACE | CLOPS_SELECT_SPACE_TO_DEPTH, NULL, 0, blocks, 2, 0, NULL, 0},
+        {CLOPS_SELECT_MAX_UNPOOLING, u16, 1, NULL, 0, 0, windows, 2},
+    };
+    size_t total = 0, cap = 1;
+    clops_pack_binary *b = malloc(sizeof *b);
+    ck_assert(b != NULL);
+    b[total++] = (clops_pack_binary){CLOPS_PORTABLE_SOURCE, CLOPS_PORTABLE_OPTIONS, "p", 1};
+    programs l[3];
+    for (int s = 0; s < 3; s++) {
+        l[s] = list_programs(&sels[s]);
+        for (size_t i = 0; i < l[s].count; i++) {
+            if (total == cap) b = realloc(b, (cap *= 2) * sizeof *b);
+            ck_assert(b != NULL);
+            b[total++] = (clops_pack_binary){l[s].source[i], l[s].options[i], "x", 1};
+        }
+    }
+    ck_assert_msg(l[1].count > 0 && l[2].count > 0, "blocks 9 and 16: %zu programs; windows: %zu", l[1].count,
+                  l[2].count);
+    size_t count = 0;
+    const clops_status st = clops_pack_add_binaries(pack, 0, b, total, &count);
+    ck_assert_msg(st == CLOPS_SUCCESS && count > 1000, "%zu listed programs: %s (%s), %zu entries", total,
+                  clops_status_name(st), clops_last_error_message(), count);
+    for (int s = 0; s < 3; s++) programs_free(&l[s]);
+    free(b);
 }
 END_TEST
 
@@ -319,6 +496,7 @@ END_TEST
 typedef struct adder_thread {
     const char *pack;
     int index;
+    const char *options[THREAD_ROUNDS]; /* programs of device 0: program() is not called from the threads */
     clops_status st;
     char message[512];
 } adder_thread;
@@ -327,10 +505,9 @@ static void *add_binaries(void *arg)
 {
     adder_thread *a = arg;
     for (int r = 0; r < THREAD_ROUNDS && a->st == CLOPS_SUCCESS; r++) {
-        char options[64], payload[64];
-        snprintf(options, sizeof options, "-DTEST_THREAD=%d -DTEST_ROUND=%d", a->index, r);
+        char payload[64];
         snprintf(payload, sizeof payload, "thread %d round %d", a->index, r);
-        a->st = clops_pack_add_binary(a->pack, 0, "depth_space.cl", options, payload, strlen(payload), NULL);
+        a->st = clops_pack_add_binary(a->pack, 0, "depth_space.cl", a->options[r], payload, strlen(payload), NULL);
         if (a->st != CLOPS_SUCCESS) snprintf(a->message, sizeof a->message, "%s", clops_last_error_message());
     }
     return NULL;
@@ -345,7 +522,8 @@ START_TEST(test_concurrent_threads_keep_every_binary)
     pthread_t threads[ADDERS];
     adder_thread a[ADDERS];
     for (int t = 0; t < ADDERS; t++) {
-        a[t] = (adder_thread){pack, t, CLOPS_SUCCESS, ""};
+        a[t] = (adder_thread){pack, t, {NULL}, CLOPS_SUCCESS, ""};
+        for (int r = 0; r < THREAD_ROUNDS; r++) a[t].options[r] = program((size_t)(t * THREAD_ROUNDS + r));
         ck_assert(pthread_create(&threads[t], NULL, add_binaries, &a[t]) == 0);
     }
     for (int t = 0; t < ADDERS; t++) ck_assert(pthread_join(threads[t], NULL) == 0);
@@ -353,10 +531,9 @@ START_TEST(test_concurrent_threads_keep_every_binary)
         ck_assert_msg(a[t].st == CLOPS_SUCCESS, "thread %d: %s (%s)", t, clops_status_name(a[t].st), a[t].message);
     for (int t = 0; t < ADDERS; t++)
         for (int r = 0; r < THREAD_ROUNDS; r++) {
-            char options[64], payload[64];
-            snprintf(options, sizeof options, "-DTEST_THREAD=%d -DTEST_ROUND=%d", t, r);
+            char payload[64];
             snprintf(payload, sizeof payload, "thread %d round %d", t, r);
-            expect_entry(pack, options, payload);
+            expect_entry(pack, a[t].options[r], payload);
         }
     size_t len;
     unsigned char *p = read_all(pack, &len);
@@ -371,7 +548,8 @@ int main(void)
     Suite *s = suite_create("pack_add");
     TCase *tc = tc_fixture_case(s, "adding binaries to a pack", setup, teardown);
     TC_TESTS(tc, test_batch_replaces_same_key, test_batch_duplicates_last_wins, test_batch_entry_limit,
-             test_batch_bad_item, test_concurrent_processes_keep_every_entry,
+             test_batch_bad_item, test_batch_not_a_program, test_batch_every_listed_program,
+             test_concurrent_processes_keep_every_entry,
              test_concurrent_threads_keep_every_binary);
     return cache_suite_main(s);
 }

@@ -1,5 +1,7 @@
-/* aot.c - ahead-of-time kernels: the programs an operator needs on a device, the
- * sources to compile offline, and binaries added to kernel packs. */
+/* aot.c - ahead-of-time kernels: the programs an operator needs on a device and
+ * the sources to compile offline. Adding the binaries to kernel packs is
+ * pack_import.c's: it checks them against clops_programs_list (prepare.c),
+ * which calls this file. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,8 +9,6 @@
 #include "api/api.h"
 #include "cl/cl.h"
 #include "store/cache.h"
-#include "store/file.h"
-#include "store/pack.h"
 
 /* Whether a tensor of desc's narrowest element type can pass 32-bit offsets
  * (clops_fits_u32) within the device's maximum allocation. */
@@ -117,120 +117,4 @@ clops_status clops_program_source_text(const char *source_name, char *buf, size_
     if (length) *length = len;
     free(text);
     return CLOPS_SUCCESS;
-}
-
-/* "binaries[i] (SOURCE OPTIONS)" of a batch, or "the binary (SOURCE OPTIONS)" alone, for messages. */
-static const char *item_name(char *buf, size_t size, const clops_pack_binary *b, size_t i, size_t n)
-{
-    char index[32] = "the binary";
-    if (n > 1) snprintf(index, sizeof index, "binaries[%zu]", i);
-    snprintf(buf, size, "%s (%.64s %.400s)", index, b->source_name, b->build_options);
-    return buf;
-}
-
-/* Checks every item of a batch, before anything is read or opened. */
-static clops_status check_binaries(const clops_pack_binary *binaries, size_t n)
-{
-    if (n == 0 || n > CLOPS_PACK_MAX_ENTRIES)
-        return clops_fail(CLOPS_ERROR_BAD_PACK, "%zu binaries cannot be added to a pack at once (1 to %u)", n,
-                          CLOPS_PACK_MAX_ENTRIES);
-    for (size_t i = 0; i < n; i++) {
-        const clops_pack_binary *b = &binaries[i];
-        if (!b->source_name || !b->build_options || !b->binary)
-            return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "binaries[%zu]: its %s is NULL", i,
-                              !b->source_name ? "source_name" : !b->build_options ? "build_options" : "binary");
-        char name[512];
-        if (b->binary_size == 0 || b->binary_size > CLOPS_CACHE_MAX_PAYLOAD_BYTES)
-            return clops_fail(CLOPS_ERROR_BAD_PACK, "%s: a binary of %zu bytes cannot go in a pack (1 to %llu)",
-                              item_name(name, sizeof name, b, i, n), b->binary_size,
-                              (unsigned long long)CLOPS_CACHE_MAX_PAYLOAD_BYTES);
-    }
-    return CLOPS_SUCCESS;
-}
-
-/* The kernel sources a batch names, each read once. */
-typedef struct batch_sources {
-    const char **names;
-    char **texts;
-    size_t count;
-} batch_sources;
-
-/* `*out`: the source of item `i`, read into `s` if new. */
-static clops_status source_of(batch_sources *s, const clops_pack_binary *binaries, size_t i, size_t n,
-                              const char **out)
-{
-    const char *name = binaries[i].source_name;
-    for (size_t k = 0; k < s->count; k++)
-        if (strcmp(s->names[k], name) == 0) return *out = s->texts[k], CLOPS_SUCCESS;
-    char *text;
-    size_t len;
-    const clops_status st = clops_program_source(name, &text, &len);
-    if (st != CLOPS_SUCCESS) {
-        char why[1024], item[512];
-        snprintf(why, sizeof why, "%s", clops_last_error_message());
-        return clops_fail(st, "%s: %s", item_name(item, sizeof item, &binaries[i], i, n), why);
-    }
-    const char **names = realloc(s->names, (s->count + 1) * sizeof *names);
-    if (names) s->names = names;
-    char **texts = names ? realloc(s->texts, (s->count + 1) * sizeof *texts) : NULL;
-    if (!texts) {
-        free(text);
-        return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "clops_pack_add_binaries: out of memory");
-    }
-    s->texts = texts;
-    s->names[s->count] = name;
-    s->texts[s->count++] = text;
-    return *out = text, CLOPS_SUCCESS;
-}
-
-clops_status clops_pack_add_binaries(const char *pack_path, unsigned device_index, const clops_pack_binary *binaries,
-                                     size_t n, size_t *count)
-{
-    if (count) *count = 0;
-    if (!pack_path || !binaries) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_pack_add_binaries: NULL argument");
-    clops_status st = check_binaries(binaries, n);
-    if (st != CLOPS_SUCCESS) return st;
-    batch_sources sources = {NULL, NULL, 0};
-    const char **texts = calloc(n, sizeof *texts);
-    clops_pack_new *entries = calloc(n, sizeof *entries);
-    if (!texts || !entries) st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "clops_pack_add_binaries: out of memory");
-    for (size_t i = 0; st == CLOPS_SUCCESS && i < n; i++) st = source_of(&sources, binaries, i, n, &texts[i]);
-    clops_context *ctx = NULL;
-    if (st == CLOPS_SUCCESS) /* one context: the device's identity is part of each key */
-        st = clops_context_create_device(device_index, &ctx);
-    for (size_t i = 0; st == CLOPS_SUCCESS && i < n; i++) {
-        entries[i].key = clops_program_cache_key(ctx, binaries[i].build_options, texts[i], &entries[i].key_len);
-        entries[i].payload = binaries[i].binary;
-        entries[i].payload_len = binaries[i].binary_size;
-        if (!entries[i].key)
-            st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "cache key for %s", binaries[i].source_name);
-    }
-    if (st == CLOPS_SUCCESS) {
-        char why[CLOPS_FILE_PATH_MAX + 256];
-        clops_status why_st;
-        const int added = clops_pack_add(pack_path, entries, n, &why_st, why, sizeof why);
-        if (added < 0)
-            st = clops_fail(why_st, "cannot add %s to the pack %s: %s", n == 1 ? "the binary" : "the binaries",
-                            pack_path, why);
-        else if (count)
-            *count = (size_t)added;
-    }
-    for (size_t i = 0; entries && i < n; i++) free((char *)entries[i].key);
-    for (size_t k = 0; k < sources.count; k++) free(sources.texts[k]);
-    free(sources.names);
-    free(sources.texts);
-    free(entries);
-    free(texts);
-    clops_context_free(ctx);
-    return st;
-}
-
-clops_status clops_pack_add_binary(const char *pack_path, unsigned device_index, const char *source_name,
-                                   const char *build_options, const void *binary, size_t binary_size, size_t *count)
-{
-    if (count) *count = 0;
-    if (!pack_path || !source_name || !build_options || !binary)
-        return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_pack_add_binary: NULL argument");
-    const clops_pack_binary one = {source_name, build_options, binary, binary_size};
-    return clops_pack_add_binaries(pack_path, device_index, &one, 1, count);
 }

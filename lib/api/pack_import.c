@@ -1,4 +1,9 @@
-/* pack_import.c - importing a kernel pack: clops_cache_import_pack(_report).
+/* pack_import.c - kernel packs: importing one (clops_cache_import_pack(_report)),
+ * and adding offline-built binaries to one (clops_pack_add_binaries, at the end:
+ * only programs clops asks for on the device, checked against
+ * clops_programs_list, whose prepare.c calls aot.c - so not in aot.c).
+ *
+ * Importing:
  * The store (store/pack.c) reads and checks the pack's framing and installs its
  * entries; this file loads each entry on its device in a child process before
  * they are installed (the loader clops_cache_import is given).
@@ -47,6 +52,7 @@
 
 #include "api/api.h"
 #include "cl/cl.h"
+#include "store/cache.h"
 #include "store/file.h"
 #include "store/pack.h"
 
@@ -334,4 +340,278 @@ clops_status clops_cache_import_pack(const char *path, size_t *count)
     const clops_status st = clops_cache_import_pack_report(path, &r);
     if (st == CLOPS_SUCCESS && count) *count = r.imported;
     return st;
+}
+
+/* ---- adding binaries to a pack ------------------------------------------------------------ */
+
+/* "binaries[i] (SOURCE OPTIONS)" of a batch, or "the binary (SOURCE OPTIONS)" alone, for messages. */
+static const char *item_name(char *buf, size_t size, const clops_pack_binary *b, size_t i, size_t n)
+{
+    char index[32] = "the binary";
+    if (n > 1) snprintf(index, sizeof index, "binaries[%zu]", i);
+    snprintf(buf, size, "%s (%.64s %.400s)", index, b->source_name, b->build_options);
+    return buf;
+}
+
+/* Checks every item of a batch, before anything is read or opened. */
+static clops_status check_binaries(const clops_pack_binary *binaries, size_t n)
+{
+    if (n == 0 || n > CLOPS_PACK_MAX_ENTRIES)
+        return clops_fail(CLOPS_ERROR_BAD_PACK, "%zu binaries cannot be added to a pack at once (1 to %u)", n,
+                          CLOPS_PACK_MAX_ENTRIES);
+    for (size_t i = 0; i < n; i++) {
+        const clops_pack_binary *b = &binaries[i];
+        if (!b->source_name || !b->build_options || !b->binary)
+            return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "binaries[%zu]: its %s is NULL", i,
+                              !b->source_name ? "source_name" : !b->build_options ? "build_options" : "binary");
+        char name[512];
+        if (b->binary_size == 0 || b->binary_size > CLOPS_CACHE_MAX_PAYLOAD_BYTES)
+            return clops_fail(CLOPS_ERROR_BAD_PACK, "%s: a binary of %zu bytes cannot go in a pack (1 to %llu)",
+                              item_name(name, sizeof name, b, i, n), b->binary_size,
+                              (unsigned long long)CLOPS_CACHE_MAX_PAYLOAD_BYTES);
+    }
+    return CLOPS_SUCCESS;
+}
+
+/* The kernel sources a batch names, each read once. */
+typedef struct batch_sources {
+    const char **names;
+    char **texts;
+    size_t count;
+} batch_sources;
+
+/* `*out`: the source of item `i`, read into `s` if new. */
+static clops_status source_of(batch_sources *s, const clops_pack_binary *binaries, size_t i, size_t n,
+                              const char **out)
+{
+    const char *name = binaries[i].source_name;
+    for (size_t k = 0; k < s->count; k++)
+        if (strcmp(s->names[k], name) == 0) return *out = s->texts[k], CLOPS_SUCCESS;
+    char *text;
+    size_t len;
+    const clops_status st = clops_program_source(name, &text, &len);
+    if (st != CLOPS_SUCCESS) {
+        char why[1024], item[512];
+        snprintf(why, sizeof why, "%s", clops_last_error_message());
+        return clops_fail(st, "%s: %s", item_name(item, sizeof item, &binaries[i], i, n), why);
+    }
+    const char **names = realloc(s->names, (s->count + 1) * sizeof *names);
+    if (names) s->names = names;
+    char **texts = names ? realloc(s->texts, (s->count + 1) * sizeof *texts) : NULL;
+    if (!texts) {
+        free(text);
+        return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "clops_pack_add_binaries: out of memory");
+    }
+    s->texts = texts;
+    s->names[s->count] = name;
+    s->texts[s->count++] = text;
+    return *out = text, CLOPS_SUCCESS;
+}
+
+/* ---- only programs clops asks for (findings 2026-12-07, R7) ---------------------------------
+ * A binary is added under the key of its source and build options; an entry
+ * whose options name no program clops builds on the device is never looked
+ * up, so after `clops cache import` the operator compiles at run time, or on a
+ * device without a compiler runs on the host - silently. Such a binary is
+ * refused. The portable program has one set of options; every other program
+ * must be one that clops_programs_list names on the device (what `clops
+ * kernels list` prints), listed for the operators, element sizes, block sizes
+ * and windows the batch's options name: every program has its element size,
+ * block size (DepthToSpace/SpaceToDepth) and window (MaxUnpooling) in its
+ * options, so that narrower listing names every program a whole one would
+ * that could match, in a fraction of its time (on PoCL's CPU device a whole
+ * `kernels pack-add` of one binary took 0.04 s, of 4,551 listed programs 1.8 s). */
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+#define WINDOW_MAX 64 /* clops_program_selection's windows: each side 1 to 64 */
+
+/* The data types a selection may name (prepare.c's all_types): those of the element sizes named are listed. */
+static const clops_data_type every_type[] = {
+    CLOPS_DATA_TYPE_FLOAT64, CLOPS_DATA_TYPE_FLOAT32, CLOPS_DATA_TYPE_FLOAT16,   CLOPS_DATA_TYPE_INT64,
+    CLOPS_DATA_TYPE_INT32,   CLOPS_DATA_TYPE_INT16,   CLOPS_DATA_TYPE_INT8,      CLOPS_DATA_TYPE_UINT64,
+    CLOPS_DATA_TYPE_UINT32,  CLOPS_DATA_TYPE_UINT16,  CLOPS_DATA_TYPE_UINT8,     CLOPS_DATA_TYPE_BOOL,
+    CLOPS_DATA_TYPE_BFLOAT16, CLOPS_DATA_TYPE_COMPLEX64, CLOPS_DATA_TYPE_COMPLEX128};
+
+/* The programs of a listing, as "SOURCE\nOPTIONS" keys (sorted once listed). */
+typedef struct program_set {
+    char **keys;
+    size_t count, capacity;
+    bool failed;
+} program_set;
+
+static char *program_key(const char *source, const char *options)
+{
+    const size_t len = strlen(source) + 1 + strlen(options) + 1;
+    char *key = malloc(len);
+    if (key) snprintf(key, len, "%s\n%s", source, options);
+    return key;
+}
+
+static void collect_program(void *user, const char *source, const char *options)
+{
+    program_set *set = user;
+    if (set->failed) return;
+    if (set->count == set->capacity) {
+        const size_t cap = set->capacity ? 2 * set->capacity : 256;
+        char **grown = realloc(set->keys, cap * sizeof *grown);
+        if (!grown) {
+            set->failed = true;
+            return;
+        }
+        set->keys = grown, set->capacity = cap;
+    }
+    if (!(set->keys[set->count] = program_key(source, options))) set->failed = true;
+    else set->count++;
+}
+
+static int key_order(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The number after "-DNAME=" in `options` (a 'u' suffix allowed), 0 when there is
+ * none: only what to list; whether the options are a program is the listing's answer. */
+static unsigned long define_value(const char *options, const char *name)
+{
+    const size_t len = strlen(name);
+    for (const char *s = options; (s = strstr(s, "-D")) != NULL; s += 2) {
+        if ((s != options && s[-1] != ' ') || strncmp(s + 2, name, len) != 0 || s[2 + len] != '=') continue;
+        const char *v = s + 3 + len;
+        if (*v < '0' || *v > '9') return 0;
+        errno = 0;
+        const unsigned long x = strtoul(v, NULL, 10);
+        return errno ? 0 : x;
+    }
+    return 0;
+}
+
+/* Every binary of the batch is a program clops asks for on ctx's device, or
+ * the first that is not is refused, naming it. */
+static clops_status check_programs(clops_context *ctx, unsigned device_index, const clops_pack_binary *binaries,
+                                   size_t n)
+{
+    bool size_named[17] = {false}, block_named[CLOPS_SPECIALISED_BLOCK_MAX + 1] = {false};
+    bool(*window_named)[WINDOW_MAX + 1] = calloc(WINDOW_MAX + 1, sizeof *window_named);
+    if (!window_named) return clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "clops_pack_add_binaries: out of memory");
+    clops_program_selection sel;
+    memset(&sel, 0, sizeof sel);
+    size_t nwindows = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *src = binaries[i].source_name, *opt = binaries[i].build_options;
+        const unsigned long bytes = define_value(opt, "ELEM_BYTES");
+        if (bytes <= 16) size_named[bytes] = true;
+        if (strcmp(src, "depth_space.cl") == 0) {
+            const unsigned long b = define_value(opt, "BLOCK");
+            if (b >= 1 && b <= CLOPS_SPECIALISED_BLOCK_MAX) {
+                block_named[b] = true;
+                sel.ops |= CLOPS_SELECT_DEPTH_TO_SPACE | CLOPS_SELECT_SPACE_TO_DEPTH;
+            }
+        } else if (strcmp(src, "max_unpooling.cl") == 0) {
+            sel.ops |= CLOPS_SELECT_MAX_UNPOOLING;
+            const unsigned long kh = define_value(opt, "KH"), kw = define_value(opt, "KW");
+            /* windows up to 4x4 and every pool cell are listed without asking */
+            if (kh >= 1 && kh <= WINDOW_MAX && kw >= 1 && kw <= WINDOW_MAX && (kh > 4 || kw > 4) &&
+                !window_named[kh][kw])
+                window_named[kh][kw] = true, nwindows++;
+        }
+    }
+    clops_data_type types[COUNT(every_type)];
+    uint32_t blocks[CLOPS_SPECIALISED_BLOCK_MAX];
+    uint32_t *windows = malloc((2 * nwindows + 1) * sizeof *windows);
+    for (size_t t = 0; t < COUNT(every_type); t++)
+        if (size_named[clops_data_type_size(every_type[t])]) types[sel.type_count++] = every_type[t];
+    for (uint32_t b = 1; b <= CLOPS_SPECIALISED_BLOCK_MAX; b++)
+        if (block_named[b]) blocks[sel.block_count++] = b;
+    for (uint32_t kh = 1; windows && kh <= WINDOW_MAX; kh++)
+        for (uint32_t kw = 1; kw <= WINDOW_MAX; kw++)
+            if (window_named[kh][kw]) windows[2 * sel.window_count] = kh, windows[2 * sel.window_count++ + 1] = kw;
+    free(window_named);
+    sel.types = types, sel.blocks = blocks, sel.windows = windows;
+    program_set set = {NULL, 0, 0, !windows};
+    clops_status st = CLOPS_SUCCESS;
+    if (!set.failed && sel.ops && sel.type_count) /* else no binary can be a listed program */
+        st = clops_programs_list(ctx, &sel, collect_program, &set);
+    free(windows);
+    if (st == CLOPS_SUCCESS && set.failed)
+        st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "clops_pack_add_binaries: out of memory");
+    if (st == CLOPS_SUCCESS && set.count) qsort(set.keys, set.count, sizeof *set.keys, key_order);
+    for (size_t i = 0; st == CLOPS_SUCCESS && i < n; i++) {
+        const clops_pack_binary *b = &binaries[i];
+        char item[512];
+        if (strcmp(b->source_name, CLOPS_PORTABLE_SOURCE) == 0) {
+            if (strcmp(b->build_options, CLOPS_PORTABLE_OPTIONS) != 0)
+                st = clops_fail(CLOPS_ERROR_INVALID_SETTING, "%s: not a program clops asks for: the portable "
+                                "program is built with \"%s\" alone ('clops kernels list --portable'), so an entry "
+                                "with these options would never be looked up; nothing was added",
+                                item_name(item, sizeof item, b, i, n), CLOPS_PORTABLE_OPTIONS);
+            continue;
+        }
+        char *key = program_key(b->source_name, b->build_options);
+        if (!key) {
+            st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "clops_pack_add_binaries: out of memory");
+            break;
+        }
+        if (!set.count || !bsearch(&key, set.keys, set.count, sizeof *set.keys, key_order))
+            st = clops_fail(CLOPS_ERROR_INVALID_SETTING, "%s: not a program clops asks for on device %u (%s): "
+                            "'clops kernels list --device %u' (with --blocks or --windows for the block size or "
+                            "window these options name) lists no %s program with these build options, so its entry "
+                            "would never be looked up (an operator would compile the program instead, or run on the "
+                            "host where the device has no compiler); nothing was added",
+                            item_name(item, sizeof item, b, i, n), device_index, clops_context_device_name(ctx),
+                            device_index, b->source_name);
+        free(key);
+    }
+    for (size_t k = 0; k < set.count; k++) free(set.keys[k]);
+    free(set.keys);
+    return st;
+}
+
+clops_status clops_pack_add_binaries(const char *pack_path, unsigned device_index, const clops_pack_binary *binaries,
+                                     size_t n, size_t *count)
+{
+    if (count) *count = 0;
+    if (!pack_path || !binaries) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_pack_add_binaries: NULL argument");
+    clops_status st = check_binaries(binaries, n);
+    if (st != CLOPS_SUCCESS) return st;
+    batch_sources sources = {NULL, NULL, 0};
+    const char **texts = calloc(n, sizeof *texts);
+    clops_pack_new *entries = calloc(n, sizeof *entries);
+    if (!texts || !entries) st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "clops_pack_add_binaries: out of memory");
+    for (size_t i = 0; st == CLOPS_SUCCESS && i < n; i++) st = source_of(&sources, binaries, i, n, &texts[i]);
+    clops_context *ctx = NULL;
+    if (st == CLOPS_SUCCESS) /* one context: the device's identity is part of each key */
+        st = clops_context_create_device(device_index, &ctx);
+    if (st == CLOPS_SUCCESS) st = check_programs(ctx, device_index, binaries, n); /* before the pack is touched */
+    for (size_t i = 0; st == CLOPS_SUCCESS && i < n; i++) {
+        entries[i].key = clops_program_cache_key(ctx, binaries[i].build_options, texts[i], &entries[i].key_len);
+        entries[i].payload = binaries[i].binary;
+        entries[i].payload_len = binaries[i].binary_size;
+        if (!entries[i].key)
+            st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "cache key for %s", binaries[i].source_name);
+    }
+    if (st == CLOPS_SUCCESS) {
+        char why[CLOPS_FILE_PATH_MAX + 256];
+        clops_status why_st;
+        const int added = clops_pack_add(pack_path, entries, n, &why_st, why, sizeof why);
+        if (added < 0)
+            st = clops_fail(why_st, "cannot add %s to the pack %s: %s", n == 1 ? "the binary" : "the binaries",
+                            pack_path, why);
+        else if (count)
+            *count = (size_t)added;
+    }
+    for (size_t i = 0; entries && i < n; i++) free((char *)entries[i].key);
+    for (size_t k = 0; k < sources.count; k++) free(sources.texts[k]);
+    free(sources.names);
+    free(sources.texts);
+    free(entries);
+    free(texts);
+    clops_context_free(ctx);
+    return st;
+}
+
+clops_status clops_pack_add_binary(const char *pack_path, unsigned device_index, const char *source_name,
+                                   const char *build_options, const void *binary, size_t binary_size, size_t *count)
+{
+    if (count) *count = 0;
+    if (!pack_path || !source_name || !build_options || !binary)
+        return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_pack_add_binary: NULL argument");
+    const clops_pack_binary one = {source_name, build_options, binary, binary_size};
+    return clops_pack_add_binaries(pack_path, device_index, &one, 1, count);
 }

@@ -486,9 +486,10 @@ static int read_binary(const char *path, const char *where, unsigned char **data
 }
 
 /* The --list file's lines "SOURCE<TAB>OPTIONS<TAB>BIN" (# comments and blank
- * lines skipped) as binaries, each read whole; `text` is cut into the names.
- * -1 with the error printed, naming the line. */
-static int read_list(const char *list, char *text, size_t len, clops_pack_binary **out, size_t *count)
+ * lines skipped) as binaries, each read whole, and each one's line number;
+ * `text` is cut into the names. -1 with the error printed, naming the line. */
+static int read_list(const char *list, char *text, size_t len, clops_pack_binary **out, size_t **lines,
+                     size_t *count)
 {
     clops_pack_binary *items = NULL;
     size_t n = 0, line = 0;
@@ -509,12 +510,15 @@ static int read_list(const char *list, char *text, size_t len, clops_pack_binary
         char where[4200];
         snprintf(where, sizeof where, "%s:%zu", list, line);
         clops_pack_binary *grown = why ? NULL : realloc(items, (n + 1) * sizeof *grown);
-        if (!grown) {
+        if (grown) items = grown;
+        size_t *grown_lines = grown ? realloc(*lines, (n + 1) * sizeof *grown_lines) : NULL;
+        if (!grown_lines) {
             fail_line(where, why ? why : "out of memory");
             rc = -1;
             break;
         }
-        items = grown;
+        *lines = grown_lines;
+        (*lines)[n] = line;
         *tab1 = *tab2 = '\0';
         clops_pack_binary *b = &items[n];
         *b = (clops_pack_binary){s, tab1 + 1, NULL, 0};
@@ -532,7 +536,7 @@ static int read_list(const char *list, char *text, size_t len, clops_pack_binary
 /* The binaries to add: --list's, or the one of --source, --options and
  * --binary; -1 with the error printed (a usage error: EXIT_USAGE in `*exit`). */
 static int pack_add_items(const cli_command *cmd, const cli_args *args, char **text, clops_pack_binary **items,
-                          size_t *n, int *exit_code)
+                          size_t **lines, size_t *n, int *exit_code)
 {
     const char *const one[3] = {args->source, args->build_options, args->binary};
     const char *const names[3] = {"--source FILE", "--options OPTIONS", "--binary BIN"};
@@ -567,24 +571,47 @@ static int pack_add_items(const cli_command *cmd, const cli_args *args, char **t
     if (*text) memcpy(*text, bytes, len), (*text)[len] = '\0';
     free(bytes);
     if (!*text) return fail_line(args->list, "out of memory"), -1;
-    if (read_list(args->list, *text, len, items, n) != 0) return -1;
+    if (read_list(args->list, *text, len, items, lines, n) != 0) return -1;
     if (*n == 0) /* only comments and blank lines: nothing to add, and the pack is left as it was */
         return fail_line(args->list, "names no binary (only comments and blank lines): nothing added"), -1;
     return 0;
+}
+
+/* A failure of clops_pack_add_binaries for --list: the item its message names
+ * ("binaries[K] (...)", or "the binary (...)" of a list of one: a source or
+ * options that are no program, a binary refused) is printed after its line,
+ * "LIST:LINE: ...". */
+static int fail_pack_add(const cli_args *args, const size_t *lines, size_t n, clops_status st)
+{
+    const char *msg = clops_last_error_message();
+    size_t k = n;
+    if (args->list && n == 1 && strncmp(msg, "the binary (", 12) == 0) {
+        k = 0;
+    } else if (args->list && strncmp(msg, "binaries[", 9) == 0) {
+        char *end;
+        const unsigned long i = strtoul(msg + 9, &end, 10);
+        if (*end == ']' && i < n) k = (size_t)i;
+    }
+    if (k == n) return fail_clops("kernels pack-add", st);
+    char where[4200];
+    snprintf(where, sizeof where, "%s:%zu", args->list, lines[k]);
+    return fail_clops(where, st);
 }
 
 static int run_pack_add(const cli_command *cmd, const cli_args *args)
 {
     char *text = NULL;
     clops_pack_binary *items = NULL;
+    size_t *lines = NULL;
     size_t n = 0, count = 0;
     int rc;
-    if (pack_add_items(cmd, args, &text, &items, &n, &rc) == 0) {
+    if (pack_add_items(cmd, args, &text, &items, &lines, &n, &rc) == 0) {
         const clops_status st = clops_pack_add_binaries(args->positional[0], args->device_index, items, n, &count);
-        rc = st != CLOPS_SUCCESS ? fail_clops("kernels pack-add", st) : EXIT_OK;
+        rc = st != CLOPS_SUCCESS ? fail_pack_add(args, lines, n, st) : EXIT_OK;
     }
     for (size_t i = 0; i < n; i++) free((void *)items[i].binary);
     free(items);
+    free(lines);
     free(text);
     if (rc == EXIT_OK) printf("%s: %zu entr%s\n", args->positional[0], count, count == 1 ? "y" : "ies");
     return rc;
@@ -616,10 +643,10 @@ static const cli_option build_options[] = {
 
 static const cli_option pack_add_options[] = {
     {"--device", "N", 1, opt_cl_device, "the device of 'clops devices' the binaries were built for (required)", 0},
-    {"--source", "FILE", 0, opt_source, "the kernel file it was built from: depth_space.cl or max_unpooling.cl "
-     "(required without --list)", 0},
-    {"--options", "OPTIONS", 0, opt_build_options, "the build options, as 'clops kernels list' prints them "
-     "(required without --list)", 0},
+    {"--source", "FILE", 0, opt_source, "the kernel file it was built from: depth_space.cl, max_unpooling.cl or "
+     "portable.cl (required without --list)", 0},
+    {"--options", "OPTIONS", 0, opt_build_options, "the build options, exactly as 'clops kernels list' prints them "
+     "for FILE on device N (required without --list)", 0},
     {"--binary", "BIN", 0, opt_binary, "the device binary: a regular file of at most 1 GiB (required without "
      "--list)", 0},
     {"--list", "FILE", 0, opt_list, "many binaries at once, instead of --source, --options and --binary: a line "
@@ -654,8 +681,11 @@ static const cli_command kernels_commands[] = {
      "kernels list') for device N, to the kernel pack PACK (created if missing; an\n"
      "entry for the same program is replaced). --list adds every binary its FILE\n"
      "names in one rewrite of PACK (the last line for a program wins); a malformed\n"
-     "line is refused with its number and nothing is written. Install the pack\n"
-     "with 'clops cache import PACK'.",
+     "line is refused with its number and nothing is written. A FILE and OPTIONS\n"
+     "that are not a program clops asks for on device N (one 'clops kernels list'\n"
+     "prints, with --blocks or --windows where they name one) are refused the\n"
+     "same way: such an entry would never be looked up. Install the pack with\n"
+     "'clops cache import PACK'.",
      pack_add_options, NULL, run_pack_add},
 };
 #define KERNELS_COMMAND_COUNT (sizeof kernels_commands / sizeof kernels_commands[0])
