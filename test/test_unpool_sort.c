@@ -206,6 +206,49 @@ START_TEST(test_network)
 }
 END_TEST
 
+/* The listing (clops_operator_programs, what `clops kernels list` and AOT packs build) names the
+ * bin-and-settle program an operator of another shape takes: a board without a compiler finds
+ * it in its pack (on CPUs, where nothing takes bin and settle, it names none). */
+typedef struct listing {
+    char *text;
+    size_t len;
+} listing;
+
+static void add_listed(void *user, const char *source, const char *options)
+{
+    listing *l = user;
+    const size_t n = strlen(source) + strlen(options) + 3;
+    l->text = realloc(l->text, l->len + n + 1);
+    ck_assert_ptr_nonnull(l->text);
+    l->len += (size_t)snprintf(l->text + l->len, n + 1, "%s %s\n", source, options);
+}
+
+START_TEST(test_listed)
+{
+    if (!tc_dev_ctx) return;
+    up_case c = {CLOPS_DATA_TYPE_UINT8, &index_types[0], {gen_in[0], gen_in[1], gen_in[2], gen_in[3]}, NULL, NULL,
+                 {gen_out[0], gen_out[1], gen_out[2], gen_out[3]}, NULL, 3};
+    up_descs d;
+    up_describe_layout(&c, CLOPS_INDICES_FLAT, &d);
+    clops_operator *op = tc_create(tc_dev_ctx, &d.desc, "listed", "device");
+    clops_operator_info info;
+    ck_assert_int_eq(clops_operator_get_info(op, &info), CLOPS_SUCCESS);
+    const bool sorts = strstr(info.build_options, "-DSORT=1") != NULL;
+    ck_assert_msg(sorts == !planned_cpu(), "bin and settle %s on this device: %s", sorts ? "taken" : "not taken",
+                  info.build_options);
+    char want[600];
+    snprintf(want, sizeof want, "max_unpooling.cl %s\n", info.build_options);
+    /* another shape of the same types: a tiny one, whose own plan is serial */
+    up_case small = {CLOPS_DATA_TYPE_UINT8, &index_types[0], {1, 1, 4, 4}, NULL, NULL, {1, 1, 8, 8}, NULL, 3};
+    up_describe_layout(&small, CLOPS_INDICES_FLAT, &d);
+    listing l = {calloc(1, 1), 0};
+    ck_assert_int_eq(clops_operator_programs(tc_dev_ctx, &d.desc, add_listed, &l), CLOPS_SUCCESS);
+    ck_assert_msg(strstr(l.text, want) != NULL, "the listing lacks the operator's program:\n%s", want);
+    free(l.text);
+    clops_operator_free(op);
+}
+END_TEST
+
 static Suite *sort_suite(void)
 {
     Suite *s = suite_create("unpool_sort");
@@ -217,6 +260,8 @@ static Suite *sort_suite(void)
     tcase_add_loop_test(tc, test_crowded, 0, 6);
     tc = tc_suite_case(s, "alternating", -1);
     tcase_add_loop_test(tc, test_alternating, 0, 2);
+    tc = tc_suite_case(s, "listed", -1);
+    tcase_add_test(tc, test_listed);
     tc = tc_suite_case(s, "network", -1);
     tcase_add_loop_test(tc, test_network, 0, 8);
     return s;

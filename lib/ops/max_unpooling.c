@@ -227,21 +227,33 @@ typedef struct sort_layout { /* tiles == 0: bin and settle do not run */
     uint64_t tiles, cap, groups, bytes;
 } sort_layout;
 
+/* The device's side of sort_plan: whether bin and settle can run for op's types
+ * and layouts at all (some shape), with the tile shift and counters they then
+ * take (which depend on the device's local memory alone). */
+static bool sort_sizes(const clops_operator *op, unsigned *shift_out, unsigned *hist_out)
+{
+    const clops_op_params *p = &op->params;
+    const uint64_t e = p->input.elem_size, local = op->ctx->plan.local_mem_bytes / 8 * 7;
+    if (!unpool_params(op)->sort_items || cpu_device(op) || e > 2 || !p->input.packed || !p->indices.packed ||
+        !p->output.packed || !clops_fits_u32(p))
+        return false;
+    unsigned hist = SORT_MAX, shift = SORT_SHIFT_MAX;
+    while (hist > 256 && hist * 4u > local) hist /= 2;
+    while (shift > 8 && ((uint64_t)1 << shift) * (4 + e) + 16 > local) shift--;
+    *shift_out = shift, *hist_out = hist;
+    return hist * 4u <= local && ((uint64_t)1 << shift) * (4 + e) + 16 <= local;
+}
+
 static sort_layout sort_plan(const clops_operator *op)
 {
     const clops_op_params *p = &op->params;
     const clops_max_unpooling_params *up = unpool_params(op);
     const uint64_t e = p->input.elem_size, in = p->input.count, out = p->output.count;
-    const uint64_t local = op->ctx->plan.local_mem_bytes / 8 * 7;
     sort_layout s = {0};
-    if (!up->sort_items || cpu_device(op) || serial_plan(op) || e > 2 || !in || !out || !p->input.packed ||
-        !p->indices.packed || !p->output.packed || !clops_fits_u32(p))
-        return s;
-    unsigned hist = SORT_MAX, shift = SORT_SHIFT_MAX;
-    while (hist > 256 && hist * 4u > local) hist /= 2;
-    while (shift > 8 && ((uint64_t)1 << shift) * (4 + e) + 16 > local) shift--;
+    unsigned hist, shift;
+    if (serial_plan(op) || !in || !out || !sort_sizes(op, &shift, &hist)) return s;
     const uint64_t tile = (uint64_t)1 << shift, tiles = (out + tile - 1) / tile;
-    if (hist * 4u > local || tile * (4 + e) + 16 > local || tiles > hist) return s;
+    if (tiles > hist) return s;
     const uint64_t even = (in * tile + out - 1) / out;
     /* no tile receives more entries than there are inputs (a tile wider than the output: one tile) */
     const uint64_t spread = (2 * even + 64 + 3) / 4 * 4, all = (in + 3) / 4 * 4, cap = spread < all ? spread : all;
@@ -491,7 +503,7 @@ static void plan_options(const clops_operator *op, const unpool_plan *pl, char *
 static void list_plans(const clops_operator *op)
 {
     if (clops_program_list_case(CLOPS_LIST_WIDE_OFFSETS) < 0) return;
-    unpool_plan plans[4 + 4 * POOL_MAX_STEP * POOL_MAX_STEP];
+    unpool_plan plans[2 * (4 + 4 * POOL_MAX_STEP * POOL_MAX_STEP)]; /* and each with bin and settle */
     size_t n = 0;
     plans[n++] = make_plan(op, true, true, 0, 0, 0, 0, true);
     plans[n++] = make_plan(op, true, false, 0, 0, 0, 0, true);
@@ -505,6 +517,17 @@ static void list_plans(const clops_operator *op)
             plans[n++] = make_plan(op, false, false, 0, 0, a, b, true);
             plans[n++] = make_plan(op, false, false, 0, 0, a, b, false);
         }
+    /* bin and settle where the device can take them: the same plans with -DSORT=1 (its
+     * shift and counters are the device's), which shapes with few enough tiles choose */
+    unsigned shift, hist;
+    const size_t listed = n;
+    if (sort_sizes(op, &shift, &hist))
+        for (size_t i = 0; i < listed; i++)
+            if (!plans[i].serial) {
+                plans[n] = plans[i];
+                plans[n].sort = (sort_layout){.shift = shift, .hist = hist, .tiles = 1};
+                n++;
+            }
     for (size_t i = 0; i < n; i++) {
         char options[sizeof op->options];
         cl_program program;
