@@ -57,7 +57,10 @@
  * execution gen raising the one of gen's parity (ST_GENERAL and ST_POOL below
  * name it, from the kernel argument gen) and reading the other one for the
  * previous execution's state (PREVIOUS). No work-item reads a status word with
- * an atomic, and only a work-item that found something raises one.
+ * an atomic, and only a work-item that found something raises one. On CPU
+ * devices (INTERLEAVE=0) windows, pool and planes also read the word they raise,
+ * at a work-item's start, with a plain load (SKIP_RAISED below): a word already
+ * at gen only ever stays there.
  *   status[0, 1]  (ST_GENERAL, by parity) an index was outside its window (or
  *              neighbourhood), or a gated kernel skipped itself: the general path
  *              must run

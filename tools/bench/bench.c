@@ -60,9 +60,10 @@ static uint64_t count4(const uint32_t s[4])
 
 const char *variant_name(const bench_config *c)
 {
-    static const char *const unpool[UNPOOL_VARIANTS] = {"pool/i64", "pool/u32", "scat/i64",
-                                                         "scat/u32", "ovl/i64",  "ovl/u32"};
-    if (c->op == BENCH_UNPOOL) return unpool[c->variant % UNPOOL_VARIANTS];
+    static const char *const unpool[2][UNPOOL_VARIANTS] = {
+        {"pool/i64", "pool/u32", "scat/i64", "scat/u32", "ovl/i64", "ovl/u32"},
+        {"pool/i64 1st", "pool/u32 1st", "scat/i64 1st", "scat/u32 1st", "ovl/i64 1st", "ovl/u32 1st"}};
+    if (c->op == BENCH_UNPOOL) return unpool[c->first][c->variant % UNPOOL_VARIANTS];
     return c->variant == CLOPS_ORDER_DEPTH_COLUMN_ROW ? "DCR" : "CRD";
 }
 
@@ -72,12 +73,17 @@ const char *variant_name(const bench_config *c)
  * specification's example is DepthToSpace (1,8,2,3) -> (1,2,4,6) at b = 2, and
  * (1,2b*b,2,3) -> (1,2,2b,3b) at other b. MaxUnpooling: 2x2 windows of stride 2,
  * input {1, 16, H, W}, output {1, 16, 2H, 2W} of about `target` bytes; the
- * example is (1,8,2,3) -> (1,8,4,6). Returns 0, or 1 after a message when
- * the library rejects a shape. */
+ * example is (1,8,2,3) -> (1,8,4,6); a --planes row (fixed) has its input
+ * {N, C, H, W} given and the output {N, C, 2H, 2W}. Returns 0, or 1 after a
+ * message when the library rejects a shape. */
 static int make_shapes(bench_config *c)
 {
     const uint64_t w = c->width;
-    if (c->op == BENCH_UNPOOL) {
+    if (c->op == BENCH_UNPOOL && c->fixed) {
+        memcpy(c->out, c->in, sizeof c->out);
+        c->out[2] *= 2;
+        c->out[3] *= 2;
+    } else if (c->op == BENCH_UNPOOL) {
         uint32_t ch = UNPOOL_CHANNELS, h = 2, wd = 3;
         if (c->target == 0) {
             ch = 8;
@@ -115,12 +121,15 @@ static int make_shapes(bench_config *c)
     return 0;
 }
 
-/* Every configuration, sizes outermost (smallest first, as given). */
+/* Every configuration, sizes outermost (smallest first, as given); then
+ * MaxUnpooling's --planes shapes, each variant and width twice: the operator run
+ * again and again, as the size rows, then a fresh operator per repetition. */
 static bench_config *make_configs(const bench_args *a, size_t *count)
 {
     size_t n = 0;
     for (int o = 0; o < BENCH_NUM_OPS; o++)
         if (a->ops[o]) n += (size_t)a->num_sizes * a->num_widths * (o == BENCH_UNPOOL ? UNPOOL_VARIANTS : 2 * a->num_blocks);
+    if (a->ops[BENCH_UNPOOL]) n += (size_t)a->num_planes * UNPOOL_VARIANTS * a->num_widths * 2;
     bench_config *cfgs = calloc(n ? n : 1, sizeof *cfgs);
     if (!cfgs) return NULL;
     size_t k = 0;
@@ -142,6 +151,22 @@ static bench_config *make_configs(const bench_args *a, size_t *count)
                         }
                     }
         }
+    for (unsigned s = 0; a->ops[BENCH_UNPOOL] && s < a->num_planes; s++)
+        for (int v = 0; v < UNPOOL_VARIANTS; v++)
+            for (unsigned wi = 0; wi < a->num_widths; wi++)
+                for (int first = 0; first < 2; first++) {
+                    bench_config *c = &cfgs[k++];
+                    c->op = BENCH_UNPOOL;
+                    c->variant = v;
+                    c->width = a->widths[wi];
+                    c->fixed = true;
+                    c->first = first != 0;
+                    memcpy(c->in, a->planes[s], sizeof c->in);
+                    if (make_shapes(c)) {
+                        free(cfgs);
+                        return NULL;
+                    }
+                }
     *count = k;
     return cfgs;
 }
@@ -288,6 +313,17 @@ static int cl_verify(cl_env *e, pool *p, const clops_operator_desc *desc, const 
     return 0;
 }
 
+/* A first-execution row (bench_config.first): *op replaced by a new operator of
+ * the same descriptor before a timed run, untimed (the context keeps the built
+ * program): its status words start afresh, as in a process that runs it once. */
+static int fresh_operator(clops_context *ctx, const clops_operator_desc *desc, clops_operator **op)
+{
+    clops_operator_free(*op);
+    *op = NULL;
+    const clops_status st = clops_operator_create(ctx, desc, op);
+    return st == CLOPS_SUCCESS ? 0 : clops_fail_msg(st, "clops_operator_create");
+}
+
 static unsigned reps_for(const bench_args *a, const bench_config *c)
 {
     return c->moved < SMALL_BYTES ? 3 * a->reps : a->reps;
@@ -321,7 +357,8 @@ static int cl_bench_config(cl_env *e, pool *p, const bench_args *a, const bench_
     if (!rc) rc = cl_run_copy_buffer(e, p->csrc, p->cdst, c->copy_bytes, r->op_wall, &warm);
     if (!rc && c->out_bytes <= VERIFY_MAX_BYTES) rc = cl_verify(e, p, &d.op, c, &r->verified);
     for (unsigned i = 0; !rc && i < reps; i++) {
-        rc = cl_run_op(e, op, &bufs, r->op_wall, &t[i], &t[3 * reps + i]);
+        if (c->first) rc = fresh_operator(e->ctx, &d.op, &op);
+        if (!rc) rc = cl_run_op(e, op, &bufs, r->op_wall, &t[i], &t[3 * reps + i]);
         if (!rc) rc = cl_run_copy_kernel(e, p->csrc, p->cdst, c->copy_bytes, r->op_wall, &t[reps + i]);
         if (!rc) rc = cl_run_copy_buffer(e, p->csrc, p->cdst, c->copy_bytes, r->op_wall, &t[2 * reps + i]);
     }
@@ -380,7 +417,8 @@ static int host_bench_config(clops_context *ctx, pool *p, const bench_args *a, c
     if (!rc) rc = host_run_op(op, &hb, &warm);
     if (!rc) (void)host_run_memcpy(p, c->copy_bytes);
     for (unsigned i = 0; !rc && i < reps; i++) {
-        rc = host_run_op(op, &hb, &t[i]);
+        if (c->first) rc = fresh_operator(ctx, &d.op, &op);
+        if (!rc) rc = host_run_op(op, &hb, &t[i]);
         t[reps + i] = host_run_memcpy(p, c->copy_bytes);
     }
     if (!rc) {
@@ -539,7 +577,7 @@ int clops_bench_main(int argc, char **argv)
                    "of the same bytes) timed by event profiling;\n# * = MaxUnpooling: several commands, "
                    "so it and its baselines by wall clock (enqueue + clFinish)\n# medians "
                    "of %u interleaved reps (%u below 1 MiB moved); GB/s = (bytes read + written) / s; ratio = op / "
-                   "best copy\n",
+                   "best copy\n# MaxUnpooling '1st': each rep a fresh operator's first execution (--planes rows)\n",
                    clops_version_string(), e.info.index, e.info.device_name, e.info.platform_name,
                    e.info.device_version, a.reps, 3 * a.reps);
         print_table_header(host);

@@ -57,6 +57,11 @@ typedef struct bench_args {
     unsigned blocks[MAX_LIST], num_blocks;
     uint64_t sizes[MAX_LIST]; /* 0 = the specification's example */
     unsigned num_sizes;
+    /* --planes: MaxUnpooling inputs {N, C, H, W} of many small planes (outputs
+     * {N, C, 2H, 2W}), each also timed on a fresh operator (bench_config.first) */
+    uint32_t planes[MAX_LIST][4];
+    unsigned num_planes;
+    bool planes_given;
 } bench_args;
 
 /* Parses the command line into `a` (defaults filled in); 0, or 2 after a usage message. */
@@ -75,6 +80,8 @@ typedef struct bench_config {
     unsigned width;
     unsigned block; /* 0 for unpool */
     uint64_t target; /* requested size of the largest tensor; 0 = the specification's example */
+    bool fixed;      /* unpool: the shape is --planes' (in[] given), not made from target */
+    bool first;      /* each repetition a fresh operator's first execution (--planes rows) */
     clops_data_type type, index_type;
     uint32_t in[4], out[4];
     uint64_t in_bytes, idx_bytes, out_bytes;
@@ -101,7 +108,8 @@ typedef struct latency_result {
     unsigned reps;
 } latency_result;
 
-/* "DCR"/"CRD", or MaxUnpooling's "pool/i64" ... "scat/u32". */
+/* "DCR"/"CRD", or MaxUnpooling's "pool/i64" ... "ovl/u32" ("scat/i64 1st" for a
+ * fresh operator's first execution). */
 const char *variant_name(const bench_config *c);
 
 /* ---- helpers, progress, OpenCL setup and buffers (bench_env.c) -------------------------- */

@@ -16,7 +16,7 @@
 /* ---- options ------------------------------------------------------------------------ */
 
 typedef enum opt_id { OPT_DEVICE, OPT_JSON, OPT_QUICK, OPT_REPS, OPT_OPS, OPT_WIDTHS, OPT_BLOCKS, OPT_SIZES,
-                      OPT_HELP } opt_id;
+                      OPT_PLANES, OPT_HELP } opt_id;
 
 typedef struct bench_option {
     opt_id id;
@@ -40,6 +40,9 @@ static const bench_option bench_options[] = {
     {OPT_BLOCKS, "--blocks", "LIST", "block sizes of d2s and s2d (default 2,3,4,8)"},
     {OPT_SIZES, "--sizes", "LIST", "sizes of the largest tensor, in bytes with optional K, M or G (binary), or "
                                    "`spec` for the specification's 1x8x2x3 example (default spec,64K,1M,4M,16M,64M)"},
+    {OPT_PLANES, "--planes", "LIST", "MaxUnpooling inputs NxCxHxW of many small planes (outputs 2H x 2W), each "
+                                     "row also timed as a fresh operator's first execution ('1st'), or `none` "
+                                     "(default 4x512x14x14,4x64x64x64; --quick 4x512x14x14)"},
     {OPT_HELP, "--help", NULL, "show this help"},
 };
 #define NUM_OPTIONS (sizeof bench_options / sizeof bench_options[0])
@@ -51,7 +54,8 @@ void print_help(FILE *f)
 {
     fprintf(f, "usage: clops bench [options]\n\n"
                "Throughput of DepthToSpace, SpaceToDepth (DCR and CRD) and MaxUnpooling (2x2 windows, a real 3x3/2/1 max pool\n"
-               "(overlapping windows) and scattered distinct indices, INT64 and UINT32) in GB/s (bytes read + bytes written), against a copy of the same bytes on the same\n"
+               "(overlapping windows) and scattered distinct indices, INT64 and UINT32; by size, and for networks' deep stages\n"
+               "of many small planes, again and on a fresh operator) in GB/s (bytes read + bytes written), against a copy of the same bytes on the same\n"
                "device in the same run, medians of interleaved repetitions; then small-tensor latency\n"
                "against an empty kernel launch. Method: notes/bench.md.\n\noptions:\n");
     for (size_t i = 0; i < NUM_OPTIONS; i++) {
@@ -135,6 +139,22 @@ static int parse_size(const char *s, uint64_t *out)
     return 0;
 }
 
+/* "NxCxHxW" (each 1 to 2^30: the output doubles H and W; at most 2^40 elements) into s[4]. */
+static int parse_shape(const char *item, uint32_t s[4])
+{
+    const char *p = item;
+    for (int i = 0; i < 4; i++) {
+        char *end;
+        if (*p < '0' || *p > '9') break;
+        const unsigned long long v = strtoull(p, &end, 10);
+        if (v == 0 || v > (1ull << 30) || *end != (i < 3 ? 'x' : '\0')) break;
+        s[i] = (uint32_t)v;
+        if (i == 3 && (double)s[0] * s[1] * s[2] * s[3] <= 1099511627776.0) return 0;
+        p = end + 1;
+    }
+    return usage_error("--planes: '%s' is not NxCxHxW (each 1 to 2^30, at most 2^40 elements) nor none", item);
+}
+
 static int check_width(unsigned long long v)
 {
     if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16)
@@ -202,6 +222,19 @@ static int apply_option(bench_args *a, opt_id id, const char *name, const char *
             if ((rc = parse_size(items[i], &a->sizes[i])) != 0) return rc;
         a->num_sizes = n;
         break;
+    case OPT_PLANES:
+        if ((rc = split_list(name, val, items, &n)) != 0) return rc;
+        a->num_planes = 0;
+        for (unsigned i = 0; i < n; i++) {
+            if (ascii_iequal(items[i], "none")) {
+                if (n > 1) return usage_error("--planes: none stands alone");
+                break;
+            }
+            if ((rc = parse_shape(items[i], a->planes[i])) != 0) return rc;
+            a->num_planes = i + 1;
+        }
+        a->planes_given = true;
+        break;
     }
     return 0;
 }
@@ -250,6 +283,11 @@ int parse_args(int argc, char **argv, bench_args *a)
         const uint64_t *s = a->quick ? quick : all;
         a->num_sizes = a->quick ? 2 : 6;
         memcpy(a->sizes, s, a->num_sizes * sizeof *s);
+    }
+    if (!a->planes_given) {
+        static const uint32_t deep[2][4] = {{4, 512, 14, 14}, {4, 64, 64, 64}};
+        a->num_planes = a->quick ? 1 : 2;
+        memcpy(a->planes, deep, a->num_planes * sizeof deep[0]);
     }
     return 0;
 }

@@ -36,7 +36,7 @@ static void human_bytes(char *buf, size_t n, uint64_t bytes)
 
 void print_table_header(bool host)
 {
-    printf("%-12s %-8s %5s %5s %-16s %10s %10s %9s %9s %9s %6s\n", "op", "order", "width", "block", "input shape",
+    printf("%-12s %-12s %5s %5s %-16s %10s %10s %9s %9s %9s %6s\n", "op", "order", "width", "block", "input shape",
            "size", "moved", "op GB/s", host ? "memcpy" : "copy-kern", host ? "-" : "copyBuf", "ratio");
 }
 
@@ -53,7 +53,7 @@ void print_row(const bench_result *r, bool host)
     human_bytes(size, sizeof size, c->in_bytes > c->out_bytes ? c->in_bytes : c->out_bytes);
     human_bytes(moved, sizeof moved, c->moved);
     const double best = best_copy_gbps(r), opg = gbps(c->moved, r->op_s);
-    printf("%-12s %-8s %5u %5s %-16s %10s %10s %9.3f %9s %9s %6.2f%s\n", op_names[c->op], variant_name(c),
+    printf("%-12s %-12s %5u %5s %-16s %10s %10s %9.3f %9s %9s %6.2f%s\n", op_names[c->op], variant_name(c),
            c->width, block, shape, size, moved, opg, ck, cb,
            best > 0 ? opg / best : 0.0, r->verified < 0 ? "  WRONG RESULT" : r->op_wall && !host ? " *" : "");
     fflush(stdout);
@@ -124,7 +124,9 @@ void print_json(const bench_args *a, bool host, const cl_env *e, const bench_res
     printf("  \"method\": {\"bytes\": \"read + written: input + output; MaxUnpooling input + indices + output; "
            "copies 2 x copy_bytes\", \"timing\": \"%s\", \"baselines\": \"%s\", \"statistic\": \"median of "
            "interleaved repetitions after one warm-up of each\", \"ratio\": \"op GB/s / best baseline GB/s\", "
-           "\"op_wall_seconds\": \"wall clock of execute + clFinish in the same runs\"},\n",
+           "\"op_wall_seconds\": \"wall clock of execute + clFinish in the same runs\", \"execution\": \"repeated: one "
+           "operator run again and again; first: a fresh operator per repetition, its first execution timed "
+           "(creation untimed)\"},\n",
            host ? "wall clock around clops_operator_execute_host and memcpy"
                 : "profiled: OpenCL profiling (START..END) of the event from clops_operator_execute and of each "
                   "baseline's command; wall (MaxUnpooling: several commands): wall clock of "
@@ -144,8 +146,10 @@ void print_json(const bench_args *a, bool host, const cl_env *e, const bench_res
         else
             printf("\"order\": \"%s\", \"index_type\": null, \"block\": %u, ", variant_name(c), c->block);
         printf("\"width\": %u, \"data_type\": \"%s\", \"size_requested\": ", c->width, clops_data_type_name(c->type));
-        if (c->target) printf("%llu, ", (unsigned long long)c->target);
+        if (c->fixed) printf("null, ");
+        else if (c->target) printf("%llu, ", (unsigned long long)c->target);
         else printf("\"spec\", ");
+        printf("\"execution\": \"%s\", ", c->first ? "first" : "repeated");
         json_shape("input_shape", c->in);
         printf(", ");
         if (c->op == BENCH_UNPOOL) json_shape("indices_shape", c->in);
