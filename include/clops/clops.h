@@ -24,25 +24,19 @@
  *     objects, whose arguments are set per execution; run one operator per thread,
  *     or serialise calls on a shared one.
  *   - Free a context only after every operator created on it is freed.
- *   - clops_last_error_message() is per-thread. What is process-wide: the host
- *     fallback's threads below, the locks that make this process's writers of
- *     one pack or tuning database wait for each other, and which process first
- *     reached the OpenCL driver (fork).
- *   - clops_operator_execute() on an operator that fell back to the host hands
- *     the host work to one process-wide pool of at most 4 threads, shared by
- *     every fallback operator and started on demand; after each execution one
- *     flusher thread per process flushes the caller's queue. Callbacks set on
- *     the caller's events (the wait list) hand the work over. These threads
- *     take no signal (they block them all), are not ended while the process
- *     lives (idle ones hold nothing), and run pending work after its operator
- *     and context were freed. A forked child has none of them (the parent's
- *     pending work does not run there).
+ *   - clops_last_error_message() is per-thread. Process-wide: the fallback's
+ *     threads below, the locks between this process's writers of one pack or
+ *     tuning database, and which process first reached the driver (fork).
+ *   - An operator that fell back to the host hands each execution to one
+ *     process-wide pool (at most 4 threads, started on demand; callbacks on the
+ *     caller's wait list hand the work over), then one flusher thread flushes
+ *     the caller's queue. They block every signal, live as long as the process
+ *     and run pending work after its operator and context were freed; a forked
+ *     child has none of them.
  *   - Unloading: libclops is linked with -z nodelete, so dlclose() never unmaps
- *     it (a later dlopen() gets the same library, still loaded): work pending
- *     at dlclose() completes as it would have, its threads and callbacks go
- *     on, and nothing is released. The flusher is stopped at process exit.
- *     Whoever links clops's objects into another shared library must link that
- *     one with -z nodelete too, or unload it only with no fallback work pending.
+ *     it and pending work completes (a later dlopen() gets the same library). A
+ *     shared library that links clops's objects needs -z nodelete too, or must be
+ *     unloaded only with no fallback work pending; the flusher stops at exit.
  *   - The library never prints and never exits.
  *   - Calls that read CLOPS_* environment variables (each says so) call getenv:
  *     as with any libc caller, no other thread may change the environment
@@ -306,9 +300,7 @@ typedef enum clops_fallback_policy {
  *  binaries only (CLOPS_DISABLE=compiler). */
 #define CLOPS_CAPABILITY_COMPILER 8u
 /** clops_context_options::disable bit: never use the programs specialised per
- *  shape; every operator on the device runs the portable program's kernels, one
- *  program built with no option (CLOPS_DISABLE=specialised; see "The portable
- *  program" in docs/cache-and-tuning.md). */
+ *  shape; every operator runs the portable program (CLOPS_DISABLE=specialised). */
 #define CLOPS_CAPABILITY_SPECIALISED 16u
 
 /** clops_context_options::device: the default rule of clops_context_create(). */
