@@ -1,11 +1,24 @@
 """Time per run of clops.onnx.InferenceSession against plain onnxruntime.InferenceSession on the models of
-test/python/test_onnx_models.py (ESPCN-like, SegNet-like), same feed, same process, interleaved: each
-round runs every session once, in turn, and the medians over the rounds are printed (docs/onnx.md).
-Then the operators alone: ONNX Runtime's DepthToSpace and MaxUnpool kernels (its profiler's per-node
-kernel times, in a profiled session of its own) against the clops steps of clops.onnx (the wall clock
-around each step, the call into clops and its NumPy result included), the median per node, summed.
+test/python/test_onnx_models.py (ESPCN-like (1,3,180,320) -> (1,3,540,960); SegNet-like, 2 levels, 64
+channels, (1,3,360,480)), same feed, medians (docs/onnx.md, "Cost"):
 
-    PYTHONPATH=python CLOPS_LIBRARY=build/libclops.so python notes/onnx_bench.py [--rounds 15] [--device host]
+- together: every session in one process, interleaved: each round runs each once, in turn; each is the
+  others' "second session" (their thread pools share the cores).
+- alone: each session in a child process of its own (only that session in it), the children of the
+  sessions alternating, --procs of each; each child prints the median of its --rounds runs, and the
+  median of those is shown.
+
+Sessions: "ort" (plain ONNX Runtime), "clops" (clops.onnx as it is: its sub-sessions' thread spinning
+off), "clops-spin" (clops.onnx with sess_options setting session.intra_op.allow_spinning=1: what it did
+before), "clops-stop" (spinning on, session.force_spinning_stop=1: each sub-session's workers stop
+spinning when its run ends). Ratios are to "ort" of the same mode.
+
+With --ops, then the operators alone: ONNX Runtime's DepthToSpace and MaxUnpool kernels (its profiler's
+per-node kernel times, in a profiled session of its own) against the clops steps of clops.onnx (the wall
+clock around each step, the call into clops and its NumPy result included), the median per node, summed.
+
+    PYTHONPATH=python CLOPS_LIBRARY=build/libclops.so python notes/onnx_bench.py [--rounds 9] [--procs 5]
+        [--modes together,alone] [--sessions ort,clops,clops-spin] [--device host] [--ops]
 
 (or with the package installed: python notes/onnx_bench.py). Also checks that the outputs are bit-exact.
 """
@@ -61,39 +74,105 @@ def clops_op_ms(mine, feed, rounds):
     return sum(float(np.median(v[1:])) for v in per_step.values())
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rounds", type=int, default=15)
-    ap.add_argument("--device", default="host", help='clops device: "host", an index, or "default"')
-    ap.add_argument("--threads", type=int, default=0, help="ONNX Runtime intra-op threads (0: its default)")
-    args = ap.parse_args()
+MODELS = {"espcn": ("ESPCN x3, (1,3,180,320) -> (1,3,540,960)", lambda: espcn()),
+          "segnet": ("SegNet 2 levels, (1,3,360,480), 64 channels", lambda: segnet(360, 480, batch=1))}
+SESSIONS = ("ort", "clops", "clops-spin", "clops-stop")
+
+
+def make_session(kind, model, args):
     import onnxruntime as ort
     import clops.onnx
-    device = None if args.device == "default" else int(args.device) if args.device.isdigit() else args.device
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = args.threads
-    kw = dict(sess_options=opts, providers=["CPUExecutionProvider"])
-    print(f"onnxruntime {ort.__version__}, clops {clops.__version__} (device {args.device}), "
-          f"{os.cpu_count()} CPUs, load average before {os.getloadavg()[0]:.1f}")
-    print(f"{'model':<44} {'ORT ms':>9} {'clops.onnx ms':>14} {'ratio':>6}   {'its ORT op ms':>13} "
-          f"{'its clops op ms':>15}")
-    for name, model in (("ESPCN x3, (1,3,180,320) -> (1,3,540,960)", espcn()),
-                        ("SegNet 2 levels, (2,3,181,241), 64 channels", segnet())):
+    kw = dict(providers=["CPUExecutionProvider"])
+    if kind == "ort":
+        return ort.InferenceSession(model.SerializeToString(), opts, **kw)
+    if kind == "clops-spin":
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "1")
+    elif kind == "clops-stop":
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "1")
+        opts.add_session_config_entry("session.force_spinning_stop", "1")
+    return clops.onnx.InferenceSession(model, opts, device=args.device, **kw)
+
+
+def time_runs(sessions, feed, rounds):
+    """{kind: [seconds per run]}, the sessions interleaved round by round, after one warm-up run each."""
+    times = {k: [] for k in sessions}
+    for s in sessions.values():
+        s.run(None, feed)
+    for _ in range(rounds):
+        for k, s in sessions.items():
+            t = time.perf_counter()
+            s.run(None, feed)
+            times[k].append(time.perf_counter() - t)
+    return times
+
+
+def child(args):
+    """One session alone in this process: prints the median ms of its runs."""
+    model = MODELS[args.model][1]()
+    feed = inputs(model)
+    times = time_runs({args.child: make_session(args.child, model, args)}, feed, args.rounds)
+    print(json.dumps(float(np.median(times[args.child])) * 1e3))
+
+
+def alone(key, kinds, args):
+    import subprocess
+    per = {k: [] for k in kinds}
+    cmd = [sys.executable, os.path.abspath(__file__), "--model", key, "--rounds", str(args.rounds),
+           "--threads", str(args.threads), "--device", str(args.device_arg)]
+    for _ in range(args.procs):
+        for k in kinds:
+            out = subprocess.run(cmd + ["--child", k], check=True, capture_output=True, text=True).stdout
+            per[k].append(json.loads(out.strip().splitlines()[-1]))
+    return {k: float(np.median(v)) for k, v in per.items()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--procs", type=int, default=5, help="child processes per session, alone")
+    ap.add_argument("--models", default="espcn,segnet")
+    ap.add_argument("--modes", default="together,alone")
+    ap.add_argument("--sessions", default="ort,clops,clops-spin", help=f"of {','.join(SESSIONS)}")
+    ap.add_argument("--device", default="host", help='clops device: "host", an index, or "default"')
+    ap.add_argument("--threads", type=int, default=0, help="ONNX Runtime intra-op threads (0: its default)")
+    ap.add_argument("--ops", action="store_true", help="also the DepthToSpace/MaxUnpool operators alone")
+    ap.add_argument("--child", choices=SESSIONS, help=argparse.SUPPRESS)
+    ap.add_argument("--model", choices=MODELS, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    args.device_arg = args.device
+    args.device = None if args.device == "default" else int(args.device) if args.device.isdigit() else args.device
+    if args.child:
+        return child(args)
+    import onnxruntime as ort
+    import clops
+    import clops.onnx
+    kinds = [k for k in args.sessions.split(",") if k]
+    assert kinds[0] == "ort" and all(k in SESSIONS for k in kinds), f"--sessions: ort first, then of {SESSIONS}"
+    print(f"onnxruntime {ort.__version__}, clops {clops.__version__} (device {args.device_arg}), "
+          f"{os.cpu_count()} CPUs, load average before {os.getloadavg()[0]:.1f}; median ms (ratio to ort)")
+    for key in args.models.split(","):
+        name, make = MODELS[key]
+        model = make()
         feed = inputs(model)
-        plain = ort.InferenceSession(model.SerializeToString(), **kw)
-        mine = clops.onnx.InferenceSession(model, device=device, **kw)
-        for a, b in zip(plain.run(None, feed), mine.run(None, feed)):  # and a warm-up of each
-            assert a.shape == b.shape and a.tobytes() == b.tobytes(), f"{name}: outputs differ"
-        times = {"ort": [], "clops": []}
-        for _ in range(args.rounds):
-            for key, sess in (("ort", plain), ("clops", mine)):
-                t = time.perf_counter()
-                sess.run(None, feed)
-                times[key].append(time.perf_counter() - t)
-        o, c = (np.median(times[k]) * 1e3 for k in ("ort", "clops"))
-        ops = ort_op_ms(ort, model, feed, args.threads, args.rounds, clops.onnx.CLOPS_OPS)
-        mine_ops = clops_op_ms(mine, feed, args.rounds)
-        print(f"{name:<44} {o:9.1f} {c:14.1f} {c / o:6.2f}   {ops:13.1f} {mine_ops:15.1f}")
+        for mode in args.modes.split(","):
+            if mode == "together":
+                sessions = {k: make_session(k, model, args) for k in kinds}
+                ref = sessions["ort"].run(None, feed)
+                for k, s in sessions.items():
+                    for a, b in zip(ref, s.run(None, feed)):
+                        assert a.shape == b.shape and a.tobytes() == b.tobytes(), f"{name}, {k}: outputs differ"
+                med = {k: float(np.median(v)) * 1e3 for k, v in time_runs(sessions, feed, args.rounds).items()}
+                del sessions
+            else:
+                med = alone(key, kinds, args)
+            print(f"{name:<44} {mode:<9} " + "  ".join(f"{k} {v:.1f} ({v / med['ort']:.2f})" for k, v in med.items()),
+                  flush=True)
+        if args.ops:
+            mine = make_session("clops", model, args)
+            ops = ort_op_ms(ort, model, feed, args.threads, args.rounds, clops.onnx.CLOPS_OPS)
+            print(f"{name:<44} operators: on ONNX Runtime {ops:.1f} ms, on clops {clops_op_ms(mine, feed, args.rounds):.1f} ms")
     print(f"load average after {os.getloadavg()[0]:.1f}")
 
 

@@ -371,6 +371,28 @@ def _load(model, onnx):
     raise TypeError(f"model must be a path, bytes or an onnx.ModelProto, not {type(model).__name__}")
 
 
+SPINNING = "session.intra_op.allow_spinning"
+
+
+def _threading(sess_options, ort):
+    """The SessionOptions every sub-session gets: the caller's (None: new ones), with ONNX Runtime's
+    intra-op thread spinning off (SPINNING = "0") unless the caller set SPINNING or uses the process's
+    global thread pools (use_per_session_threads=False, after
+    onnxruntime.capi._pybind_state.set_global_thread_pool_sizes: then every sub-session shares one pool).
+    Why: each sub-session has its own pool, whose idle workers spin for a while after its run ends, on
+    the cores that the next sub-session's pool and the clops nodes then need (docs/onnx.md, "Cost").
+    The caller's object is changed (the entry added), as SessionOptions cannot be copied."""
+    if sess_options is None:
+        sess_options = ort.SessionOptions()
+    elif not getattr(sess_options, "use_per_session_threads", True):
+        return sess_options
+    try:
+        sess_options.get_session_config_entry(SPINNING)
+    except Exception:  # not set (RuntimeError; older ONNX Runtime versions may lack the getter: set it)
+        sess_options.add_session_config_entry(SPINNING, "0")
+    return sess_options
+
+
 class InferenceSession:
     """onnxruntime.InferenceSession's interface over a model whose DepthToSpace, SpaceToDepth and MaxUnpool
     nodes run on clops.
@@ -379,7 +401,9 @@ class InferenceSession:
                  an onnx.ModelProto (not changed)
     sess_options, providers, provider_options, **ort_options
                  onnxruntime.InferenceSession's arguments, positional or by keyword as there, given to
-                 every sub-model's session
+                 every sub-model's session; intra-op thread spinning is turned off in them (the entry
+                 session.intra_op.allow_spinning = "0" added to sess_options, a new one when None) unless
+                 sess_options sets that entry or has use_per_session_threads=False (global thread pools)
     device       (keyword only) where the clops nodes run: None (the default device, which `clops devices`
                  marks: docs/cli.md, "The default device"), an index of clops.devices(), or "host"
 
@@ -396,6 +420,7 @@ class InferenceSession:
         if sess_options is not None and not isinstance(sess_options, ort.SessionOptions):
             raise TypeError(f"sess_options must be an onnxruntime.SessionOptions, not {type(sess_options).__name__} "
                             "(clops.onnx.InferenceSession's device is keyword-only: device=...)")
+        sess_options = _threading(sess_options, ort)
         ort_options.update(sess_options=sess_options, providers=providers, provider_options=provider_options)
         self._device = device
         _core._device_key(device)  # a bad device fails here, not at the first run

@@ -447,3 +447,58 @@ def test_positional_arguments_as_onnxruntime(tmp_path, espcn_case):
     assert same_bits(sess.run(None, feed)[0], want[0])
     with pytest.raises(TypeError, match="keyword-only"):
         clops.onnx.InferenceSession(path, "host")
+
+
+# ---- threads: the sub-sessions' spinning off, the caller's choice kept, global thread pools ---------------
+
+
+def spinning(sess):
+    return [s.get_session_options().get_session_config_entry(clops.onnx.SPINNING) for s in sess.sessions]
+
+
+def test_sub_sessions_do_not_spin(segnet_case):
+    """Every sub-session has intra-op spinning off (docs/onnx.md, "Cost"), with or without the caller's
+    sess_options; a caller's own session.intra_op.allow_spinning is kept."""
+    model, feed, want = segnet_case
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    for opts, expect in ((None, "0"), (so, "0")):
+        sess = clops.onnx.InferenceSession(model, opts, device="host", **CPU)
+        assert len(sess.sessions) == 3 and spinning(sess) == [expect] * 3
+        assert all(same_bits(a, b) for a, b in zip(sess.run(None, feed), want))
+    assert sess.get_session_options().intra_op_num_threads == 1
+    so = ort.SessionOptions()
+    so.add_session_config_entry(clops.onnx.SPINNING, "1")
+    sess = clops.onnx.InferenceSession(model, so, device="host", **CPU)
+    assert spinning(sess) == ["1"] * 3
+    assert all(same_bits(a, b) for a, b in zip(sess.run(None, feed), want))
+
+
+def test_global_thread_pools_in_a_child(tmp_path, espcn_case):
+    """With the process's global thread pools (set_global_thread_pool_sizes, then use_per_session_threads
+    False: ONNX Runtime then refuses sessions without it, so in a child interpreter), every sub-session
+    uses the one pool, no spinning entry is added, and the output is ONNX Runtime's."""
+    if not hasattr(ort.capi.onnxruntime_pybind11_state, "set_global_thread_pool_sizes"):
+        pytest.skip(f"onnxruntime {ort.__version__}'s Python API has no set_global_thread_pool_sizes")
+    model, feed, want = espcn_case
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    np.savez(tmp_path / "feed.npz", **feed)
+    child = (
+        "import sys, numpy as np, onnxruntime as ort, clops.onnx\n"
+        "from onnxruntime.capi import onnxruntime_pybind11_state as C\n"
+        "C.set_global_thread_pool_sizes(0, 0)\n"
+        "so = ort.SessionOptions()\n"
+        "so.use_per_session_threads = False\n"
+        "s = clops.onnx.InferenceSession(sys.argv[1] + '/m.onnx', so, device='host', providers=['CPUExecutionProvider'])\n"
+        "o = [x.get_session_options() for x in s.sessions]\n"
+        "assert o and not any(x.use_per_session_threads for x in o)\n"
+        "try:\n"
+        "    o[0].get_session_config_entry(clops.onnx.SPINNING)\n"
+        "    raise SystemExit('spinning entry added')\n"
+        "except RuntimeError:\n"
+        "    pass\n"
+        "np.save(sys.argv[1] + '/y.npy', s.run(None, dict(np.load(sys.argv[1] + '/feed.npz')))[0])\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    r = subprocess.run([sys.executable, "-c", child, str(tmp_path)], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, f"child ended with {r.returncode}: {r.stderr[-2000:]}"
+    assert same_bits(np.load(tmp_path / "y.npy"), want[0])
