@@ -448,6 +448,30 @@ START_TEST(test_cache_import_pack_duplicates)
 }
 END_TEST
 
+/* A device without a compiler whose cache holds neither program: the run goes to the host and says
+ * so once on stderr, with how to add the portable program; with a device that could run it, nothing. */
+START_TEST(test_missing_program_said)
+{
+    if (!have_device) return;
+    char cache[300];
+    tmp_path(cache, sizeof cache, "empty-cache");
+    setenv("CLOPS_CACHE_DIR", cache, 1);
+    setenv("CLOPS_DISABLE", "compiler", 1);
+    run("run", "depth-to-space", "%D/dml_input_u32.npy", "%T/m.npy", "--block-size", "2", "--device", "0", NULL);
+    unsetenv("CLOPS_DISABLE");
+    ck_assert_msg(res.exit_code == 0, "exit %d: %s", res.exit_code, res.err);
+    const char *said = strstr(res.err, "clops: the operator runs on the host");
+    ck_assert_msg(said && strstr(said, "portable.cl with \"-cl-std=CL1.2\"") &&
+                      strstr(said, "clops kernels list --device N --portable"),
+                  "stderr should name the missing programs and how to add one: %s", res.err);
+    ck_assert_msg(strstr(said + 1, "clops: the operator runs on the host") == NULL, "said twice: %s", res.err);
+    run("run", "depth-to-space", "%D/dml_input_u32.npy", "%T/m.npy", "--block-size", "2", "--device", "0", NULL);
+    unsetenv("CLOPS_CACHE_DIR");
+    ck_assert_msg(res.exit_code == 0 && res.err[0] == '\0', "with a compiler: exit %d, stderr %s", res.exit_code,
+                  res.err);
+}
+END_TEST
+
 static Suite *cli_commands_suite(void)
 {
     Suite *s = suite_create("cli_commands");
@@ -460,6 +484,7 @@ static Suite *cli_commands_suite(void)
     tcase_add_test(tc, test_cache_list_escapes);
     tcase_add_test(tc, test_cache_import_pack_duplicates);
     tcase_add_test(tc, test_conformance_quiet_progress);
+    tcase_add_test(tc, test_missing_program_said);
     return s;
 }
 

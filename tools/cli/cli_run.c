@@ -83,6 +83,22 @@ static const char *or_none(const char *s)
     return s != NULL && s[0] != '\0' ? s : "(none)";
 }
 
+/* Without --verbose: an operator sent to the host because its device has no compiler and no binary
+ * of the programs it needs is said once on stderr, with how to add one (a board without a compiler,
+ * whose pack lacks them; docs/cache-and-tuning.md, "The portable program"). */
+static void say_missing_program(const clops_context *ctx, const clops_operator *op)
+{
+    clops_operator_info info;
+    if (clops_context_backend(ctx) != CLOPS_BACKEND_OPENCL || clops_operator_get_info(op, &info) != CLOPS_SUCCESS ||
+        info.backend == CLOPS_BACKEND_OPENCL || !strstr(info.fallback_reason, "no cached binary"))
+        return;
+    fprintf(stderr,
+            "clops: the operator runs on the host, not on device \"%s\": %s\n"
+            "clops: to run it there, build the portable program offline ('clops kernels list --device N --portable') "
+            "and add it with 'clops kernels pack-add' and 'clops cache import'\n",
+            clops_context_device_name(ctx), info.fallback_reason);
+}
+
 /* --verbose: what the operator chose on its context (clops_operator_get_info). */
 static void print_verbose(const clops_context *ctx, const clops_operator *op)
 {
@@ -169,6 +185,8 @@ static int execute_and_write(const char *what, const cli_args *args, const clops
     }
     if (args->verbose)
         print_verbose(ctx, op);
+    else
+        say_missing_program(ctx, op);
     for (unsigned d = 0; d < 4; d++) {
         shape[d] = out_desc->sizes[d];
         if (!clops_mul_u64(count, shape[d], &count))
