@@ -2,16 +2,24 @@
  * test_unpool_sort.c - MaxUnpooling's general path for 1- and 2-byte elements on
  * devices clops plans for as other than CPUs (max_unpooling_sort.cl: bin, then
  * settle; mark and place behind them for a crowded tile). Run under a device
- * profile (CLOPS_TEST_DEVICE_PROFILE=gpu,...) or on a GPU; on a CPU device the
- * values are checked all the same and the plan checks are skipped.
+ * profile (CLOPS_TEST_DEVICE_PROFILE=gpu,...) or on a GPU. Planned as a CPU (PoCL
+ * without a profile) nothing takes bin and settle: the values are checked all the
+ * same, but each of those tests then reports itself skipped (tc_skip), and an
+ * entry of them alone exits 77, SKIPPED in ctest (only `listed` asserts there).
+ * ctest runs each case as its own entry, natively (tier 2), and `alternating`
+ * under a GPU profile in the first tier (test_unpool_sort_gpu:alternating); CI
+ * runs them all under its GPU profiles (.ci/run).
  *   - which kernels did the work (clops_introspect_launches): bin and settle alone
  *     for scattered indices, mark and place alone for crowded ones;
  *   - scattered distinct indices, duplicates, out-of-range ones mixed in, per
  *     plane and flat, every index type, on a general shape whose last tile is
  *     partial and on a window-shaped one (windows and pool hand over);
  *   - one operator alternating crowded and scattered indices: bin's counters are
- *     zeroed by settle whichever path wrote the output;
- *   - the sizes networks use (8 and 16 million outputs).
+ *     zeroed by settle whichever path wrote the output (the path checked after
+ *     every execution: a counter left over sends the next scattered one onto
+ *     mark and place, whose output is right all the same);
+ *   - the sizes networks use (8 and 16 million outputs); `network_sample`, two
+ *     of them, is what CI runs under a GPU profile (.ci/run).
  * Every result is compared bit for bit with the reference (test_unpool_common.h).
  */
 #include <stdbool.h>
@@ -46,12 +54,10 @@ static void make_indices(pattern pat, uint64_t n, uint64_t out, uint64_t plane, 
     }
 }
 
-/* Executes `op` once on the host buffers and checks which launches did the work:
- * every kernel named in `want` (space-separated) and no other. */
-static void expect_work(clops_operator *op, const clops_host_buffers *hb, const char *want, const char *what)
+/* Checks which launches of `op`'s last execution did the work: every kernel
+ * named in `want` (space-separated) and no other. */
+static void expect_launches(clops_operator *op, const char *want, const char *what)
 {
-    const clops_status st = clops_operator_execute_host(op, hb);
-    ck_assert_msg(st == CLOPS_SUCCESS || st == CLOPS_ERROR_INDEX_OUT_OF_RANGE, "%s: %s", what, clops_last_error_message());
     clops_launched l;
     ck_assert_int_eq(clops_introspect_launches(op, &l), CLOPS_SUCCESS);
     for (unsigned i = 0; i < l.count; i++) {
@@ -64,10 +70,28 @@ static void expect_work(clops_operator *op, const clops_host_buffers *hb, const 
     }
 }
 
+/* Executes `op` once on the host buffers and checks which launches did the work. */
+static void expect_work(clops_operator *op, const clops_host_buffers *hb, const char *want, const char *what)
+{
+    const clops_status st = clops_operator_execute_host(op, hb);
+    ck_assert_msg(st == CLOPS_SUCCESS || st == CLOPS_ERROR_INDEX_OUT_OF_RANGE, "%s: %s", what, clops_last_error_message());
+    expect_launches(op, want, what);
+}
+
 /* Whether the suites' device is planned for as a CPU (no bin and settle there). */
 static bool planned_cpu(void)
 {
     return !tc_dev_ctx || (tc_dev_ctx->info.type & CL_DEVICE_TYPE_CPU);
+}
+
+/* For a test of bin and settle, after its value checks: planned as a CPU, it
+ * reached neither, and says it skipped (1: the caller returns). */
+static int skip_on_cpu_plan(const char *test)
+{
+    if (!planned_cpu()) return 0;
+    tc_skip(test, "the device is planned as a CPU, where nothing takes bin and settle (the values were checked; "
+                  "run under CLOPS_TEST_DEVICE_PROFILE=gpu,... to test them)");
+    return 1;
 }
 
 /* One case: every path against the reference, then (not on CPUs) one execution
@@ -89,7 +113,7 @@ static void run_case(clops_data_type t, const index_type_info *it, pattern pat, 
     const clops_status want = pat == OUT_OF_RANGE ? CLOPS_ERROR_INDEX_OUT_OF_RANGE : CLOPS_SUCCESS;
     if (layout == CLOPS_INDICES_FLAT) up_run(&c, x, idx, want, what);
     else up_run_layout(&c, layout, x, idx, want, what, NULL);
-    if (!planned_cpu()) {
+    if (!skip_on_cpu_plan(what)) {
         up_descs d;
         up_describe_layout(&c, layout, &d);
         clops_operator *op = tc_create(tc_dev_ctx, &d.desc, what, "device");
@@ -142,8 +166,11 @@ END_TEST
 
 /* One operator, 20 crowded executions, 20 scattered, then alternating: settle
  * zeroes bin's counters after either path, so each execution starts from zero
- * (a counter left over would push a scattered execution onto mark and place, or
- * past its slots). Which path did the work is checked after the last of each. */
+ * (a counter left over pushes a scattered execution onto mark and place, whose
+ * output is right all the same). So the path that did the work is checked after
+ * every execution, with its output: mark and place after a crowded one, bin and
+ * settle after a scattered one (the second of two scattered ones in a row, and
+ * one after a crowded one, are what a counter left over would move). */
 START_TEST(test_alternating)
 {
     if (tc_skip_without_device("test_alternating"))
@@ -170,16 +197,20 @@ START_TEST(test_alternating)
     const void *const xs[2] = {x, x}, *const idxs[2] = {idx[0], idx[1]};
     const unsigned char *const wants[2] = {want[0], want[1]};
     static const char *const names[2] = {"crowded", "scattered"};
-    up_run_alternating(op, xs, n * es, idxs, n * 4, wants, yb, es, names);
-    if (!planned_cpu()) {
-        void *y = tc_malloc(yb);
-        for (int k = 0; k < 2; k++) {
-            const clops_host_buffers hb = {x, n * es, idx[k], n * 4, y, yb};
-            expect_work(op, &hb, k ? "bin settle" : "mark place", names[k]);
-            tc_check_bytes(y, want[k], yb, es, names[k], "after the alternation");
-        }
-        free(y);
+    const bool sorts = !planned_cpu();
+    unsigned char *got = tc_malloc(yb);
+    for (int run = 0; run < 60; run++) {
+        const int k = run < 20 ? 0 : run < 40 ? 1 : run % 2;
+        const clops_host_buffers hb = {xs[k], n * es, idxs[k], n * 4, got, yb};
+        tc_fill_sentinel(got, yb);
+        const clops_status st = clops_operator_execute_host(op, &hb);
+        char what[96];
+        snprintf(what, sizeof what, "execution %d of one operator, %s indices", run, names[k]);
+        ck_assert_msg(st == CLOPS_SUCCESS, "%s: %s (%s)", what, clops_status_name(st), clops_last_error_message());
+        tc_check_bytes(got, wants[k], yb, es, what, "execute_host");
+        if (sorts) expect_launches(op, k ? "bin settle" : "mark place", what);
     }
+    free(got);
     clops_operator_free(op);
     for (int k = 0; k < 2; k++) {
         free(idx[k]);
@@ -187,22 +218,42 @@ START_TEST(test_alternating)
     }
     free(flat);
     free(x);
+    skip_on_cpu_plan("test_alternating");
 }
 END_TEST
 
 /* The sizes networks use: scattered indices with duplicates into 8 million
  * outputs on a general shape, and distinct ones into 16 million on a SegNet-like
  * window-shaped one (4, 64, 128, 128) -> (4, 64, 256, 256), flat and per plane. */
+static void network_case(int i)
+{
+    static const uint32_t big_in[4] = {1, 16, 250, 500}, big_out[4] = {1, 16, 707, 707};
+    static const uint32_t seg_in[4] = {4, 64, 128, 128}, seg_out[4] = {4, 64, 256, 256};
+    const bool seg = i / 2 % 2;
+    run_case(types[i % 2], &index_types[i / 4], seg ? DISTINCT : DUPLICATES,
+             i % 3 ? CLOPS_INDICES_FLAT : CLOPS_INDICES_PER_PLANE, seg ? seg_in : big_in, seg ? seg_out : big_out,
+             "bin settle", 990u + (uint64_t)i);
+}
+
 START_TEST(test_network)
 {
     if (tc_skip_network_sizes("test_network"))
         return;
-    static const uint32_t big_in[4] = {1, 16, 250, 500}, big_out[4] = {1, 16, 707, 707};
-    static const uint32_t seg_in[4] = {4, 64, 128, 128}, seg_out[4] = {4, 64, 256, 256};
-    const bool seg = _i / 2 % 2;
-    run_case(types[_i % 2], &index_types[_i / 4], seg ? DISTINCT : DUPLICATES,
-             _i % 3 ? CLOPS_INDICES_FLAT : CLOPS_INDICES_PER_PLANE, seg ? seg_in : big_in, seg ? seg_out : big_out,
-             "bin settle", 990u + (uint64_t)_i);
+    network_case(_i);
+}
+END_TEST
+
+/* Two of test_network's eight, between them both shapes, types, index types and
+ * layouts: FLOAT16 with duplicates into the general shape's 8 million outputs,
+ * flat UINT32 indices (1), and UINT8 into the SegNet-like 16 million, per-plane
+ * UINT64 indices (6). CI runs this case under a GPU profile with CLOPS_TEST_NETWORK=1
+ * (.ci/run; the whole of test_network there took 36 s at load 4). */
+START_TEST(test_network_sample)
+{
+    if (tc_skip_network_sizes("test_network_sample"))
+        return;
+    static const int picked[2] = {1, 6};
+    network_case(picked[_i]);
 }
 END_TEST
 
@@ -264,6 +315,8 @@ static Suite *sort_suite(void)
     tcase_add_test(tc, test_listed);
     tc = tc_suite_case(s, "network", -1);
     tcase_add_loop_test(tc, test_network, 0, 8);
+    tc = tc_suite_case(s, "network_sample", -1);
+    tcase_add_loop_test(tc, test_network_sample, 0, 2);
     return s;
 }
 
