@@ -2,12 +2,14 @@
 test/python/test_onnx_models.py (ESPCN-like (1,3,180,320) -> (1,3,540,960); SegNet-like, 2 levels, 64
 channels, (1,3,360,480)), same feed, medians (docs/onnx.md, "Cost"):
 
-- together: every session in one process, interleaved: each round runs each once, in turn; each is the
-  others' "second session" (their thread pools share the cores).
+- together: "ort" and one clops.onnx session in one process (a process for each clops.onnx kind),
+  interleaved, the order swapped every round (a session run right after another whose threads still
+  spin is slowed by them): each is the other's "second session".
 - alone: each session in a child process of its own (only that session in it), the children of the
   sessions alternating, --procs of each; each child prints the median of its --rounds runs, and the
   median of those is shown.
 
+Each child process prints its medians of --rounds runs; the medians over --procs processes are shown.
 Sessions: "ort" (plain ONNX Runtime), "clops" (clops.onnx as it is: its sub-sessions' thread spinning
 off), "clops-spin" (clops.onnx with sess_options setting session.intra_op.allow_spinning=1: what it did
 before), "clops-stop" (spinning on, session.force_spinning_stop=1: each sub-session's workers stop
@@ -96,12 +98,13 @@ def make_session(kind, model, args):
 
 
 def time_runs(sessions, feed, rounds):
-    """{kind: [seconds per run]}, the sessions interleaved round by round, after one warm-up run each."""
+    """{kind: [seconds per run]}, the sessions interleaved round by round (the order reversed every other
+    round), after one warm-up run each."""
     times = {k: [] for k in sessions}
     for s in sessions.values():
         s.run(None, feed)
-    for _ in range(rounds):
-        for k, s in sessions.items():
+    for r in range(rounds):
+        for k, s in (list(sessions.items()) if r % 2 == 0 else list(sessions.items())[::-1]):
             t = time.perf_counter()
             s.run(None, feed)
             times[k].append(time.perf_counter() - t)
@@ -109,29 +112,44 @@ def time_runs(sessions, feed, rounds):
 
 
 def child(args):
-    """One session alone in this process: prints the median ms of its runs."""
+    """One session alone in this process (--child), or "ort" and one clops.onnx session (--pair): prints the
+    median ms of each one's runs, after checking that their outputs are the same bits."""
     model = MODELS[args.model][1]()
     feed = inputs(model)
-    times = time_runs({args.child: make_session(args.child, model, args)}, feed, args.rounds)
-    print(json.dumps(float(np.median(times[args.child])) * 1e3))
+    kinds = ["ort", args.pair] if args.pair else [args.child]
+    sessions = {k: make_session(k, model, args) for k in kinds}
+    if args.pair:
+        for a, b in zip(*(s.run(None, feed) for s in sessions.values())):
+            assert a.shape == b.shape and a.tobytes() == b.tobytes(), f"{args.model}, {args.pair}: outputs differ"
+    times = time_runs(sessions, feed, args.rounds)
+    print(json.dumps({k: float(np.median(v)) * 1e3 for k, v in times.items()}))
 
 
-def alone(key, kinds, args):
+def children(key, kinds, mode, args):
+    """Medians over --procs rounds of child processes (alone: one per session; together: one per clops.onnx
+    kind, "ort" beside it): {kind: ms} and, together, {kind: the ratio to the "ort" beside it}."""
     import subprocess
-    per = {k: [] for k in kinds}
+    per, ratios = {k: [] for k in kinds}, {k: [] for k in kinds}
     cmd = [sys.executable, os.path.abspath(__file__), "--model", key, "--rounds", str(args.rounds),
            "--threads", str(args.threads), "--device", str(args.device_arg)]
     for _ in range(args.procs):
         for k in kinds:
-            out = subprocess.run(cmd + ["--child", k], check=True, capture_output=True, text=True).stdout
-            per[k].append(json.loads(out.strip().splitlines()[-1]))
-    return {k: float(np.median(v)) for k, v in per.items()}
+            if mode == "together" and k == "ort":
+                continue
+            flag = ["--pair", k] if mode == "together" else ["--child", k]
+            out = subprocess.run(cmd + flag, check=True, capture_output=True, text=True).stdout
+            got = json.loads(out.strip().splitlines()[-1])
+            per[k].append(got[k])
+            if mode == "together":
+                per["ort"].append(got["ort"])
+                ratios[k].append(got[k] / got["ort"])
+    return {k: float(np.median(v)) for k, v in per.items()}, {k: float(np.median(v)) for k, v in ratios.items() if v}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=9)
-    ap.add_argument("--procs", type=int, default=5, help="child processes per session, alone")
+    ap.add_argument("--procs", type=int, default=5, help="child processes per session (alone) or per pair (together)")
     ap.add_argument("--models", default="espcn,segnet")
     ap.add_argument("--modes", default="together,alone")
     ap.add_argument("--sessions", default="ort,clops,clops-spin", help=f"of {','.join(SESSIONS)}")
@@ -139,11 +157,12 @@ def main():
     ap.add_argument("--threads", type=int, default=0, help="ONNX Runtime intra-op threads (0: its default)")
     ap.add_argument("--ops", action="store_true", help="also the DepthToSpace/MaxUnpool operators alone")
     ap.add_argument("--child", choices=SESSIONS, help=argparse.SUPPRESS)
+    ap.add_argument("--pair", choices=SESSIONS[1:], help=argparse.SUPPRESS)
     ap.add_argument("--model", choices=MODELS, help=argparse.SUPPRESS)
     args = ap.parse_args()
     args.device_arg = args.device
     args.device = None if args.device == "default" else int(args.device) if args.device.isdigit() else args.device
-    if args.child:
+    if args.child or args.pair:
         return child(args)
     import onnxruntime as ort
     import clops
@@ -151,23 +170,17 @@ def main():
     kinds = [k for k in args.sessions.split(",") if k]
     assert kinds[0] == "ort" and all(k in SESSIONS for k in kinds), f"--sessions: ort first, then of {SESSIONS}"
     print(f"onnxruntime {ort.__version__}, clops {clops.__version__} (device {args.device_arg}), "
-          f"{os.cpu_count()} CPUs, load average before {os.getloadavg()[0]:.1f}; median ms (ratio to ort)")
+          f"{os.cpu_count()} CPUs, load average before {os.getloadavg()[0]:.1f}; median ms (ratio to ort; "
+          "together: the median of each process's ratio to the ort beside it)")
     for key in args.models.split(","):
         name, make = MODELS[key]
         model = make()
         feed = inputs(model)
         for mode in args.modes.split(","):
-            if mode == "together":
-                sessions = {k: make_session(k, model, args) for k in kinds}
-                ref = sessions["ort"].run(None, feed)
-                for k, s in sessions.items():
-                    for a, b in zip(ref, s.run(None, feed)):
-                        assert a.shape == b.shape and a.tobytes() == b.tobytes(), f"{name}, {k}: outputs differ"
-                med = {k: float(np.median(v)) * 1e3 for k, v in time_runs(sessions, feed, args.rounds).items()}
-                del sessions
-            else:
-                med = alone(key, kinds, args)
-            print(f"{name:<44} {mode:<9} " + "  ".join(f"{k} {v:.1f} ({v / med['ort']:.2f})" for k, v in med.items()),
+            med, ratio = children(key, kinds, mode, args)
+            ratio = ratio or {k: v / med["ort"] for k, v in med.items()}
+            ratio["ort"] = 1.0
+            print(f"{name:<44} {mode:<9} " + "  ".join(f"{k} {v:.1f} ({ratio[k]:.2f})" for k, v in med.items()),
                   flush=True)
         if args.ops:
             mine = make_session("clops", model, args)
