@@ -248,9 +248,32 @@ def _lookup(key):
     return op
 
 
+_said_missing = set()  # devices whose missing programs were said (once each)
+
+
+def _say_missing_program(handle, ctx):
+    """An operator sent to the host because its OpenCL device has no compiler and no binary of the programs
+    it needs (a board without a compiler whose pack lacks them): a warning, once per device, with how to add
+    the portable program (docs/cache-and-tuning.md, "The portable program")."""
+    info = L.OperatorInfo()
+    if L.operator_get_info(handle, ctypes.byref(info)) != 0 or info.backend != L.BACKEND_HOST:
+        return
+    reason = (info.fallback_reason or b"").decode(errors="replace")
+    name = L.context_device_name(ctx.handle).decode(errors="replace")
+    if "no cached binary" not in reason or name in _said_missing:
+        return
+    _said_missing.add(name)
+    import warnings
+    warnings.warn(f"clops: operators run on the host, not on device {name!r}: {reason}; to run them there, build "
+                  "the portable program offline ('clops kernels list --device N --portable') and add it with "
+                  "'clops kernels pack-add' and 'clops cache import'", RuntimeWarning, stacklevel=4)
+
+
 def _create(key, ctx, desc, out_shape):
     handle = ctypes.c_void_p()
     L.check(L.operator_create(ctx.handle, ctypes.byref(desc), ctypes.byref(handle)))
+    if L.context_backend(ctx.handle) == L.BACKEND_OPENCL:
+        _say_missing_program(handle.value, ctx)
     op = _Operator(handle.value, ctx, out_shape)
     with _lock:
         _operators[key] = op

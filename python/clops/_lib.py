@@ -61,6 +61,13 @@ class DeviceInfo(ctypes.Structure):
                 ("max_alloc_bytes", ctypes.c_uint64)]
 
 
+class OperatorInfo(ctypes.Structure):  # clops_operator_info (clops.h)
+    _fields_ = [("backend", ctypes.c_int), ("kernel_name", ctypes.c_char_p), ("global_size", ctypes.c_size_t * 3),
+                ("local_size", ctypes.c_size_t * 3), ("work_dim", ctypes.c_uint), ("build_options", ctypes.c_char_p),
+                ("program_origin", ctypes.c_char_p), ("local_size_origin", ctypes.c_char_p),
+                ("fallback_reason", ctypes.c_char_p)]
+
+
 class HostBuffers(ctypes.Structure):
     _fields_ = [("input", c_void_p), ("input_bytes", ctypes.c_size_t), ("indices", c_void_p),
                 ("indices_bytes", ctypes.c_size_t), ("output", c_void_p), ("output_bytes", ctypes.c_size_t)]
@@ -135,6 +142,7 @@ context_backend = _fn("clops_context_backend", ctypes.c_int, c_void_p)
 operator_output_sizes = _fn("clops_operator_output_sizes", c_status, P(OperatorDesc), P(ctypes.c_uint32))
 operator_create = _fn("clops_operator_create", c_status, c_void_p, P(OperatorDesc), P(c_void_p))
 operator_free = _fn("clops_operator_free", None, c_void_p)
+operator_get_info = _fn("clops_operator_get_info", c_status, c_void_p, P(OperatorInfo))
 operator_execute = _fn("clops_operator_execute", c_status, c_void_p, P(Buffers), ctypes.c_uint, P(c_void_p),
                        P(c_void_p))
 operator_last_status = _fn("clops_operator_last_status", c_status, c_void_p)

@@ -148,3 +148,26 @@ def test_device_failure_is_clops_error():
         """, CLOPS_DISABLE="compiler", CLOPS_CACHE="off", CLOPS_FALLBACK="never")
     assert r.returncode == 0, r.stderr
     assert r.stdout.split()[:2] == ["Error", "CLOPS_ERROR_FALLBACK_REFUSED"] and r.stdout.split()[3:] == ["True", "True"]
+
+
+def test_missing_program_warned_once():
+    """A device without a compiler whose cache holds neither the specialised nor the portable program: the
+    operator runs on the host (bit-exact) and clops warns once, naming the programs and how to add the
+    portable one; a second operator on that device warns no more."""
+    if not clops.devices():
+        pytest.skip("no OpenCL device")
+    r = run_python("""
+        import warnings, numpy as np, clops
+        x = np.arange(16, dtype=np.uint8).reshape(1, 4, 2, 2)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            a = clops.depth_to_space(x, 2, device=0)
+            b = clops.space_to_depth(a, 2, device=0)
+        said = [str(m.message) for m in w if issubclass(m.category, RuntimeWarning)]
+        print(len(said), (b == x).all(), (a == clops.depth_to_space(x, 2, device="host")).all())
+        print(said[0] if said else "")
+        """, CLOPS_DISABLE="compiler", CLOPS_CACHE="off")
+    assert r.returncode == 0, r.stderr
+    first, message = r.stdout.split("\n", 1)
+    assert first.split() == ["1", "True", "True"], r.stdout
+    assert "portable.cl" in message and "clops kernels list --device N --portable" in message, message
