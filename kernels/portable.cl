@@ -58,56 +58,11 @@ typedef struct {
 #define WALK_RUN(B, S4, S5, D4, D5)                                                              \
     for (size_t t = 0; t < n; t++)                                                               \
         for (size_t j = 0; j < (B); j++) yd[t * (D4) + j * (D5)] = xs[t * (S4) + j * (S5)];
-/* 1- and 2-byte elements of a block of 4 bytes or more: a position's B elements
- * assembled into (D2S) or split from (S2D) 32-bit words, so that the contiguous
- * side moves as words (interleaves of 4 and 8 narrow rows stayed element by
- * element: 0.2-0.4 of the specialised programs). Where the word side is 4-byte
- * aligned; U words per position. */
-#define WORDS_OK_1(B) ((B) % 4 == 0)
-#define WORDS_OK_2(B) ((B) % 2 == 0)
-#define WORDS_OK_4(B) 0
-#define WORDS_OK_8(B) 0
-#define WORDS_OK_16(B) 0
-#define D2S_WORDS(W, B)                                                                          \
-    {                                                                                            \
-        __global uint *yw = (__global uint *)yd;                                                 \
-        for (size_t t = 0; t < n; t++)                                                           \
-            for (size_t u = 0; u < (B) * (W) / 4; u++) {                                         \
-                uint word = 0;                                                                   \
-                for (uint k = 0; k < 4 / (W); k++)                                               \
-                    word |= (uint)xs[t + (u * (4 / (W)) + k) * s5] << (8 * (W) * k);             \
-                yw[t * ((B) * (W) / 4) + u] = word;                                              \
-            }                                                                                    \
-    }
-#define S2D_WORDS(W, B)                                                                          \
-    {                                                                                            \
-        __global const uint *xw = (__global const uint *)xs;                                     \
-        for (size_t t = 0; t < n; t++)                                                           \
-            for (size_t u = 0; u < (B) * (W) / 4; u++) {                                         \
-                const uint word = xw[t * ((B) * (W) / 4) + u];                                   \
-                for (uint k = 0; k < 4 / (W); k++)                                               \
-                    yd[t + (u * (4 / (W)) + k) * d5] = (word >> (8 * (W) * k));                  \
-            }                                                                                    \
-    }
-#define D2S_WORDS_1 D2S_WORDS
-#define D2S_WORDS_2 D2S_WORDS
-#define D2S_WORDS_4(W, B) {}
-#define D2S_WORDS_8(W, B) {}
-#define D2S_WORDS_16(W, B) {}
-#define S2D_WORDS_1 S2D_WORDS
-#define S2D_WORDS_2 S2D_WORDS
-#define S2D_WORDS_4(W, B) {}
-#define S2D_WORDS_8(W, B) {}
-#define S2D_WORDS_16(W, B) {}
 /* DepthToSpace's packed rows (output contiguous), SpaceToDepth's (input contiguous), else any. */
-#define WALK_BLOCKS(W, B)                                                                        \
-    if (d5 == 1 && d4 == (B) && s4 == 1) {                                                       \
-        if (CAT(WORDS_OK_, W)(B) && ((size_t)yd & 3) == 0) CAT(D2S_WORDS_, W)(W, B)              \
-        else WALK_RUN(B, 1, s5, B, 1)                                                            \
-    } else if (s5 == 1 && s4 == (B) && d4 == 1) {                                                \
-        if (CAT(WORDS_OK_, W)(B) && ((size_t)xs & 3) == 0) CAT(S2D_WORDS_, W)(W, B)              \
-        else WALK_RUN(B, B, 1, 1, d5)                                                            \
-    } else WALK_RUN(B, s4, s5, d4, d5)
+#define WALK_BLOCKS(B)                                                                           \
+    if (d5 == 1 && d4 == (B) && s4 == 1) WALK_RUN(B, 1, s5, B, 1)                                \
+    else if (s5 == 1 && s4 == (B) && d4 == 1) WALK_RUN(B, B, 1, 1, d5)                           \
+    else WALK_RUN(B, s4, s5, d4, d5)
 
 #define PERMUTE(W, T)                                                                            \
     __kernel void CAT(clops_permute_, W)(__global const T *restrict x, __global T *restrict y, clops_walk a) \
@@ -125,10 +80,10 @@ typedef struct {
         __global T *yd = y + d;                                                                  \
         const size_t s4 = a.src[4], s5 = a.src[5], d4 = a.dst[4], d5 = a.dst[5];                 \
         switch (a.size[5]) {                                                                     \
-        case 2: WALK_BLOCKS(W, 2) break;                                                            \
-        case 3: WALK_BLOCKS(W, 3) break;                                                            \
-        case 4: WALK_BLOCKS(W, 4) break;                                                            \
-        case 8: WALK_BLOCKS(W, 8) break;                                                            \
+        case 2: WALK_BLOCKS(2) break;                                                            \
+        case 3: WALK_BLOCKS(3) break;                                                            \
+        case 4: WALK_BLOCKS(4) break;                                                            \
+        case 8: WALK_BLOCKS(8) break;                                                            \
         default: WALK_RUN(a.size[5], s4, s5, d4, d5)                                             \
         }                                                                                        \
     }
