@@ -2,7 +2,9 @@
 # test_demo.sh - tools/scripts/demo.sh (what `bash tools/run.sh demo` runs) passes, and its banner
 # names where the examples ran (issue 39: it said "the default device" while it ran on the host):
 # CLOPS_DEVICE=host gives the host backend's banner; CLOPS_DEVICE=N (each OpenCL device
-# `clops devices` lists) gives that device's name, as `clops run --verbose` reports it.
+# `clops devices` lists) gives that device's name as `clops devices` lists it (the line
+# "  device N: NAME", less " (default)"): not from `clops run --verbose`, which is where the
+# banner itself comes from (tools/scripts/demo.sh), so a wrong name there is caught.
 #
 #   test_demo.sh BUILD_DIR
 set -eu
@@ -36,15 +38,26 @@ demo_on() {
 
 demo_on host "the DirectML and ONNX examples on the host backend (its C kernels)"
 
-# Every OpenCL device by index, its name from `clops devices` (the lines "  [N] NAME ...").
+# Every OpenCL device by index, its name from `clops devices` (the lines "  device N: NAME", the
+# default one with " (default)" after the name).
+DEVICES=$(mktemp "${TMPDIR:-/tmp}/clops-test-demo-devices.XXXXXX")
+trap 'rm -f "$LOG" "$LOG.npy" "$DEVICES"' EXIT
+if ! "$CLOPS" devices >"$DEVICES" 2>&1; then
+    cp "$DEVICES" "$LOG"
+    fail "clops devices exited non-zero"
+fi
 ndev=0
-for i in 0 1 2 3 4 5 6 7; do
-    name=$("$CLOPS" run depth-to-space "$ROOT/test/data/dml_input_u32.npy" "$LOG.npy" --block-size 2 \
-        --device "$i" --verbose 2>&1 >/dev/null | sed -n 's/^clops: device: //p') || true
-    [ -n "$name" ] || break
+while IFS= read -r line; do
+    [ -n "$line" ] || continue
+    i=${line#  device }
+    i=${i%%:*}
+    name=${line#  device *: }
+    name=${name% (default)}
     ndev=$((ndev + 1))
     demo_on "$i" "the DirectML and ONNX examples on OpenCL device '$name'"
-done
+done <<EOF
+$(grep -E '^  device [0-9]+: ' "$DEVICES" || true)
+EOF
 [ "$ndev" -gt 0 ] || [ "${CLOPS_REQUIRE_DEVICE:-0}" = 0 ] || fail "no OpenCL device, and CLOPS_REQUIRE_DEVICE=1"
 
 [ "$failed" -eq 0 ] || exit 1
