@@ -10,12 +10,13 @@
  * kernel; with no kernel broken it passes, with complete plan coverage.
  *
  * The run repeats under each device profile of CLOPS_TEST_DEVICE_PROFILE (a
- * GPU as the H100 and a small integrated one) where the library honours it
- * (the planned device type in the report's coverage changes), so that the GPU
- * plans' kernels (pool, the tile loops) are broken there too; a profile the
- * library does not know yet is reported and left out. Every kernel must have
- * failed the run under some profile, except those that no profile run here
- * could take (listed as SKIP).
+ * GPU as the H100 and a small integrated one), so that the GPU plans' kernels
+ * (pool, the tile loops) are broken there too. Each profile must be honoured
+ * (the report's coverage plans for the profile's device type and cu=N compute
+ * units; lib/cl/profile.c): one that is not fails, since it would leave its
+ * kernels unbroken. Every kernel must have failed the run under some profile.
+ * An entry PROFILE:KERNEL whose profile never takes KERNEL reports a skip
+ * (tc_skip: the entry exits 77, SKIPPED in ctest), not a pass.
  *
  * ctest runs it as one entry per profile and kernel (CLOPS_TEST_CONFORMANCE_PART, below), each one
  * conformance run, and a "clean" entry: as one process it printed nothing for 39 minutes on a busy
@@ -134,19 +135,21 @@ static const struct {
                 PROFILE("gpu_integrated", "gpu,cu=24,wg=256,local=64", "GPU"), PROFILE("cpu16", "cpu,cu=16", "CPU")};
 #define NPROFILES (sizeof profiles / sizeof profiles[0])
 
-/* Whether the library honoured profile p in a report (not: another type than asked for, or the device
- * exactly as without a profile, plain_type and plain_units); else prints why, as a SKIP. */
-static int honoured(size_t p, const cJSON *report, const char *plain_type, double plain_units)
+/* Asserts that the library honoured profile p in a report: it planned for the profile's device type and,
+ * where the profile says cu=N, for N compute units. A profile not honoured is a failure: its run would
+ * break the device's own plans' kernels again and leave the profile's own unbroken. */
+static void assert_honoured(size_t p, const cJSON *report)
 {
+    if (!profiles[p].profile) return;
     const char *type = planned_type(report);
-    const double units =
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(device_of(report), "coverage"), "compute_units")
-            ->valuedouble;
-    if (!profiles[p].type || (strcmp(type, profiles[p].type) == 0 && (strcmp(type, plain_type) != 0 || units != plain_units)))
-        return 1;
-    fprintf(stderr, "SKIP: CLOPS_TEST_DEVICE_PROFILE=%s: the library plans for a %s (no profile seam yet)\n",
-            profiles[p].profile, type);
-    return 0;
+    const cJSON *u =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(device_of(report), "coverage"), "compute_units");
+    ck_assert_msg(cJSON_IsNumber(u), "the report has no coverage.compute_units");
+    const char *cu = strstr(profiles[p].profile, "cu=");
+    const double want_units = cu ? strtod(cu + 3, NULL) : -1;
+    ck_assert_msg(strcmp(type, profiles[p].type) == 0 && (want_units < 0 || u->valuedouble == want_units),
+                  "CLOPS_TEST_DEVICE_PROFILE=%s not honoured: the library planned for a %s with %g compute units, "
+                  "want a %s%s", profiles[p].profile, type, u->valuedouble, profiles[p].type, cu ? " with cu's units" : "");
 }
 
 /* Runs profile p's conformance with kernel `name` broken (one its plans take) and asserts that it
@@ -197,18 +200,9 @@ START_TEST(test_every_kernel_broken_fails)
         ck_assert_msg(n_listed == count, "the ctest entries break kernels %s, the sources have %d: configure again", listed,
                       count);
     }
-    int detected[MAX_NAMES] = {0}, skipped_profiles = 0, ran = 0;
-    char plain_type[32] = "";
-    double plain_units = -1;
+    int detected[MAX_NAMES] = {0}, ran = 0;
     const char *saved = getenv("CLOPS_TEST_DEVICE_PROFILE");
     char *saved_copy = saved ? strdup(saved) : NULL;
-    if (part_kernel) { /* the device without a profile, as its clean run would report it */
-        cl_device_type t = 0;
-        unsigned units = 0, loops = 0;
-        ck_assert_int_eq(clops_introspect_device(tc_dev_ctx, &t, &units, &loops), CLOPS_SUCCESS);
-        snprintf(plain_type, sizeof plain_type, "%s", t & CL_DEVICE_TYPE_GPU ? "GPU" : t & CL_DEVICE_TYPE_CPU ? "CPU" : "other");
-        plain_units = units;
-    }
     for (size_t p = 0; p < NPROFILES; p++) {
         if (part_kernel && (strncmp(part, profiles[p].name, (size_t)(part_kernel - part)) != 0 ||
                             profiles[p].name[part_kernel - part] != '\0'))
@@ -221,31 +215,25 @@ START_TEST(test_every_kernel_broken_fails)
             ck_assert_msg(k < count, "CLOPS_TEST_CONFORMANCE_PART=%s: no kernel %s in kernels/", part, part_kernel + 1);
             cJSON *broken;
             const int brc = run_broken(device, names[k], &broken);
-            if (honoured(p, broken, plain_type, plain_units) && expected_somewhere(broken, names[k])) {
+            assert_honoured(p, broken);
+            if (expected_somewhere(broken, names[k])) {
                 fprintf(stderr, "profile %s: kernel %s broken: exit %d, %d wrong results\n", profiles[p].name, names[k], brc,
                         wrong_results(broken));
                 ck_assert_msg(brc == 1 && wrong_results(broken) > 0,
                               "profile %s: conformance passed with kernel %s broken (its launches skipped)",
                               profiles[p].name, names[k]);
-            } else
-                fprintf(stderr, "profile %s: the plans never take kernel %s here: nothing to break\n", profiles[p].name,
-                        names[k]);
+            } else {
+                char why[160];
+                snprintf(why, sizeof why, "profile %.24s: the plans never take kernel %.63s here: nothing to break",
+                         profiles[p].name, names[k]);
+                tc_skip(part, why);
+            }
             cJSON_Delete(broken);
             continue;
         }
         cJSON *clean;
         const int rc = run_broken(device, NULL, &clean);
-        if (!profiles[p].profile) {
-            snprintf(plain_type, sizeof plain_type, "%s", planned_type(clean));
-            plain_units = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(device_of(clean), "coverage"),
-                                                           "compute_units")
-                              ->valuedouble;
-        }
-        if (!honoured(p, clean, plain_type, plain_units)) {
-            skipped_profiles++;
-            cJSON_Delete(clean);
-            continue;
-        }
+        assert_honoured(p, clean);
         const cJSON *cov = cJSON_GetObjectItemCaseSensitive(device_of(clean), "coverage");
         ck_assert_msg(rc == 0 && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cov, "complete")),
                       "profile %s: the clean run failed (exit %d) or its coverage is incomplete", profiles[p].name, rc);
@@ -263,11 +251,11 @@ START_TEST(test_every_kernel_broken_fails)
     int untested = 0;
     for (int i = 0; i < count; i++)
         if (!detected[i]) {
-            fprintf(stderr, "SKIP: kernel %s: no device profile run here takes it\n", names[i]);
+            fprintf(stderr, "kernel %s: no device profile run here takes it\n", names[i]);
             untested++;
         }
-    /* With every profile honoured, each kernel was broken (or, "clean", is taken) under one that takes it. */
-    ck_assert_msg(untested == 0 || skipped_profiles > 0,
+    /* Every profile was honoured (asserted): each kernel was broken (or, "clean", is taken) under one. */
+    ck_assert_msg(untested == 0,
                   "%d kernels of kernels/ were never broken: no profile's coverage expects them (a new kernel goes "
                   "into the plan rules of tools/conformance/conformance_cover.c, expected())",
                   untested);
