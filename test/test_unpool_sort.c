@@ -22,6 +22,7 @@
  *     of them, is what CI runs under a GPU profile (.ci/run).
  * Every result is compared bit for bit with the reference (test_unpool_common.h).
  */
+#define _POSIX_C_SOURCE 200809L /* setenv, strdup */
 #include <stdbool.h>
 
 #include "api/introspect.h"
@@ -300,6 +301,56 @@ START_TEST(test_listed)
 }
 END_TEST
 
+/* Where bin's scratch and mark's words together pass the device's maximum allocation but mark's words
+ * alone fit, the operator runs mark and place on the device (bin and settle left out), not on the host.
+ * A GPU profile with alloc=BYTES (lib/cl/profile.c) makes such a device. */
+START_TEST(test_scratch_past_alloc)
+{
+    const char *profile = getenv("CLOPS_TEST_DEVICE_PROFILE");
+    if (planned_cpu() || !profile || !*profile) {
+        tc_skip("scratch_past_alloc", "no GPU profile: nothing takes bin and settle here");
+        return;
+    }
+    const uint64_t n = (uint64_t)gen_in[0] * gen_in[1] * gen_in[2] * gen_in[3];
+    const uint64_t nout = (uint64_t)gen_out[0] * gen_out[1] * gen_out[2] * gen_out[3];
+    const uint64_t mark_bytes = (nout + 3) / 4 * 16; /* one word per output (unpool_state.c) */
+    char *saved = strdup(profile), with_alloc[256];
+    snprintf(with_alloc, sizeof with_alloc, "%s,alloc=%llu", saved, (unsigned long long)(mark_bytes + 64));
+    setenv("CLOPS_TEST_DEVICE_PROFILE", with_alloc, 1);
+    clops_context *ctx = NULL;
+    const clops_status made = tc_context_create_test_device(&ctx);
+    setenv("CLOPS_TEST_DEVICE_PROFILE", saved, 1);
+    free(saved);
+    ck_assert_msg(made == CLOPS_SUCCESS, "context under %s: %s", with_alloc, clops_status_name(made));
+    up_case c = {CLOPS_DATA_TYPE_UINT8, &index_types[0], {gen_in[0], gen_in[1], gen_in[2], gen_in[3]}, NULL, NULL,
+                 {gen_out[0], gen_out[1], gen_out[2], gen_out[3]}, NULL, 3};
+    up_descs d;
+    up_describe_layout(&c, CLOPS_INDICES_FLAT, &d);
+    clops_operator *op = NULL;
+    ck_assert_int_eq(clops_operator_create(ctx, &d.desc, &op), CLOPS_SUCCESS);
+    clops_operator_info info;
+    ck_assert_int_eq(clops_operator_get_info(op, &info), CLOPS_SUCCESS);
+    ck_assert_msg(info.backend == CLOPS_BACKEND_OPENCL && strstr(info.build_options, "-DMARK=1") &&
+                      strstr(info.build_options, "-DSORT=0"),
+                  "under %s: backend %d, kernel %s, options %s, fallback: %s", with_alloc, (int)info.backend,
+                  info.kernel_name, info.build_options, info.fallback_reason);
+    uint64_t *flat = tc_malloc(n * sizeof *flat);
+    unsigned char *x = tc_malloc(n), *idx = tc_malloc(n * index_types[0].size);
+    unsigned char *got = tc_malloc(nout), *want = tc_malloc(nout), *init = tc_malloc(nout);
+    make_indices(DISTINCT, n, nout, 0, 4711, flat);
+    store_indices(&index_types[0], flat, n, idx);
+    tc_fill_random(x, n, 4712);
+    tc_fill_sentinel(init, nout);
+    const tc_bufs b = {x, n, idx, n * index_types[0].size, init, nout};
+    ck_assert_int_eq(tc_run_execute_host(op, &b, got), CLOPS_SUCCESS);
+    ck_assert_int_eq(tc_run_host_run(&d.desc, &b, want), CLOPS_SUCCESS);
+    tc_check_bytes(got, want, nout, 1, "scratch past the maximum allocation", "mark and place on the device");
+    free(flat), free(x), free(idx), free(got), free(want), free(init);
+    clops_operator_free(op);
+    clops_context_free(ctx);
+}
+END_TEST
+
 static Suite *sort_suite(void)
 {
     Suite *s = suite_create("unpool_sort");
@@ -313,6 +364,8 @@ static Suite *sort_suite(void)
     tcase_add_loop_test(tc, test_alternating, 0, 2);
     tc = tc_suite_case(s, "listed", -1);
     tcase_add_test(tc, test_listed);
+    tc = tc_suite_case(s, "scratch_past_alloc", -1);
+    tcase_add_test(tc, test_scratch_past_alloc);
     tc = tc_suite_case(s, "network", -1);
     tcase_add_loop_test(tc, test_network, 0, 8);
     tc = tc_suite_case(s, "network_sample", -1);

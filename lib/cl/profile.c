@@ -14,11 +14,13 @@
  *                                                            iterations (as llvmpipe)
  *
  * and serial=N lowers MaxUnpooling's serial-plan limit (4096 elements) to N, so that
- * Oclgrind, which simulates every work-item, reaches the other plans on small inputs.
+ * Oclgrind, which simulates every work-item, reaches the other plans on small inputs;
+ * alloc=BYTES lowers the device's maximum allocation (plans that size scratch by it).
  *
  * Read only by test builds (CLOPS_TEST_HOOKS: clops_testable), never by the
  * installed library. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +48,7 @@ static bool parse_field(const char *field, size_t len, const char *key, unsigned
 static clops_status apply_profile(clops_context *ctx, const char *text)
 {
     cl_device_type type = 0;
-    unsigned long cu = 0, wg = 0, local = 0, loops = 0, serial = 0;
+    unsigned long cu = 0, wg = 0, local = 0, loops = 0, serial = 0, alloc = 0;
     const char *at = text;
     for (int first = 1;; first = 0) {
         const char *comma = strchr(at, ',');
@@ -61,12 +63,13 @@ static clops_status apply_profile(clops_context *ctx, const char *text)
         } else {
             ok = parse_field(at, len, "cu", 1u << 20, &cu) || parse_field(at, len, "wg", 1u << 16, &wg) ||
                  parse_field(at, len, "local", 1u << 16, &local) ||
-                 parse_field(at, len, "loops", 1ul << 31, &loops) || parse_field(at, len, "serial", 1ul << 30, &serial);
+                 parse_field(at, len, "loops", 1ul << 31, &loops) || parse_field(at, len, "serial", 1ul << 30, &serial) ||
+                 parse_field(at, len, "alloc", ULONG_MAX, &alloc);
         }
         if (!ok)
             return clops_fail(CLOPS_ERROR_INVALID_SETTING,
                               "CLOPS_TEST_DEVICE_PROFILE=\"%.64s\": \"%.*s\" is not gpu, cpu or accelerator first, then "
-                              "cu=N, wg=N, local=N, loops=N or serial=N",
+                              "cu=N, wg=N, local=N, loops=N, serial=N or alloc=BYTES",
                               text, (int)(len < 32 ? len : 32), at);
         if (!comma) break;
         at = comma + 1;
@@ -78,6 +81,7 @@ static clops_status apply_profile(clops_context *ctx, const char *text)
     if (cu) ctx->plan.compute_units = (unsigned)cu;
     if (loops) ctx->plan.max_loops = (unsigned)loops;
     ctx->plan.serial_max = (unsigned)serial;
+    if (alloc && (!ctx->info.max_alloc_bytes || alloc < ctx->info.max_alloc_bytes)) ctx->info.max_alloc_bytes = alloc;
     ctx->plan.max_group = wg;
     ctx->plan.target_group = local;
     snprintf(ctx->plan.profile, sizeof ctx->plan.profile, "%s", text);

@@ -270,6 +270,10 @@ static sort_layout sort_plan(const clops_operator *op)
     s.shift = shift, s.hist = hist, s.tiles = tiles, s.cap = cap;
     s.groups = groups < most ? groups : most;
     s.bytes = (((tiles + 1) & ~(uint64_t)1) + 2 * tiles * cap) * 4;
+    /* bin's scratch and mark's words in one buffer past the device's maximum allocation: mark and
+     * place alone (their words may fit), rather than the host (needs_host) */
+    const uint64_t most_alloc = op->ctx->info.max_alloc_bytes;
+    if (most_alloc && s.bytes + clops_unpool_mark_bytes(p) > most_alloc) return (sort_layout){0};
     return s;
 }
 
