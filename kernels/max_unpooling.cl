@@ -117,16 +117,18 @@
  * 16th): scattered indices paid a full windows pass for nothing, 0.6x of
  * b8552b2 on a fresh operator (notes/max_unpooling.md, firstexec). There a
  * work-item also returns at its start when this execution already raised the
- * word its kernel raises (SKIP_RAISED: a plain load of the volatile word, raised
- * only ever to gen; the path behind rewrites every element whatever this launch
- * left), and ends its run at the first unit that raises it (STOP_RAISED, in a
+ * word its kernel raises (SKIP_RAISED: an atomic read, atomic_or with 0, of the
+ * word other work-items of this launch raise with atomic_max - a plain load of it
+ * was a data race, which Oclgrind reports; the word is raised only ever to gen,
+ * and the path behind rewrites every element whatever this launch left; one
+ * atomic per work-item, few on a CPU), and ends its run at the first unit that raises it (STOP_RAISED, in a
  * FOR_ROWS body, or planes' loop). GPUs keep SKIP_RULE alone (issue 37). */
 #if INTERLEAVE
 #define SKIP_RAISED(word)
 #define STOP_RAISED(cond)
 #else
 #define SKIP_RAISED(word)                                                                        \
-    if (status[word] == gen) return;
+    if (atomic_or(&status[word], 0u) == gen) return;
 #define STOP_RAISED(cond)                                                                        \
     if (cond) break;
 #endif
