@@ -33,10 +33,9 @@
  *     the caller's queue. They block every signal, live as long as the process
  *     and run pending work after its operator and context were freed; a forked
  *     child has none of them.
- *   - Unloading: libclops is linked with -z nodelete, so dlclose() never unmaps
- *     it and pending work completes (a later dlopen() gets the same library). A
- *     shared library that links clops's objects needs -z nodelete too, or must be
- *     unloaded only with no fallback work pending; the flusher stops at exit.
+ *   - Unloading: libclops is linked with -z nodelete, so dlclose() never unmaps it
+ *     and pending work completes. A shared library linking clops's objects needs
+ *     -z nodelete too, or no fallback work pending at dlclose().
  *   - The library never prints and never exits.
  *   - Calls that read CLOPS_* environment variables (each says so) call getenv:
  *     as with any libc caller, no other thread may change the environment
