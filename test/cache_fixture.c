@@ -49,6 +49,30 @@ void teardown(void)
     g_root[0] = '\0';
 }
 
+/* Keeps `c` for the teardown. */
+static clops_context *keep_ctx(clops_context *c)
+{
+    for (int i = 0; i < MAX_CTX; i++)
+        if (!g_ctx[i]) {
+            g_ctx[i] = c;
+            return c;
+        }
+    ck_abort_msg("test bug: more than %d contexts at once", MAX_CTX);
+    return NULL;
+}
+
+clops_context *ctx_with_db(const char *db, const char *cache_dir)
+{
+    clops_context_options o;
+    clops_context_options_init(&o, sizeof o);
+    o.tuning_db = db;
+    o.cache_dir = cache_dir;
+    clops_context *c = NULL;
+    const clops_status st = clops_context_create_with_options(&o, &c);
+    ck_assert_msg(st == CLOPS_SUCCESS, "context: %s (%s)", clops_status_name(st), clops_last_error_message());
+    return keep_ctx(c);
+}
+
 /* A context on the default device, freed by the teardown if the test does not. */
 clops_context *new_ctx(void)
 {
@@ -57,13 +81,7 @@ clops_context *new_ctx(void)
     ck_assert_msg(st == CLOPS_SUCCESS && c, "clops_context_create: %s (%s)", clops_status_name(st),
                   clops_last_error_message());
     ck_assert_msg(clops_context_backend(c) == CLOPS_BACKEND_OPENCL, "clops_context_create chose the host backend");
-    for (int i = 0; i < MAX_CTX; i++)
-        if (!g_ctx[i]) {
-            g_ctx[i] = c;
-            return c;
-        }
-    ck_abort_msg("test bug: more than %d contexts at once", MAX_CTX);
-    return NULL;
+    return keep_ctx(c);
 }
 
 void drop_ctx(clops_context *c)

@@ -43,6 +43,8 @@ void setup(void);
 void teardown(void);
 /* A context on the default device, freed by the teardown if the test does not. */
 clops_context *new_ctx(void);
+/* A context whose tuning_db option names `db` and whose cache is `cache_dir`, freed by the teardown. */
+clops_context *ctx_with_db(const char *db, const char *cache_dir);
 void drop_ctx(clops_context *c);
 
 /* ---- files ---- */

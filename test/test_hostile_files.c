@@ -606,24 +606,6 @@ END_TEST
 
 /* ---- N18: a tuning_db of the user's ---------------------------------------------------------------- */
 
-static clops_context *ctx_with_db(const char *db, const char *cache_dir)
-{
-    clops_context_options o;
-    clops_context_options_init(&o, sizeof o);
-    o.tuning_db = db;
-    o.cache_dir = cache_dir;
-    clops_context *c = NULL;
-    const clops_status st = clops_context_create_with_options(&o, &c);
-    ck_assert_msg(st == CLOPS_SUCCESS, "context: %s (%s)", clops_status_name(st), clops_last_error_message());
-    for (int i = 0; i < MAX_CTX; i++)
-        if (!g_ctx[i]) {
-            g_ctx[i] = c;
-            return c;
-        }
-    ck_abort_msg("test bug: too many contexts");
-    return NULL;
-}
-
 static clops_tuning_entry tune_entry(int i)
 {
     clops_tuning_entry e;

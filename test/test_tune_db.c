@@ -212,25 +212,6 @@ END_TEST
 
 /* ---- R3: files that are not tuning databases ------------------------------------------------------------------ */
 
-/* A context whose tuning_db option names `db`, freed by the teardown. */
-static clops_context *ctx_with_db(const char *db)
-{
-    clops_context_options o;
-    clops_context_options_init(&o, sizeof o);
-    o.tuning_db = db;
-    o.cache_dir = g_dir;
-    clops_context *c = NULL;
-    const clops_status st = clops_context_create_with_options(&o, &c);
-    ck_assert_msg(st == CLOPS_SUCCESS, "context: %s (%s)", clops_status_name(st), clops_last_error_message());
-    for (int i = 0; i < MAX_CTX; i++)
-        if (!g_ctx[i]) {
-            g_ctx[i] = c;
-            return c;
-        }
-    ck_abort_msg("test bug: too many contexts");
-    return NULL;
-}
-
 /* `path` holds exactly the `len` bytes at `was` (a NULL `was`: `len` zero bytes). */
 static void expect_bytes(const char *path, const void *was, size_t len, const char *label)
 {
@@ -265,7 +246,7 @@ START_TEST(test_foreign_file_not_replaced)
 {
     char db[PATH_MAX + 32];
     snprintf(db, sizeof db, "%s/notes.txt", g_root);
-    clops_context *ctx = ctx_with_db(db);
+    clops_context *ctx = ctx_with_db(db, g_dir);
     static const struct {
         const char *text, *why, *label;
     } foreign[] = {
