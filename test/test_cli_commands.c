@@ -452,7 +452,10 @@ END_TEST
  * so once on stderr, with how to add the portable program; with a device that could run it, nothing. */
 START_TEST(test_missing_program_said)
 {
-    if (!have_device) return;
+    if (!have_device) {
+        tc_skip("missing_program_said", "no OpenCL device");
+        return;
+    }
     char cache[300];
     tmp_path(cache, sizeof cache, "empty-cache");
     setenv("CLOPS_CACHE_DIR", cache, 1);
