@@ -288,8 +288,14 @@ START_TEST(test_listed)
     const bool sorts = strstr(info.build_options, "-DSORT=1") != NULL;
     ck_assert_msg(sorts == !planned_cpu(), "bin and settle %s on this device: %s", sorts ? "taken" : "not taken",
                   info.build_options);
+    /* The pool tile (-DPOOL_TX/-DPOOL_TY, the last options) can shrink once the program is built:
+     * rusticl's pool kernel in a -DSORT=1 program takes 32 work-items where the device says 1024,
+     * and the operator then re-plans (max_unpooling.c group_limit), which no listing can know
+     * beforehand. So the listed program must match up to the tile. */
     char want[600];
     snprintf(want, sizeof want, "max_unpooling.cl %s\n", info.build_options);
+    char *tile = strstr(want, " -DPOOL_TX=");
+    if (tile) *tile = '\0';
     /* another shape of the same types: a tiny one, whose own plan is serial */
     up_case small = {CLOPS_DATA_TYPE_UINT8, &index_types[0], {1, 1, 4, 4}, NULL, NULL, {1, 1, 8, 8}, NULL, 3};
     up_describe_layout(&small, CLOPS_INDICES_FLAT, &d);
