@@ -13,14 +13,16 @@ Each child process prints its medians of --rounds runs; the medians over --procs
 Sessions: "ort" (plain ONNX Runtime), "clops" (clops.onnx as it is: its sub-sessions' thread spinning
 off), "clops-spin" (clops.onnx with sess_options setting session.intra_op.allow_spinning=1: what it did
 before), "clops-stop" (spinning on, session.force_spinning_stop=1: each sub-session's workers stop
-spinning when its run ends). Ratios are to "ort" of the same mode.
+spinning when its run ends), "clops-fresh" (clops.onnx with a new NumPy array for each clops node's output
+every run, _ClopsStep.reuse = False: what it did before outputs reused their memory). Ratios are to "ort"
+of the same mode.
 
 With --ops, then the operators alone: ONNX Runtime's DepthToSpace and MaxUnpool kernels (its profiler's
 per-node kernel times, in a profiled session of its own) against the clops steps of clops.onnx (the wall
 clock around each step, the call into clops and its NumPy result included), the median per node, summed.
 
     PYTHONPATH=python CLOPS_LIBRARY=build/libclops.so python notes/onnx_bench.py [--rounds 9] [--procs 5]
-        [--modes together,alone] [--sessions ort,clops,clops-spin] [--device host] [--ops]
+        [--modes together,alone] [--sessions ort,clops,clops-fresh] [--device host] [--ops]
 
 (or with the package installed: python notes/onnx_bench.py). Also checks that the outputs are bit-exact.
 """
@@ -78,7 +80,7 @@ def clops_op_ms(mine, feed, rounds):
 
 MODELS = {"espcn": ("ESPCN x3, (1,3,180,320) -> (1,3,540,960)", lambda: espcn()),
           "segnet": ("SegNet 2 levels, (1,3,360,480), 64 channels", lambda: segnet(360, 480, batch=1))}
-SESSIONS = ("ort", "clops", "clops-spin", "clops-stop")
+SESSIONS = ("ort", "clops", "clops-spin", "clops-stop", "clops-fresh")
 
 
 def make_session(kind, model, args):
@@ -94,6 +96,8 @@ def make_session(kind, model, args):
     elif kind == "clops-stop":
         opts.add_session_config_entry("session.intra_op.allow_spinning", "1")
         opts.add_session_config_entry("session.force_spinning_stop", "1")
+    elif kind == "clops-fresh":
+        clops.onnx._ClopsStep.reuse = False
     return clops.onnx.InferenceSession(model, opts, device=args.device, **kw)
 
 
@@ -152,7 +156,7 @@ def main():
     ap.add_argument("--procs", type=int, default=5, help="child processes per session (alone) or per pair (together)")
     ap.add_argument("--models", default="espcn,segnet")
     ap.add_argument("--modes", default="together,alone")
-    ap.add_argument("--sessions", default="ort,clops,clops-spin", help=f"of {','.join(SESSIONS)}")
+    ap.add_argument("--sessions", default="ort,clops,clops-fresh", help=f"of {','.join(SESSIONS)}")
     ap.add_argument("--device", default="host", help='clops device: "host", an index, or "default"')
     ap.add_argument("--threads", type=int, default=0, help="ONNX Runtime intra-op threads (0: its default)")
     ap.add_argument("--ops", action="store_true", help="also the DepthToSpace/MaxUnpool operators alone")

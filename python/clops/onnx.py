@@ -17,10 +17,11 @@ this mechanism (not a custom-op library) and what differs from a plain onnxrunti
 """
 import importlib
 import threading
+import weakref
 
 import numpy as np
 
-from . import _core
+from . import _core, _block, _order
 from . import depth_to_space as _depth_to_space, max_unpooling as _max_unpooling, space_to_depth as _space_to_depth
 
 __all__ = ["InferenceSession", "CLOPS_OPS"]
@@ -307,22 +308,62 @@ class _ClopsStep:
             if self.block is None:
                 raise ValueError(f"{self.op} node {label}: the attribute blocksize is required")
             self.mode = _mode(_attr(node, "mode", "DCR", onnx)) if self.op == "DepthToSpace" else "DCR"
+        self._lock, self._mem, self._lease = threading.Lock(), None, lambda: None
 
     def run(self, values, device):
         x = np.asarray(values(self.args[0]))
-        if self.op == "DepthToSpace":
-            return _depth_to_space(x, self.block, self.mode, device=device)
-        if self.op == "SpaceToDepth":
-            return _space_to_depth(x, self.block, "DCR", device=device)
+        if self.op != "MaxUnpool":
+            if x.ndim != 4 or not self.reuse:  # the package's function (its messages, its batching)
+                fn = _depth_to_space if self.op == "DepthToSpace" else _space_to_depth
+                return fn(x, self.block, self.mode, device=device)
+            b, order, x = _block(self.block), _order(self.mode), _core.as_numpy(x, "x")
+            tx = _core.tensor_key(x, "x")
+            optype = _core.L.OP_DEPTH_TO_SPACE if self.op == "DepthToSpace" else _core.L.OP_SPACE_TO_DEPTH
+            return self._execute(_core.depth_space_operator(_core.context_for(device), optype, tx, b, order), x, tx[2])
         indices = np.asarray(values(self.args[1]))
         given = values(self.args[2]) if len(self.args) > 2 and self.args[2] else None
         shape = self.unpool_shape(x.shape, given)
         # Flat indices count over the whole output whatever its rank: as (N, C, rest, last) it is the same
         # row-major array, so every rank runs as clops's 4-D operator.
         four = lambda s: (s[0], s[1], int(np.prod(s[2:-1], dtype=np.int64)), s[-1])  # noqa: E731
-        y = _max_unpooling(x.reshape(four(x.shape)), indices.reshape(four(indices.shape)) if
-                           indices.ndim == x.ndim else indices, four(shape), "flat", device=device)
-        return y.reshape(shape)
+        x = x.reshape(four(x.shape))
+        indices = indices.reshape(four(indices.shape)) if indices.ndim == len(shape) else indices
+        if not self.reuse or indices.ndim != 4:
+            return _max_unpooling(x, indices, four(shape), "flat", device=device).reshape(shape)
+        out_shape = _core.output_shape_arg(four(shape))
+        x, indices = _core.as_numpy(x, "x"), _core.as_numpy(indices, "indices", numbers=True)
+        tx, ti = _core.tensor_key(x, "x"), _core.tensor_key(indices, "indices")
+        op = _core.max_unpooling_operator(_core.context_for(device), tx, ti, out_shape, _core.L.INDICES_FLAT)
+        return self._execute(op, x, tx[2], indices, ti[2]).reshape(shape)
+
+    # Outputs are written into the memory of this step's previous output once no array of it is left (as
+    # ONNX Runtime's arena reuses its buffers): a new NumPy array of tens of MB is fresh pages from the
+    # kernel each run (NumPy asks for huge pages; their faults, and compaction to find them, took up to 5
+    # times the operator's own time in the SegNet of the tests: docs/onnx.md, "Cost").
+    reuse = True
+
+    def _execute(self, op, x, sx, idx=None, si=None):
+        """_core.run_host into reused memory: the array returned is made from a _Lease of this step's
+        memory, and every array or view of it keeps the lease alive; the memory is reused only when the last
+        lease is gone (a weak reference says so), so an output the caller still holds is never written."""
+        with self._lock:
+            mem, lease = self._mem, self._lease
+            self._mem = self._lease = None
+        if mem is None or lease() is not None or mem.shape != tuple(op.out_shape) or mem.dtype != x.dtype:
+            mem = np.empty(op.out_shape, x.dtype)
+        out = _Lease(mem)
+        with op.lock:
+            hb = op.host_buffers
+            hb.input, hb.input_bytes = x.__array_interface__["data"][0], _core.span_bytes(x, sx)
+            if idx is not None:
+                hb.indices, hb.indices_bytes = idx.__array_interface__["data"][0], _core.span_bytes(idx, si)
+            hb.output, hb.output_bytes = mem.__array_interface__["data"][0], mem.nbytes
+            st = _core.L.operator_execute_host(op.handle, hb)
+        with self._lock:
+            self._mem, self._lease = mem, weakref.ref(out)
+        if st != 0:
+            raise _core.L.exception(st)
+        return np.asarray(out)
 
     def unpool_shape(self, in_shape, given):
         """MaxUnpool's output shape, with ONNX Runtime's checks: by default (in - 1) * stride + kernel -
@@ -344,6 +385,14 @@ class _ClopsStep:
             raise ValueError(f"MaxUnpool node {self.label}: output_shape {list(shape)} is smaller than the "
                              f"minimum the attributes give, {list(default)}")
         return shape
+
+
+class _Lease:
+    """Hands a step's memory to NumPy (np.asarray reads __array_interface__ and keeps this object as the
+    array's base, which every view keeps alive in turn)."""
+
+    def __init__(self, mem):
+        self.mem, self.__array_interface__ = mem, mem.__array_interface__
 
 
 class _OrtStep:

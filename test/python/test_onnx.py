@@ -502,3 +502,43 @@ def test_global_thread_pools_in_a_child(tmp_path, espcn_case):
     r = subprocess.run([sys.executable, "-c", child, str(tmp_path)], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, f"child ended with {r.returncode}: {r.stderr[-2000:]}"
     assert same_bits(np.load(tmp_path / "y.npy"), want[0])
+
+
+def test_outputs_reuse_memory_only_once_released(device):
+    """A clops node writes into the memory of its previous output once no array of that output is left
+    (docs/onnx.md, "Cost"): an output the caller holds, or a view of it, keeps its values while later runs
+    go to new memory; once released, the next run writes where it was."""
+    model = model_of([h.make_node("DepthToSpace", ["x"], ["d"], blocksize=2),
+                      h.make_node("MaxUnpool", ["x", "i"], ["u"], kernel_shape=[2, 2], strides=[2, 2])],
+                     [h.make_tensor_value_info("x", T.FLOAT, [1, 8, 4, 6]),
+                      h.make_tensor_value_info("i", T.INT64, [1, 8, 4, 6])],
+                     [h.make_tensor_value_info("d", T.FLOAT, [1, 2, 8, 12]),
+                      h.make_tensor_value_info("u", T.FLOAT, [1, 8, 8, 12])])
+    sess = clops.onnx.InferenceSession(model, device=device, **CPU)
+    rng = np.random.default_rng(5)
+
+    def feed():
+        return {"x": rng.standard_normal((1, 8, 4, 6)).astype(np.float32),
+                "i": rng.permutation(8 * 8 * 12)[:8 * 4 * 6].reshape(1, 8, 4, 6).astype(np.int64)}
+
+    def want(f):
+        return [ref_depth_to_space(f["x"], 2, "DCR"), ref_max_unpooling(f["x"], f["i"], (1, 8, 8, 12))]
+
+    feeds = [feed() for _ in range(5)]
+    held = sess.run(None, feeds[0])
+    second = sess.run(None, feeds[1])  # the first is still held: new memory
+    assert not any(np.shares_memory(a, b) for a, b in zip(held, second))
+    address = [a.ctypes.data for a in second]
+    assert all(same_bits(a, b) for a, b in zip(second, want(feeds[1])))
+    del second
+    third = sess.run(None, feeds[2])  # the second is gone: its memory again
+    assert [a.ctypes.data for a in third] == address
+    assert all(same_bits(a, b) for a, b in zip(third, want(feeds[2])))
+    views = [a[0, 1:] for a in third]  # a view keeps the memory of the whole output
+    del third
+    fourth = sess.run(None, feeds[3])
+    assert not any(np.shares_memory(a, b) for a, b in zip(views, fourth))
+    assert all(same_bits(v, w[0, 1:]) for v, w in zip(views, want(feeds[2])))
+    assert all(same_bits(a, b) for a, b in zip(fourth, want(feeds[3])))
+    assert all(same_bits(a, b) for a, b in zip(held, want(feeds[0])))
+    assert all(a.flags.writeable and a.flags.c_contiguous for a in fourth)
