@@ -504,17 +504,14 @@ def test_global_thread_pools_in_a_child(tmp_path, espcn_case):
     assert same_bits(np.load(tmp_path / "y.npy"), want[0])
 
 
-def test_outputs_reuse_memory_only_once_released(device):
-    """A clops node writes into the memory of its previous output once no array of that output is left
-    (docs/onnx.md, "Cost"): an output the caller holds, or a view of it, keeps its values while later runs
-    go to new memory; once released, the next run writes where it was."""
+def unpool_and_shuffle():
+    """A model of a DepthToSpace and a MaxUnpool of one input, both graph outputs; its feeds and outputs."""
     model = model_of([h.make_node("DepthToSpace", ["x"], ["d"], blocksize=2),
                       h.make_node("MaxUnpool", ["x", "i"], ["u"], kernel_shape=[2, 2], strides=[2, 2])],
                      [h.make_tensor_value_info("x", T.FLOAT, [1, 8, 4, 6]),
                       h.make_tensor_value_info("i", T.INT64, [1, 8, 4, 6])],
                      [h.make_tensor_value_info("d", T.FLOAT, [1, 2, 8, 12]),
                       h.make_tensor_value_info("u", T.FLOAT, [1, 8, 8, 12])])
-    sess = clops.onnx.InferenceSession(model, device=device, **CPU)
     rng = np.random.default_rng(5)
 
     def feed():
@@ -523,7 +520,15 @@ def test_outputs_reuse_memory_only_once_released(device):
 
     def want(f):
         return [ref_depth_to_space(f["x"], 2, "DCR"), ref_max_unpooling(f["x"], f["i"], (1, 8, 8, 12))]
+    return model, feed, want
 
+
+def test_outputs_reuse_memory_only_once_released(device):
+    """A clops node writes into the memory of its previous output once no array of that output is left
+    (docs/onnx.md, "Cost"): an output the caller holds, or a view of it, keeps its values while later runs
+    go to new memory; once released, the next run writes where it was."""
+    model, feed, want = unpool_and_shuffle()
+    sess = clops.onnx.InferenceSession(model, device=device, **CPU)
     feeds = [feed() for _ in range(5)]
     held = sess.run(None, feeds[0])
     second = sess.run(None, feeds[1])  # the first is still held: new memory
@@ -542,3 +547,28 @@ def test_outputs_reuse_memory_only_once_released(device):
     assert all(same_bits(a, b) for a, b in zip(fourth, want(feeds[3])))
     assert all(same_bits(a, b) for a, b in zip(held, want(feeds[0])))
     assert all(a.flags.writeable and a.flags.c_contiguous for a in fourth)
+
+
+def test_concurrent_runs(device):
+    """Runs from several threads at once, each keeping its outputs: every output is its own feed's."""
+    import threading
+    model, feed, want = unpool_and_shuffle()
+    sess = clops.onnx.InferenceSession(model, device=device, **CPU)
+    feeds = [[feed() for _ in range(8)] for _ in range(4)]
+    results = [[] for _ in feeds]
+
+    def work(k):
+        for f in feeds[k]:
+            results[k].append(sess.run(None, f))
+            if len(results[k]) % 2:
+                results[k][-1] = [a.copy() for a in results[k][-1]]  # every other run's memory released
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(feeds))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for fs, rs in zip(feeds, results):
+        assert len(rs) == len(fs)
+        for f, r in zip(fs, rs):
+            assert all(same_bits(a, b) for a, b in zip(r, want(f)))
