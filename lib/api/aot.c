@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/aot.h"
 #include "api/api.h"
 #include "cl/cl.h"
 #include "store/cache.h"
@@ -96,6 +97,58 @@ clops_status clops_operator_programs(clops_context *ctx, const clops_operator_de
     if (seen.failed && st == CLOPS_SUCCESS)
         st = clops_fail(CLOPS_ERROR_OUT_OF_HOST_MEMORY, "clops_operator_programs: out of memory");
     return st;
+}
+
+/* The listing's callback of clops_operator_own_program: the first program only
+ * (after the operator's own, a refused one is followed by the portable program). */
+typedef struct first_program {
+    clops_program_fn fn;
+    void *user;
+    bool named;
+} first_program;
+
+static void name_first(void *user, const char *source_name, const char *build_options)
+{
+    first_program *f = user;
+    if (f->named) return;
+    f->named = true;
+    f->fn(f->user, source_name, build_options);
+}
+
+clops_status clops_operator_own_program(clops_context *ctx, const clops_operator_desc *desc, clops_program_fn fn,
+                                        void *user)
+{
+    if (!ctx || !desc || !fn) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_operator_own_program: NULL argument");
+    if (ctx->backend != CLOPS_BACKEND_OPENCL)
+        return clops_fail(CLOPS_ERROR_WRONG_BACKEND, "clops_operator_own_program: the host context has no programs");
+    /* One pass in which every rule reads the sizes (CLOPS_LIST_OWN): the operator is
+     * planned as clops_operator_create plans it, its program is named and refused. */
+    first_program f = {fn, user, false};
+    clops_operator *op = NULL;
+    clops_program_list_begin(name_first, &f);
+    clops_program_list_cases(CLOPS_LIST_OWN);
+    const clops_status st = clops_operator_create(ctx, desc, &op);
+    clops_program_list_end();
+    clops_operator_free(op);
+    return st == CLOPS_ERROR_COMPILER_UNAVAILABLE || st == CLOPS_ERROR_FALLBACK_REFUSED ? CLOPS_SUCCESS : st;
+}
+
+bool clops_program_in_cache(clops_context *ctx, const char *source_name, const char *build_options)
+{
+    if (!ctx || !source_name || !build_options || ctx->backend != CLOPS_BACKEND_OPENCL ||
+        ctx->cache.mode == CLOPS_CACHE_OFF)
+        return false;
+    char *source = NULL;
+    size_t source_len = 0, key_len = 0;
+    if (clops_program_source(source_name, &source, &source_len) != CLOPS_SUCCESS) return false;
+    char *key = clops_program_cache_key(ctx, build_options, source, &key_len); /* program.c build()'s key */
+    unsigned char *bin = NULL;
+    size_t bin_len = 0;
+    const bool hit = key && clops_cache_load(&ctx->cache, key, key_len, &bin, &bin_len);
+    free(bin);
+    free(key);
+    free(source);
+    return hit;
 }
 
 clops_status clops_program_source_text(const char *source_name, char *buf, size_t size, size_t *length)

@@ -113,12 +113,14 @@ void clops_program_list_end(void);
  * one rule names every program it can produce (api/aot.c). */
 typedef enum clops_list_case {
     CLOPS_LIST_WIDE_OFFSETS = 1u, /* a tensor past 32-bit offsets (plan.c clops_fits_u32) */
-    CLOPS_LIST_LONG_ROWS = 2u     /* rows longer than a whole-row work-item (depth_space.c chunk) */
+    CLOPS_LIST_LONG_ROWS = 2u,    /* rows longer than a whole-row work-item (depth_space.c chunk) */
+    CLOPS_LIST_OWN = 4u /* no case is walked: every rule reads the operator's own sizes, as when not
+                         * listing, and names nothing past its own plan (api/aot.c clops_operator_own_program) */
 } clops_list_case;
 /* The cases that hold in this listing pass (a set of clops_list_case bits). */
 void clops_program_list_cases(unsigned cases);
-/* -1 when this thread is not listing (the rule looks at the sizes), else 1 or 0:
- * whether case `c` holds in this pass. */
+/* -1 when this thread is not listing, or lists with CLOPS_LIST_OWN (the rule looks
+ * at the sizes), else 1 or 0: whether case `c` holds in this pass. */
 int clops_program_list_case(clops_list_case c);
 
 /* ---- work sizes (scheduler.c) ------------------------------------------------------------------ */

@@ -271,7 +271,8 @@ void clops_program_list_cases(unsigned cases)
 
 int clops_program_list_case(clops_list_case c)
 {
-    return listing.fn ? (listing.cases & (unsigned)c) != 0 : -1;
+    if (!listing.fn || (listing.cases & CLOPS_LIST_OWN)) return -1; /* the sizes decide */
+    return (listing.cases & (unsigned)c) != 0;
 }
 
 void clops_program_list_begin(clops_program_fn fn, void *user)
