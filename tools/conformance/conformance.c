@@ -226,6 +226,10 @@ void conf_run_case(conf_run *run, const conf_case *k)
     clops_max_unpooling_desc mu = {&x, &ind, &y, k->per_plane ? CLOPS_INDICES_PER_PLANE : CLOPS_INDICES_FLAT};
     const bool unpool = k->op == CLOPS_OPERATOR_MAX_UNPOOLING;
     const clops_operator_desc desc = {k->op, unpool ? (const void *)&mu : (const void *)&ds};
+    if (run->counting) { /* the program it will ask for, and nothing else */
+        conf_programs_case(run->programs, &desc);
+        return;
+    }
     clops_operator *op = NULL;
     char detail[512] = "";
 
@@ -449,12 +453,19 @@ static void run_big(conf_run *run, const clops_device_info *info, const char *sh
     if (info && bytes > info->max_alloc_bytes) {
         snprintf(why, sizeof why, "%" PRIu64 " bytes exceed the device's maximum allocation of %" PRIu64, bytes,
                  info->max_alloc_bytes);
-        conf_report_skip(run->report, what, why);
+        if (!run->counting) conf_report_skip(run->report, what, why);
         return;
     }
     if (need > avail / 10 * 8 || bytes > SIZE_MAX / 2) {
         snprintf(why, sizeof why, "needs %" PRIu64 " MiB of memory, %" PRIu64 " MiB available", need >> 20, avail >> 20);
-        conf_report_skip(run->report, what, why);
+        if (!run->counting) conf_report_skip(run->report, what, why);
+        return;
+    }
+    clops_tensor_desc x = {k.type, {1, 4, h, w}, NULL}, y = {k.type, {1, 1, 2 * h, 2 * w}, NULL};
+    clops_depth_to_space_desc ds = {&x, &y, 2, k.order};
+    const clops_operator_desc desc = {k.op, &ds};
+    if (run->counting) {
+        conf_programs_case(run->programs, &desc);
         return;
     }
     fprintf(stderr, "conformance: %s (%" PRIu64 " MiB)\n", what, bytes >> 20);
@@ -465,9 +476,6 @@ static void run_big(conf_run *run, const clops_device_info *info, const char *sh
     d.input = malloc(d.in_bytes);
     d.got = malloc(d.out_bytes);
     d.start = d.got; /* the device's output starts from it: any content */
-    clops_tensor_desc x = {k.type, {1, 4, h, w}, NULL}, y = {k.type, {1, 1, 2 * h, 2 * w}, NULL};
-    clops_depth_to_space_desc ds = {&x, &y, 2, k.order};
-    const clops_operator_desc desc = {k.op, &ds};
     clops_operator *op = NULL;
     char detail[512] = "";
     clops_status st = CLOPS_ERROR_OUT_OF_HOST_MEMORY;
@@ -518,12 +526,11 @@ static int type_index_of(clops_data_type t)
     return 0;
 }
 
-static void run_device(conf_report *report, clops_context *ctx, const clops_device_info *info, bool quick)
+/* Every case of the run, in order: run, or in counting mode (run->counting) only named. */
+static void all_cases(conf_run *run, const clops_device_info *info, bool quick)
 {
-    conf_run run = {ctx, clops_context_backend(ctx) == CLOPS_BACKEND_OPENCL, report, 0x5EED, 0, 0, 0, NULL};
-    run.cover = run.opencl ? conf_cover_new(ctx) : NULL;
-    const char *name = clops_context_device_name(ctx);
-    conf_report_begin_device(report, info);
+    conf_report *report = run->report;
+    const char *name = clops_context_device_name(run->ctx);
     static const clops_data_type index_types[] = {CLOPS_DATA_TYPE_UINT32, CLOPS_DATA_TYPE_UINT64, CLOPS_DATA_TYPE_INT64};
     const int groups = CONF_ROWS * CONF_TYPES;
     /* Progress on a terminal, or for a group that failed or took over a second:
@@ -534,19 +541,20 @@ static void run_device(conf_report *report, clops_context *ctx, const clops_devi
             const unsigned long long failed = conf_report_failed(report);
             struct timespec t0, t1;
             clock_gettime(CLOCK_MONOTONIC, &t0);
-            run.row = row;
-            run.type_index = t;
-            run.esize = clops_data_type_size(conf_types[t]);
+            run->row = row;
+            run->type_index = t;
+            run->esize = clops_data_type_size(conf_types[t]);
             if (row < 4) {
                 const clops_operator_type op = row < 2 ? CLOPS_OPERATOR_DEPTH_TO_SPACE : CLOPS_OPERATOR_SPACE_TO_DEPTH;
                 const clops_depth_space_order order = row % 2 ? CLOPS_ORDER_COLUMN_ROW_DEPTH : CLOPS_ORDER_DEPTH_COLUMN_ROW;
-                depth_space_cases(&run, op, order, conf_types[t]);
-                conf_cover_depth_space_cases(&run, op, order, conf_types[t]);
+                depth_space_cases(run, op, order, conf_types[t]);
+                conf_cover_depth_space_cases(run, op, order, conf_types[t]);
             } else
                 for (size_t i = 0; i < sizeof index_types / sizeof index_types[0]; i++) {
-                    unpool_cases(&run, conf_types[t], index_types[i]);
-                    conf_cover_unpool_cases(&run, conf_types[t], index_types[i]);
+                    unpool_cases(run, conf_types[t], index_types[i]);
+                    conf_cover_unpool_cases(run, conf_types[t], index_types[i]);
                 }
+            if (run->counting) continue;
             clock_gettime(CLOCK_MONOTONIC, &t1);
             const double seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
             const bool slow = seconds > 1.0;
@@ -559,12 +567,28 @@ static void run_device(conf_report *report, clops_context *ctx, const clops_devi
                         conf_row_name(row), clops_data_type_name(conf_types[t]), group_failed ? ": FAILED" : "", took);
         }
     for (int i = 0; i < 2; i++) {
-        run.type_index = type_index_of(i ? CLOPS_DATA_TYPE_FLOAT32 : CLOPS_DATA_TYPE_UINT32);
-        run.esize = 4;
-        spec_cases(&run, run.type_index);
+        run->type_index = type_index_of(i ? CLOPS_DATA_TYPE_FLOAT32 : CLOPS_DATA_TYPE_UINT32);
+        run->esize = 4;
+        spec_cases(run, run->type_index);
     }
-    run.esize = 1;
-    if (!quick) big_cases(&run, info);
+    run->esize = 1;
+    if (!quick) big_cases(run, info);
+}
+
+static void run_device(conf_report *report, clops_context *ctx, const clops_device_info *info, bool quick)
+{
+    conf_run run = {ctx, clops_context_backend(ctx) == CLOPS_BACKEND_OPENCL, report, 0x5EED, 0, 0, 0, NULL, NULL, false};
+    run.cover = run.opencl ? conf_cover_new(ctx) : NULL;
+    conf_report_begin_device(report, info);
+    if (run.opencl) { /* first, what the run will compile there (conformance_count.c) */
+        conf_run counting = run;
+        counting.counting = true;
+        counting.programs = conf_programs_new(ctx);
+        all_cases(&counting, info, quick);
+        conf_programs_finish(counting.programs, report, info);
+        conf_programs_free(counting.programs);
+    }
+    all_cases(&run, info, quick);
     conf_cover_finish(&run);
     conf_cover_free(run.cover);
     conf_report_end_device(report, stdout);

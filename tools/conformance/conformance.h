@@ -80,6 +80,7 @@ typedef struct conf_case {
 
 typedef struct conf_cover conf_cover;
 typedef struct conf_report conf_report;
+typedef struct conf_programs conf_programs;
 
 typedef struct conf_run {
     clops_context *ctx;
@@ -89,6 +90,8 @@ typedef struct conf_run {
     size_t esize;
     int row, type_index;
     conf_cover *cover; /* the device's plan coverage (NULL: not tracked) */
+    conf_programs *programs; /* counting mode: each case names its program here and runs nothing */
+    bool counting;     /* (programs may be NULL: out of memory) */
 } conf_run;
 
 /* Runs one case on host memory and, on an OpenCL device, on cl_mem buffers. */
@@ -115,6 +118,18 @@ void conf_cover_depth_space_cases(conf_run *run, clops_operator_type op, clops_d
  * JSON "coverage" object. */
 void conf_cover_finish(conf_run *run);
 
+/* ---- the programs a run will build (conformance_count.c) ---------------------------- */
+
+/* A count on ctx's device (an OpenCL context); NULL when out of memory. */
+conf_programs *conf_programs_new(clops_context *ctx);
+void conf_programs_free(conf_programs *c);
+/* In counting mode, each case: the program its operator's own plan asks for first. */
+void conf_programs_case(conf_programs *c, const clops_operator_desc *desc);
+/* After every case was counted: looks each distinct program up in the disk cache
+ * (building nothing), prints "conformance: N of M programs to build on device D
+ * ..." on stderr and puts the numbers into the report (conf_report_programs). */
+void conf_programs_finish(conf_programs *c, conf_report *report, const clops_device_info *info);
+
 /* ---- results (conformance_report.c) --------------------------------------------- */
 
 #define CONF_ROWS 5 /* DepthToSpace DCR, CRD, SpaceToDepth DCR, CRD, MaxUnpooling */
@@ -139,6 +154,10 @@ void conf_report_fallback(conf_report *r, const char *what, const char *why);
  * "coverage" (owned from now on), `text` is printed after the table. */
 struct cJSON;
 void conf_report_coverage(conf_report *r, struct cJSON *json, const char *text);
+/* The device's programs: `total` distinct ones its cases ask for, `to_build` of them
+ * to compile (0 without a compiler), `not_cached` not in the disk cache, and the
+ * count's time: the device's JSON object's "programs". */
+void conf_report_programs(conf_report *r, size_t total, size_t to_build, size_t not_cached, double seconds);
 /* Prints the device's table to `out` and closes its section. */
 void conf_report_end_device(conf_report *r, FILE *out);
 /* Totals over every device. */

@@ -397,6 +397,10 @@ void conf_cover_unpool_cases(conf_run *run, clops_data_type type, clops_data_typ
         cover_layout(&k.x, s->layout, s->n, s->c, s->h, s->w);
         cover_layout(&k.ind, s->layout, s->n, s->c, s->h, s->w);
         cover_layout(&k.y, s->layout, s->n, s->c, s->oh, s->ow);
+        if (run->counting) { /* the plan is chosen from the shapes alone: no indices to make */
+            conf_run_case(run, &k);
+            continue;
+        }
         const size_t bytes = (size_t)conf_span(&k.ind) * clops_data_type_size(index_type);
         unsigned char *idx = malloc(bytes ? bytes : 1);
         if (!idx) continue; /* conf_run_case reports the next allocation failure */

@@ -125,6 +125,18 @@ void conf_report_coverage(conf_report *r, cJSON *json, const char *text)
     r->coverage_text = text ? strdup(text) : NULL;
 }
 
+void conf_report_programs(conf_report *r, size_t total, size_t to_build, size_t not_cached, double seconds)
+{
+    cJSON *p = cJSON_CreateObject();
+    if (!p) return;
+    cJSON_AddNumberToObject(p, "total", (double)total);
+    cJSON_AddNumberToObject(p, "to_build", (double)to_build);
+    cJSON_AddNumberToObject(p, "not_cached", (double)not_cached);
+    cJSON_AddNumberToObject(p, "count_seconds", (double)(long long)(seconds * 1000 + 0.5) / 1000);
+    cJSON_DeleteItemFromObjectCaseSensitive(r->device, "programs");
+    cJSON_AddItemToObject(r->device, "programs", p);
+}
+
 void conf_report_end_device(conf_report *r, FILE *out)
 {
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(r->device, "device");
