@@ -10,9 +10,9 @@
  * creates its context). The conformance sources are built into this suite against
  * clops_testable (as test_conformance), so that CLOPS_TEST_DEVICE_PROFILE plans
  * the device as a GPU: other plans, other programs (pool, mark, place, bin and
- * settle). Cases: portable (CLOPS_DISABLE=specialised: one program, first tier),
- * native and gpu_profile (every specialised program the quick run needs, about 300
- * compiles on an empty PoCL cache: second tier).
+ * settle). Cases: portable (CLOPS_DISABLE=specialised: one program), native and
+ * gpu_profile (every specialised program the quick run needs, about 300 compiles
+ * on an empty cache). Second tier (test/CMakeLists.txt).
  */
 #define _XOPEN_SOURCE 700
 #include <cjson/cJSON.h>
