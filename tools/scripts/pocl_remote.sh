@@ -36,6 +36,7 @@
 set -euo pipefail
 
 ADDRESS=127.0.0.1
+HERE=$(cd "$(dirname "$0")" && pwd)
 
 # usage [STATUS]: prints the header comment; exits 2 (a usage error) unless told.
 usage() {
@@ -66,16 +67,18 @@ cmd_build() {
     local source=$1 prefix=$2 tree
     mkdir -p "$prefix"
     prefix=$(cd "$prefix" && pwd)
+    # The build works on a copy under PREFIX/src (the patch below changes it).
+    rm -rf "$prefix/src"
+    mkdir -p "$prefix/src"
     if [ -d "$source" ]; then
-        tree=$(cd "$source" && pwd)
+        mkdir -p "$prefix/src/pocl"
+        (cd "$source" && tar -cf - --exclude=./build --exclude=./.git .) | tar -xf - -C "$prefix/src/pocl"
     elif [ -f "$source" ]; then
-        rm -rf "$prefix/src"
-        mkdir -p "$prefix/src"
         tar -xf "$source" -C "$prefix/src"
-        tree=$(find "$prefix/src" -mindepth 1 -maxdepth 2 -name CMakeLists.txt -printf '%h\n' | head -n 1)
     else
         die "$source: no such directory or file"
     fi
+    tree=$(find "$prefix/src" -mindepth 1 -maxdepth 2 -name CMakeLists.txt -printf '%h\n' | sort | head -n 1)
     [ -n "$tree" ] && [ -f "$tree/CMakeLists.txt" ] && [ -d "$tree/pocld" ] ||
         die "$source: not a PoCL source tree (no CMakeLists.txt and pocld/)"
 
@@ -85,6 +88,12 @@ cmd_build() {
     echo "PoCL ${major:-?}.${minor:-?} from $tree"
     if [ "${major:-}.${minor:-}" != "6.0" ]; then
         echo "warning: clops is tested with PoCL 6.0's remote client; 7.1's stalled at start-up" >&2
+    else
+        # PoCL 6.0's client writes into a finished synchronous command, which lives
+        # on its caller's stack: stack corruption, SIGSEGV or a failed mutex
+        # assertion (docs/scaling-out.md). The patch waits for that write.
+        patch -d "$tree" -p1 --forward <"$HERE/pocl-6.0-remote-sync-command.patch" ||
+            die "the PoCL 6.0 client patch did not apply"
     fi
 
     # The upstream examples/ tree is not needed (and incomplete in some snapshots).
