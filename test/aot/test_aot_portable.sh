@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# test_aot_portable.sh CLOPS AOT_COMPILE [full] - one board image: the portable program
+# test_aot_portable.sh CLOPS AOT_COMPILE CONFORMANCE [full] - one board image: the portable program
 # (kernels/portable.cl) as an FPGA team builds it. List it (`clops kernels list --portable`:
 # exactly one program), write its source out, build it offline as OpenCL C 1.2 with a separate
 # program (aot_compile.c, standing in for aoc or v++), pack and import it into an empty cache,
 # then run `clops conformance` with the compiler disabled and the fallback policy never: every
 # case passes on the device from that one binary, nothing is compiled, nothing runs on the host.
 # Natively, planned as an accelerator (the board's device type) and as a GPU that ends a work-item after
-# 65535 loop iterations (as llvmpipe does). With `full`, the whole conformance run instead of --quick
+# 65535 loop iterations (as llvmpipe does): those runs go through CONFORMANCE (conformance_testable,
+# `clops conformance` built against clops_testable, which reads CLOPS_TEST_DEVICE_PROFILE; the CLI
+# does not), and the GPU one must plan differently from the native one. With `full`, the whole conformance run instead of --quick
 # (its tensors past 2^32 elements on the host). Exit 77: no OpenCL device.
 set -euo pipefail
-clops=$1 aotc=$2 mode=${3:-quick}
+clops=$1 aotc=$2 conformance=$3 mode=${4:-quick}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -41,7 +43,7 @@ args=(--device 0 --fallback never --quick)
 [ "$mode" = full ] && args=(--device 0 --fallback allow)
 for profile in "" "accelerator,cu=4,wg=64,local=64" "gpu,cu=24,wg=256,local=64,loops=65535"; do
   CLOPS_DISABLE=compiler CLOPS_TEST_DEVICE_PROFILE=$profile \
-    "$clops" conformance "${args[@]}" --json "$work/report.json" >"$work/conformance.txt" 2>&1 ||
+    "$conformance" "${args[@]}" --json "$work/report.json" >"$work/conformance.txt" 2>&1 ||
     { tail -30 "$work/conformance.txt" >&2; fail "conformance on the portable program failed (profile '$profile')"; }
   [ "$mode" = full ] || grep -q '"host_fallback_count":[[:space:]]*0[,}]*$' "$work/report.json" ||
     { grep -A3 '"host_fallbacks"' "$work/report.json" >&2; fail "an operator ran on the host (profile '$profile')"; }
@@ -49,5 +51,8 @@ for profile in "" "accelerator,cu=4,wg=64,local=64" "gpu,cu=24,wg=256,local=64,l
   grep -q 'plan: clops_windows_4+clops_mark+clops_place_4' "$work/conformance.txt" ||
     fail "MaxUnpooling did not run the portable program's kernels (profile '$profile')"
   "$clops" cache list | tail -1 | grep -qx "1 entry" || fail "the cache changed: something was compiled"
+  grep 'plan:' "$work/conformance.txt" | sort >"$work/plans-${profile%%,*}.txt"
 done
+# The loop limit leaves out the plans that loop past it (planes): the profile was applied.
+! cmp -s "$work/plans-.txt" "$work/plans-gpu.txt" || fail "the GPU profile planned as the native device"
 echo "test_aot_portable: one program built offline; conformance ($mode) passed from it with the compiler disabled, no host fallback"
