@@ -5,10 +5,13 @@
 #
 #   tools/scripts/pocl_remote.sh build SOURCE PREFIX
 #       SOURCE: an upstream PoCL source tree or tarball (.tar.gz/.tar.xz/.tar.bz2/.tgz);
-#       nothing is downloaded. Builds the remote client and `pocld` without LLVM
-#       (about a minute on 2 cores) and installs them in PREFIX. PoCL 6.0 is the
-#       tested version; another version gets a warning (7.1's client stalled at
-#       start-up here).
+#       nothing is downloaded. Copies it to PREFIX/src, builds the remote client
+#       and `pocld` without LLVM (about a minute on 2 cores) and installs them in
+#       PREFIX. PoCL 6.0 is the tested version, and its client gets the patch
+#       pocl-6.0-remote-sync-command.patch (beside this script: without it the
+#       client corrupts its caller's stack now and then); another version gets a
+#       warning (7.1's client stalled at start-up here). PREFIX/share/
+#       clops-pocl-remote.txt records the version and the patch.
 #   tools/scripts/pocl_remote.sh start PREFIX PORT...
 #       Starts one `pocld` per PORT on 127.0.0.1 (each uses PORT, PORT+1, PORT+2,
 #       so space ports by 3 or more), waits until each listens, then prints the
@@ -107,6 +110,11 @@ cmd_build() {
     cmake --install "$prefix/build"
     [ -x "$prefix/bin/pocld" ] || die "the build installed no $prefix/bin/pocld"
     [ -f "$prefix/etc/OpenCL/vendors/pocl.icd" ] || die "the build installed no client ICD file"
+    mkdir -p "$prefix/share"
+    {
+        echo "version: ${major:-?}.${minor:-?}"
+        if [ "${major:-}.${minor:-}" = "6.0" ]; then echo "patched: pocl-6.0-remote-sync-command.patch"; fi
+    } >"$prefix/share/clops-pocl-remote.txt"
     echo "installed: $prefix/bin/pocld and the remote client ($prefix/etc/OpenCL/vendors/pocl.icd)"
 }
 
