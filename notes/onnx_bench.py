@@ -20,9 +20,11 @@ of the same mode.
 With --ops, then the operators alone: ONNX Runtime's DepthToSpace and MaxUnpool kernels (its profiler's
 per-node kernel times, in a profiled session of its own) against the clops steps of clops.onnx (the wall
 clock around each step, the call into clops and its NumPy result included), the median per node, summed.
+With --steps, ONNX Runtime's profile of the whole model per kernel (its NCHWc reorders included) and
+clops.onnx's wall clock per step (sub-sessions and clops nodes), in this process, one after the other.
 
     PYTHONPATH=python CLOPS_LIBRARY=build/libclops.so python notes/onnx_bench.py [--rounds 9] [--procs 5]
-        [--modes together,alone] [--sessions ort,clops,clops-fresh] [--device host] [--ops]
+        [--modes together,alone] [--sessions ort,clops,clops-fresh] [--device host] [--ops] [--steps]
 
 (or with the package installed: python notes/onnx_bench.py). Also checks that the outputs are bit-exact.
 """
@@ -56,6 +58,54 @@ def ort_op_ms(ort, model, feed, threads, rounds, ops):
         if e.get("cat") == "Node" and e["name"].endswith("_kernel_time") and e["args"].get("op_name") in ops:
             per_node[e["name"]].append(e["dur"] / 1e3)
     return sum(float(np.median(v[1:])) for v in per_node.values())  # the first run is a warm-up
+
+
+def ort_kernels(ort, model, feed, threads, rounds):
+    """ONNX Runtime's profile of the whole model: [(node, op, median ms)] per kernel in the order they ran,
+    and the median ms of its model_run (what the session itself took)."""
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads, opts.enable_profiling = threads, True
+    opts.profile_file_prefix = os.path.join(os.environ.get("TMPDIR", "/tmp"), "clops-onnx-steps")
+    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    for _ in range(rounds + 1):
+        sess.run(None, feed)
+    path = sess.end_profiling()
+    with open(path) as f:
+        events = json.load(f)
+    os.remove(path)
+    per_node, runs = collections.defaultdict(list), []
+    for e in events:
+        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
+            per_node[(e["name"][:-len("_kernel_time")], e["args"].get("op_name"))].append(e["dur"] / 1e3)
+        elif e.get("name") == "model_run":
+            runs.append(e["dur"] / 1e3)
+    return [(n, op, float(np.median(v[1:]))) for (n, op), v in per_node.items()], float(np.median(runs[1:]))
+
+
+def clops_steps(mine, feed, rounds):
+    """clops.onnx's wall clock around each step (ONNX Runtime sub-session or clops node): [(step, median ms)]
+    in order, and the median ms of the whole run."""
+    import clops.onnx as co
+    per_step, total, runs = collections.defaultdict(list), [], (co._ClopsStep.run, co._OrtStep.run)
+
+    def timed(run, label):
+        def step(s, *args):
+            t = time.perf_counter()
+            y = run(s, *args)
+            per_step[label(s)].append((time.perf_counter() - t) * 1e3)
+            return y
+        return step
+
+    co._ClopsStep.run = timed(runs[0], lambda s: f"clops {s.op} {s.label}")
+    co._OrtStep.run = timed(runs[1], lambda s: f"onnxruntime {s.labels[0]}..{s.labels[-1]} ({len(s.labels)} nodes)")
+    try:
+        for _ in range(rounds + 1):
+            t = time.perf_counter()
+            mine.run(None, feed)
+            total.append((time.perf_counter() - t) * 1e3)
+    finally:
+        co._ClopsStep.run, co._OrtStep.run = runs
+    return [(k, float(np.median(v[1:]))) for k, v in per_step.items()], float(np.median(total[1:]))
 
 
 def clops_op_ms(mine, feed, rounds):
@@ -160,6 +210,8 @@ def main():
     ap.add_argument("--device", default="host", help='clops device: "host", an index, or "default"')
     ap.add_argument("--threads", type=int, default=0, help="ONNX Runtime intra-op threads (0: its default)")
     ap.add_argument("--ops", action="store_true", help="also the DepthToSpace/MaxUnpool operators alone")
+    ap.add_argument("--steps", action="store_true", help="also ONNX Runtime's profile per kernel and clops.onnx's "
+                    "time per step, in this process (no --modes then: --modes '')")
     ap.add_argument("--child", choices=SESSIONS, help=argparse.SUPPRESS)
     ap.add_argument("--pair", choices=SESSIONS[1:], help=argparse.SUPPRESS)
     ap.add_argument("--model", choices=MODELS, help=argparse.SUPPRESS)
@@ -180,7 +232,7 @@ def main():
         name, make = MODELS[key]
         model = make()
         feed = inputs(model)
-        for mode in args.modes.split(","):
+        for mode in [m for m in args.modes.split(",") if m]:
             med, ratio = children(key, kinds, mode, args)
             ratio = ratio or {k: v / med["ort"] for k, v in med.items()}
             ratio["ort"] = 1.0
@@ -190,6 +242,17 @@ def main():
             mine = make_session("clops", model, args)
             ops = ort_op_ms(ort, model, feed, args.threads, args.rounds, clops.onnx.CLOPS_OPS)
             print(f"{name:<44} operators: on ONNX Runtime {ops:.1f} ms, on clops {clops_op_ms(mine, feed, args.rounds):.1f} ms")
+        if args.steps:
+            kernels, ort_run = ort_kernels(ort, model, feed, args.threads, args.rounds)
+            print(f"{name}: ONNX Runtime's profile, median ms per kernel")
+            for node, op, ms in kernels:
+                print(f"    {node:<36} {op:<16} {ms:7.2f}")
+            print(f"    {'kernels':<53} {sum(k[2] for k in kernels):7.2f}\n    {'model_run':<53} {ort_run:7.2f}")
+            steps, total = clops_steps(make_session("clops", model, args), feed, args.rounds)
+            print(f"{name}: clops.onnx, median ms per step (wall clock)")
+            for label, ms in steps:
+                print(f"    {label:<53} {ms:7.2f}")
+            print(f"    {'run':<53} {total:7.2f}")
     print(f"load average after {os.getloadavg()[0]:.1f}")
 
 
