@@ -572,3 +572,22 @@ def test_concurrent_runs(device):
         assert len(rs) == len(fs)
         for f, r in zip(fs, rs):
             assert all(same_bits(a, b) for a, b in zip(r, want(f)))
+
+
+@pytest.mark.parametrize("op", ["Identity", "Reshape"])
+def test_onnxruntime_output_of_a_clops_output_is_its_own(op):
+    """An ONNX Runtime node that may alias its input (Identity, Reshape) after a clops node, as a graph
+    output: ONNX Runtime hands back its own copy, so the clops node's memory, reused at the next run, does
+    not change an output the caller keeps."""
+    inits = [numpy_helper.from_array(np.array([1, -1], np.int64), "s")] if op == "Reshape" else []
+    model = model_of([h.make_node("DepthToSpace", ["x"], ["d"], blocksize=2),
+                      h.make_node(op, ["d", "s"][:1 + len(inits)], ["y"])],
+                     [h.make_tensor_value_info("x", T.FLOAT, [1, 4, 2, 2])], [h.make_tensor_value_info("y", T.FLOAT, None)],
+                     inits)
+    sess = clops.onnx.InferenceSession(model, device="host", **CPU)
+    x = np.arange(16, dtype=np.float32).reshape(1, 4, 2, 2)
+    (first,) = sess.run(None, {"x": x})
+    kept = first.copy()
+    (second,) = sess.run(None, {"x": -x - 1})
+    assert same_bits(first, kept) and not np.shares_memory(first, second)
+    assert same_bits(second, plain(model, {"x": -x - 1})[0])
