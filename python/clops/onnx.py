@@ -12,9 +12,10 @@ ai.onnx) whose data input has a type clops takes runs on clops (clops.depth_to_s
 max_unpooling, on `device`); every other node runs on ONNX Runtime, in sub-models of the original nodes
 between them, each an onnxruntime.InferenceSession made with the caller's options. Values cross between
 them as NumPy arrays; a clops node writes into its previous output's memory once no array of that is left
-(as ONNX Runtime's arena reuses its buffers). Nodes are grouped into as few sub-models as their dependencies allow: an ONNX
-Runtime node goes into the first sub-model after every clops node it depends on. docs/onnx.md says why
-this mechanism (not a custom-op library) and what differs from a plain onnxruntime.InferenceSession.
+(as ONNX Runtime's arena reuses its buffers). Nodes are grouped into as few sub-models as their
+dependencies allow: an ONNX Runtime node goes into the first sub-model after every clops node it depends
+on. docs/onnx.md says why this mechanism (not a custom-op library) and what differs from a plain
+onnxruntime.InferenceSession.
 """
 import importlib
 import threading
