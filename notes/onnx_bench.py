@@ -2,20 +2,23 @@
 test/python/test_onnx_models.py (ESPCN-like (1,3,180,320) -> (1,3,540,960); SegNet-like, 2 levels, 64
 channels, (1,3,360,480)), same feed, medians (docs/onnx.md, "Cost"):
 
-- together: "ort" and one clops.onnx session in one process (a process for each clops.onnx kind),
-  interleaved, the order swapped every round (a session run right after another whose threads still
-  spin is slowed by them): each is the other's "second session".
+- together: a plain ONNX Runtime session ("ort", or "ort-nospin" where --sessions lists it) and one
+  clops.onnx session in one process (a process for each pair of an ONNX Runtime kind and a clops.onnx
+  kind, the pairs alternating), interleaved, the order swapped every round (a session run right after
+  another whose threads still spin is slowed by them): each is the other's "second session". Each
+  clops.onnx kind's ratio is to the ONNX Runtime session beside it; one line per ONNX Runtime kind.
 - alone: each session in a child process of its own (only that session in it), the children of the
   sessions alternating, --procs of each; each child prints the median of its --rounds runs, and the
   median of those is shown.
 
 Each child process prints its medians of --rounds runs; the medians over --procs processes are shown.
-Sessions: "ort" (plain ONNX Runtime), "clops" (clops.onnx as it is: its sub-sessions' thread spinning
+Sessions: "ort" (plain ONNX Runtime), "ort-nospin" (plain ONNX Runtime with
+session.intra_op.allow_spinning=0, as clops.onnx's sub-sessions run), "clops" (clops.onnx as it is: its sub-sessions' thread spinning
 off), "clops-spin" (clops.onnx with sess_options setting session.intra_op.allow_spinning=1: what it did
 before), "clops-stop" (spinning on, session.force_spinning_stop=1: each sub-session's workers stop
 spinning when its run ends), "clops-fresh" (clops.onnx with a new NumPy array for each clops node's output
 every run, _ClopsStep.reuse = False: what it did before outputs reused their memory). Ratios are to "ort"
-of the same mode.
+of the same mode (together: to the ONNX Runtime session in the same process).
 
 With --ops, then the operators alone: ONNX Runtime's DepthToSpace and MaxUnpool kernels (its profiler's
 per-node kernel times, in a profiled session of its own) against the clops steps of clops.onnx (the wall
@@ -25,6 +28,9 @@ clops.onnx's wall clock per step (sub-sessions and clops nodes), in this process
 
     PYTHONPATH=python CLOPS_LIBRARY=build/libclops.so python notes/onnx_bench.py [--rounds 9] [--procs 5]
         [--modes together,alone] [--sessions ort,clops,clops-fresh] [--device host] [--ops] [--steps]
+
+    e.g. --models segnet --sessions ort,ort-nospin,clops: together, the pairs (ort, clops) and
+    (ort-nospin, clops) alternating; alone, ort, ort-nospin and clops alternating.
 
 (or with the package installed: python notes/onnx_bench.py). Also checks that the outputs are bit-exact.
 """
@@ -130,7 +136,8 @@ def clops_op_ms(mine, feed, rounds):
 
 MODELS = {"espcn": ("ESPCN x3, (1,3,180,320) -> (1,3,540,960)", lambda: espcn()),
           "segnet": ("SegNet 2 levels, (1,3,360,480), 64 channels", lambda: segnet(360, 480, batch=1))}
-SESSIONS = ("ort", "clops", "clops-spin", "clops-stop", "clops-fresh")
+SESSIONS = ("ort", "ort-nospin", "clops", "clops-spin", "clops-stop", "clops-fresh")
+ORT_KINDS = ("ort", "ort-nospin")
 
 
 def make_session(kind, model, args):
@@ -139,7 +146,9 @@ def make_session(kind, model, args):
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = args.threads
     kw = dict(providers=["CPUExecutionProvider"])
-    if kind == "ort":
+    if kind in ORT_KINDS:
+        if kind == "ort-nospin":
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         return ort.InferenceSession(model.SerializeToString(), opts, **kw)
     if kind == "clops-spin":
         opts.add_session_config_entry("session.intra_op.allow_spinning", "1")
@@ -166,11 +175,12 @@ def time_runs(sessions, feed, rounds):
 
 
 def child(args):
-    """One session alone in this process (--child), or "ort" and one clops.onnx session (--pair): prints the
-    median ms of each one's runs, after checking that their outputs are the same bits."""
+    """One session alone in this process (--child), or an ONNX Runtime session (--base: "ort" or "ort-nospin")
+    and one clops.onnx session (--pair): prints the median ms of each one's runs, after checking that their
+    outputs are the same bits."""
     model = MODELS[args.model][1]()
     feed = inputs(model)
-    kinds = ["ort", args.pair] if args.pair else [args.child]
+    kinds = [args.base, args.pair] if args.pair else [args.child]
     sessions = {k: make_session(k, model, args) for k in kinds}
     if args.pair:
         for a, b in zip(*(s.run(None, feed) for s in sessions.values())):
@@ -180,24 +190,38 @@ def child(args):
 
 
 def children(key, kinds, mode, args):
-    """Medians over --procs rounds of child processes (alone: one per session; together: one per clops.onnx
-    kind, "ort" beside it): {kind: ms} and, together, {kind: the ratio to the "ort" beside it}."""
+    """Medians over --procs rounds of child processes (alone: one per session; together: one per pair of an
+    ONNX Runtime kind and a clops.onnx kind). Returns [(label, {kind: ms}, {kind: ratio})]: alone one entry,
+    ratios to "ort"; together one per ONNX Runtime kind, each clops.onnx kind's ratio the median of each
+    process's ratio to the ONNX Runtime session beside it."""
     import subprocess
-    per, ratios = {k: [] for k in kinds}, {k: [] for k in kinds}
     cmd = [sys.executable, os.path.abspath(__file__), "--model", key, "--rounds", str(args.rounds),
            "--threads", str(args.threads), "--device", str(args.device_arg)]
+    if mode == "together":
+        bases = [k for k in kinds if k in ORT_KINDS]
+        runs = [(b, k) for b in bases for k in kinds if k not in ORT_KINDS]
+    else:
+        runs = [(None, k) for k in kinds]
+    per = collections.defaultdict(list)
+    ratios = collections.defaultdict(list)
     for _ in range(args.procs):
-        for k in kinds:
-            if mode == "together" and k == "ort":
-                continue
-            flag = ["--pair", k] if mode == "together" else ["--child", k]
+        for base, k in runs:
+            flag = ["--base", base, "--pair", k] if base else ["--child", k]
             out = subprocess.run(cmd + flag, check=True, capture_output=True, text=True).stdout
             got = json.loads(out.strip().splitlines()[-1])
-            per[k].append(got[k])
-            if mode == "together":
-                per["ort"].append(got["ort"])
-                ratios[k].append(got[k] / got["ort"])
-    return {k: float(np.median(v)) for k, v in per.items()}, {k: float(np.median(v)) for k, v in ratios.items() if v}
+            per[base, k].append(got[k])
+            if base:
+                per[base, base].append(got[base])
+                ratios[base, k].append(got[k] / got[base])
+    med = {bk: float(np.median(v)) for bk, v in per.items()}
+    if mode != "together":
+        return [(mode, {k: med[None, k] for k in kinds}, {k: med[None, k] / med[None, "ort"] for k in kinds})]
+    out = []
+    for b in bases:
+        mine = [k for base, k in runs if base == b]
+        out.append((f"{mode} ({b})", {k: med[b, k] for k in [b] + mine},
+                    {b: 1.0, **{k: float(np.median(ratios[b, k])) for k in mine}}))
+    return out
 
 
 def main():
@@ -213,7 +237,8 @@ def main():
     ap.add_argument("--steps", action="store_true", help="also ONNX Runtime's profile per kernel and clops.onnx's "
                     "time per step, in this process (no --modes then: --modes '')")
     ap.add_argument("--child", choices=SESSIONS, help=argparse.SUPPRESS)
-    ap.add_argument("--pair", choices=SESSIONS[1:], help=argparse.SUPPRESS)
+    ap.add_argument("--pair", choices=[k for k in SESSIONS if k not in ORT_KINDS], help=argparse.SUPPRESS)
+    ap.add_argument("--base", choices=ORT_KINDS, default="ort", help=argparse.SUPPRESS)
     ap.add_argument("--model", choices=MODELS, help=argparse.SUPPRESS)
     args = ap.parse_args()
     args.device_arg = args.device
@@ -227,17 +252,15 @@ def main():
     assert kinds[0] == "ort" and all(k in SESSIONS for k in kinds), f"--sessions: ort first, then of {SESSIONS}"
     print(f"onnxruntime {ort.__version__}, clops {clops.__version__} (device {args.device_arg}), "
           f"{os.cpu_count()} CPUs, load average before {os.getloadavg()[0]:.1f}; median ms (ratio to ort; "
-          "together: the median of each process's ratio to the ort beside it)")
+          "together: the median of each process's ratio to the ONNX Runtime session beside it, named in brackets)")
     for key in args.models.split(","):
         name, make = MODELS[key]
         model = make()
         feed = inputs(model)
         for mode in [m for m in args.modes.split(",") if m]:
-            med, ratio = children(key, kinds, mode, args)
-            ratio = ratio or {k: v / med["ort"] for k, v in med.items()}
-            ratio["ort"] = 1.0
-            print(f"{name:<44} {mode:<9} " + "  ".join(f"{k} {v:.1f} ({ratio[k]:.2f})" for k, v in med.items()),
-                  flush=True)
+            for label, med, ratio in children(key, kinds, mode, args):
+                print(f"{name:<44} {label:<9} " + "  ".join(f"{k} {v:.1f} ({ratio[k]:.2f})" for k, v in med.items()),
+                      flush=True)
         if args.ops:
             mine = make_session("clops", model, args)
             ops = ort_op_ms(ort, model, feed, args.threads, args.rounds, clops.onnx.CLOPS_OPS)
