@@ -10,9 +10,11 @@
  * creates its context). The conformance sources are built into this suite against
  * clops_testable (as test_conformance), so that CLOPS_TEST_DEVICE_PROFILE plans
  * the device as a GPU: other plans, other programs (pool, mark, place, bin and
- * settle). Cases: portable (CLOPS_DISABLE=specialised: one program), native and
- * gpu_profile (every specialised program the quick run needs, about 300 compiles
- * on an empty cache). Second tier (test/CMakeLists.txt).
+ * settle). Cases: portable (CLOPS_DISABLE=specialised: one program) and native
+ * (every specialised program the quick run needs, about 300 compiles on an empty
+ * cache; under CLOPS_TEST_DEVICE_PROFILE=gpu,cu=132,wg=1024,local=256 the GPU's
+ * 300, which took 334 s in CI with PoCL's own cache cold, so CI runs it natively
+ * only). Second tier (test/CMakeLists.txt).
  */
 #define _XOPEN_SOURCE 700
 #include <cjson/cJSON.h>
@@ -204,20 +206,12 @@ START_TEST(test_count_native)
 }
 END_TEST
 
-/* Planned as a discrete GPU: pool, mark and place, bin and settle, the tile loop. */
-START_TEST(test_count_gpu_profile)
-{
-    check_count("gpu,cu=132,wg=1024,local=256", NULL, 0, false);
-}
-END_TEST
-
 static Suite *count_suite(void)
 {
     Suite *s = suite_create("conformance_count");
-    TCase *tc[3] = {tc_suite_case(s, "portable", 1200), tc_suite_case(s, "native", 3000),
-                    tc_suite_case(s, "gpu_profile", 3000)};
-    const TTest *tests[3] = {test_count_portable, test_count_native, test_count_gpu_profile};
-    for (int i = 0; i < 3; i++) {
+    TCase *tc[2] = {tc_suite_case(s, "portable", 1200), tc_suite_case(s, "native", 3000)};
+    const TTest *tests[2] = {test_count_portable, test_count_native};
+    for (int i = 0; i < 2; i++) {
         tcase_add_checked_fixture(tc[i], setup, teardown);
         tcase_add_test(tc[i], tests[i]);
     }
