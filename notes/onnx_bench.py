@@ -47,11 +47,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from test_onnx_models import espcn, inputs, segnet  # noqa: E402
 
 
-def ort_op_ms(ort, model, feed, threads, rounds, ops):
-    """Median per node of ONNX Runtime's kernel time of the nodes of `ops`, summed, in ms."""
+def ort_profile(ort, model, feed, threads, rounds, prefix):
+    """ONNX Runtime's profiler events of rounds + 1 runs of the whole model (the first a warm-up)."""
     opts = ort.SessionOptions()
     opts.intra_op_num_threads, opts.enable_profiling = threads, True
-    opts.profile_file_prefix = os.path.join(os.environ.get("TMPDIR", "/tmp"), "clops-onnx-bench")
+    opts.profile_file_prefix = os.path.join(os.environ.get("TMPDIR", "/tmp"), prefix)
     sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
     for _ in range(rounds + 1):
         sess.run(None, feed)
@@ -59,6 +59,12 @@ def ort_op_ms(ort, model, feed, threads, rounds, ops):
     with open(path) as f:
         events = json.load(f)
     os.remove(path)
+    return events
+
+
+def ort_op_ms(ort, model, feed, threads, rounds, ops):
+    """Median per node of ONNX Runtime's kernel time of the nodes of `ops`, summed, in ms."""
+    events = ort_profile(ort, model, feed, threads, rounds, "clops-onnx-bench")
     per_node = collections.defaultdict(list)
     for e in events:
         if e.get("cat") == "Node" and e["name"].endswith("_kernel_time") and e["args"].get("op_name") in ops:
@@ -69,16 +75,7 @@ def ort_op_ms(ort, model, feed, threads, rounds, ops):
 def ort_kernels(ort, model, feed, threads, rounds):
     """ONNX Runtime's profile of the whole model: [(node, op, median ms)] per kernel in the order they ran,
     and the median ms of its model_run (what the session itself took)."""
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads, opts.enable_profiling = threads, True
-    opts.profile_file_prefix = os.path.join(os.environ.get("TMPDIR", "/tmp"), "clops-onnx-steps")
-    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-    for _ in range(rounds + 1):
-        sess.run(None, feed)
-    path = sess.end_profiling()
-    with open(path) as f:
-        events = json.load(f)
-    os.remove(path)
+    events = ort_profile(ort, model, feed, threads, rounds, "clops-onnx-steps")
     per_node, runs = collections.defaultdict(list), []
     for e in events:
         if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):

@@ -65,12 +65,21 @@ static void name_once(void *user, const char *source_name, const char *build_opt
     s->fn(s->user, source_name, build_options);
 }
 
+/* The arguments of a listing function `what`: all given, on an OpenCL context. */
+static clops_status listing_arguments(const clops_context *ctx, const clops_operator_desc *desc, clops_program_fn fn,
+                                      const char *what)
+{
+    if (!ctx || !desc || !fn) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "%s: NULL argument", what);
+    if (ctx->backend != CLOPS_BACKEND_OPENCL)
+        return clops_fail(CLOPS_ERROR_WRONG_BACKEND, "%s: the host context has no programs", what);
+    return CLOPS_SUCCESS;
+}
+
 clops_status clops_operator_programs(clops_context *ctx, const clops_operator_desc *desc, clops_program_fn fn,
                                      void *user)
 {
-    if (!ctx || !desc || !fn) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_operator_programs: NULL argument");
-    if (ctx->backend != CLOPS_BACKEND_OPENCL)
-        return clops_fail(CLOPS_ERROR_WRONG_BACKEND, "clops_operator_programs: the host context has no programs");
+    const clops_status usable = listing_arguments(ctx, desc, fn, "clops_operator_programs");
+    if (usable != CLOPS_SUCCESS) return usable;
     /* The operator is planned as usual, once per combination of the size-dependent
      * cases its rules know (cl/cl.h clops_list_case) that the device allows; each
      * program it asks for is named and refused, so it goes on to the next (or to
@@ -118,9 +127,8 @@ static void name_first(void *user, const char *source_name, const char *build_op
 clops_status clops_operator_own_program(clops_context *ctx, const clops_operator_desc *desc, clops_program_fn fn,
                                         void *user)
 {
-    if (!ctx || !desc || !fn) return clops_fail(CLOPS_ERROR_NULL_ARGUMENT, "clops_operator_own_program: NULL argument");
-    if (ctx->backend != CLOPS_BACKEND_OPENCL)
-        return clops_fail(CLOPS_ERROR_WRONG_BACKEND, "clops_operator_own_program: the host context has no programs");
+    const clops_status usable = listing_arguments(ctx, desc, fn, "clops_operator_own_program");
+    if (usable != CLOPS_SUCCESS) return usable;
     /* One pass in which every rule reads the sizes (CLOPS_LIST_OWN): the operator is
      * planned as clops_operator_create plans it, its program is named and refused. */
     first_program f = {fn, user, false};

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/aot.h"
 #include "api/api.h"
 #include "cl/cl.h"
 #include "store/cache.h"
@@ -220,18 +221,7 @@ static clops_status build_one(clops_context *ctx, const job *j, const char **ori
     clops_status st = clops_program_get(ctx, j->source, j->options, &program, origin);
     if (st != CLOPS_SUCCESS || strcmp(*origin, "compiled") != 0) return st;
     /* The store is silent about failures (a full disk, a bound that evicts it): look. */
-    char *source = NULL;
-    size_t source_len = 0, key_len = 0;
-    st = clops_program_source(j->source, &source, &source_len);
-    if (st != CLOPS_SUCCESS) return st;
-    char *key = clops_program_cache_key(ctx, j->options, source, &key_len);
-    unsigned char *bin = NULL;
-    size_t bin_len = 0;
-    const bool stored = key && clops_cache_load(&ctx->cache, key, key_len, &bin, &bin_len);
-    free(bin);
-    free(key);
-    free(source);
-    if (!stored)
+    if (!clops_program_in_cache(ctx, j->source, j->options))
         return clops_fail(CLOPS_ERROR_CACHE_IO, "compiled, but its binary is not in the cache %s afterwards (a full "
                           "disk, or a size bound that evicted it)", ctx->cache.dir);
     return CLOPS_SUCCESS;
